@@ -1,0 +1,38 @@
+# Thin wrapper over CMake. `make demo` and `make test` work on a fresh Debian machine:
+# they install missing packages (scripts/install-deps.sh), configure, build, then run.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_ARGS ?=
+COLLTUNE = $(BUILD)/cli/colltune
+DEMO_DIR ?= demo-out
+
+.PHONY: all deps configure build test test-long demo bench install clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) -LE long
+
+test-long: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) -L long
+
+demo: build
+	$(COLLTUNE) topo show dgx-h100:nodes=2
+
+bench: build
+	@for b in $(BUILD)/bench/micro/micro_*; do echo "== $$b"; $$b --benchmark_min_time=0.2; done
+
+install: build
+	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,6 @@
+// TEMPORARY during initial development: replaced by the real subcommand.
+#include "commands.hpp"
+
+namespace colltune::cli {
+void add_step_command(CLI::App& /*app*/) {}
+}  // namespace colltune::cli

@@ -1,0 +1,55 @@
+#pragma once
+// One table of algorithms (DESIGN.md: register an algorithm once). Each entry builds a
+// Schedule, says whether it applies to a layout ("not applicable" is an answer, not an
+// exception), and carries a closed-form cost hint the analytical model prices it with.
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "colltune/collectives/schedule.hpp"
+#include "colltune/common/rank_layout.hpp"
+
+namespace colltune::coll {
+
+struct AlgoOptions {
+  // Pipelining: blocks are cut into chunks of at most this many elements (0 = one chunk).
+  std::size_t chunk_elems = 0;
+  // hierarchical*: the algorithm used across hosts ("ring", "rhd", "tree", "dbtree").
+  std::string inner = "ring";
+};
+
+// Per-level link costs and reduction cost, as the analytical model derives them from a
+// topology. alpha: us per message; beta: us per byte on the wire; gamma: us per byte reduced.
+struct LevelCosts {
+  double alpha_intra_us = 0;
+  double beta_intra_us_per_byte = 0;
+  double alpha_inter_us = 0;
+  double beta_inter_us_per_byte = 0;
+  double gamma_us_per_byte = 0;
+};
+
+struct Algorithm {
+  std::string id;           // "ring", "tree", "dbtree", "rhd", "hierarchical", ...
+  std::string name;         // human name
+  std::string description;  // one line: steps and bytes on the wire
+  Collective collective = Collective::allreduce;
+  // nullopt when applicable, else the reason it is not.
+  std::function<std::optional<std::string>(const RankLayout&, std::size_t count, const AlgoOptions&)> not_applicable;
+  std::function<Schedule(const RankLayout&, std::size_t count, const AlgoOptions&)> build;
+  // Predicted time in us for `bytes` bytes of `elem_size`-byte elements, ranks placed by layout.
+  std::function<double(const RankLayout&, std::size_t bytes, std::size_t elem_size, const AlgoOptions&,
+                       const LevelCosts&)>
+      cost;
+};
+
+const std::vector<Algorithm>& algorithms();
+// Throws colltune::Error naming the id and listing the known ones.
+const Algorithm& find_algorithm(std::string_view id);
+// Builds after checking applicability; throws colltune::Error with the reason if not applicable.
+Schedule build_schedule(std::string_view id, const RankLayout& layout, std::size_t count,
+                        const AlgoOptions& options = {});
+
+}  // namespace colltune::coll

@@ -1,0 +1,30 @@
+#pragma once
+// One vocabulary for sizes and times everywhere (see DESIGN.md "Units and metrics"):
+// sizes are bytes in size_t, times are microseconds in double, bandwidth is GB/s = 1e9 B/s.
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace colltune {
+
+inline constexpr std::size_t KiB = 1024;
+inline constexpr std::size_t MiB = 1024 * KiB;
+inline constexpr std::size_t GiB = 1024 * MiB;
+
+// Parses "4096", "64KiB", "64MiB", "1GiB", "1.5MiB", "64MB" (decimal), "64K"/"64M"/"64G"
+// (binary, as nccl-tests reads them). `what` names the argument in the error message.
+// Throws colltune::Error on garbage, negative values or values that overflow size_t.
+std::size_t parse_size(std::string_view text, std::string_view what);
+
+// Parses "250us", "5ms", "0.1ms", "1s" (a bare number is microseconds) into microseconds.
+double parse_time_us(std::string_view text, std::string_view what);
+
+// "0 B", "1 KiB", "64 MiB", "1.5 GiB": human-readable, exact when the size is a round unit.
+std::string format_bytes(std::size_t bytes);
+// "12.3 us", "4.56 ms", "1.20 s"
+std::string format_time_us(double us);
+
+// GB/s for `bytes` moved in `time_us` microseconds (0 when time is 0).
+double gbps(std::size_t bytes, double time_us);
+
+}  // namespace colltune

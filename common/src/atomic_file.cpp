@@ -1,0 +1,91 @@
+#include "colltune/common/atomic_file.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "colltune/common/error.hpp"
+
+namespace colltune {
+namespace fs = std::filesystem;
+namespace {
+
+// A name beside `final` that no concurrent writer (thread or process) will pick.
+fs::path temp_beside(const fs::path& final) {
+  static std::atomic<unsigned> counter{0};
+  const std::string name = "." + final.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+                           std::to_string(counter.fetch_add(1));
+  return final.parent_path() / name;
+}
+
+void write_and_flush(const fs::path& path, std::string_view content) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw Error(path.string() + ": cannot write (" + std::error_code(errno, std::generic_category()).message() + ")");
+  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size() && std::fflush(f) == 0 &&
+                  ::fsync(fileno(f)) == 0;
+  const bool closed = std::fclose(f) == 0;
+  if (!ok || !closed) {
+    std::error_code ignored;
+    fs::remove(path, ignored);
+    throw Error(path.string() + ": write failed");
+  }
+}
+
+}  // namespace
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  const fs::path tmp = temp_beside(path);
+  write_and_flush(tmp, content);
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error(path.string() + ": cannot rename into place (" + ec.message() + ")");
+  }
+}
+
+FileSetWriter::FileSetWriter(fs::path dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec)) throw Error(dir_.string() + ": not a directory");
+}
+
+FileSetWriter::~FileSetWriter() {
+  if (committed_) return;
+  std::error_code ignored;
+  for (const auto& [tmp, final] : staged_) fs::remove(tmp, ignored);
+}
+
+void FileSetWriter::stage(const std::string& filename, std::string_view content) {
+  const fs::path final = dir_ / filename;
+  const fs::path tmp = temp_beside(final);
+  write_and_flush(tmp, content);
+  staged_.emplace_back(tmp, final);
+}
+
+std::vector<fs::path> FileSetWriter::commit() {
+  std::vector<fs::path> out;
+  for (const auto& [tmp, final] : staged_) {
+    std::error_code ec;
+    fs::rename(tmp, final, ec);
+    if (ec) throw Error(final.string() + ": cannot rename into place (" + ec.message() + ")");
+    out.push_back(final);
+  }
+  committed_ = true;
+  return out;
+}
+
+std::string read_file(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw Error(path.string() + ": is a directory, expected a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string() + ": cannot read (" + std::error_code(errno, std::generic_category()).message() + ")");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace colltune

@@ -1,0 +1,62 @@
+#pragma once
+// The training-step model: Horovod's background loop over a workload. Every cycle time, the
+// tensors ready so far are packed in order into fusion buffers up to the threshold and each
+// buffer is allreduced; communication overlaps the rest of the backward pass.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "colltune/collectives/registry.hpp"
+#include "colltune/common/units.hpp"
+#include "colltune/sim/workload.hpp"
+#include "colltune/topology/topology.hpp"
+
+namespace colltune::sim {
+
+enum class Engine { analytic, event };
+
+struct StepConfig {
+  std::size_t fusion_threshold_bytes = 128 * MiB;  // Horovod default; 0 = no fusion
+  double cycle_time_us = 1000.0;                    // Horovod default, 1 ms
+  bool fp16_compress = false;
+  std::string algorithm = "ring";  // a registry id, or "auto" = fastest per buffer
+  coll::AlgoOptions options;
+};
+
+struct BufferRecord {
+  std::size_t bytes = 0;
+  std::size_t tensors = 0;
+  std::string algorithm;   // the algorithm actually used (resolves "auto")
+  double start_us = 0;     // from the start of the backward pass
+  double end_us = 0;
+};
+
+struct StepResult {
+  double step_time_us = 0;
+  double compute_us = 0;         // forward + backward
+  double exposed_comm_us = 0;    // step time - compute time
+  double scaling_efficiency = 0; // compute_us / step_time_us (one GPU has no communication)
+  std::vector<BufferRecord> buffers;
+};
+
+// Holds what is derived once per topology (the cost model, route caches) so that the tuner can
+// evaluate thousands of configurations cheaply. The topology must outlive the simulator.
+class StepSimulator {
+ public:
+  explicit StepSimulator(const topo::Topology& topology);
+  ~StepSimulator();
+  StepSimulator(const StepSimulator&) = delete;
+  StepSimulator& operator=(const StepSimulator&) = delete;
+  StepResult run(const Workload& workload, const StepConfig& config, Engine engine = Engine::analytic) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One-shot convenience over StepSimulator.
+StepResult simulate_step(const topo::Topology& topology, const Workload& workload, const StepConfig& config,
+                         Engine engine = Engine::analytic);
+
+}  // namespace colltune::sim

@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "colltune/common/atomic_file.hpp"
+#include "colltune/common/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("colltune_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+std::size_t files_in(const fs::path& d) {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator(d), fs::directory_iterator()));
+}
+}  // namespace
+
+TEST(AtomicFile, WritesAndReadsBack) {
+  const fs::path d = fresh_dir("write");
+  colltune::write_file_atomic(d / "a.txt", "hello");
+  EXPECT_EQ(colltune::read_file(d / "a.txt"), "hello");
+  colltune::write_file_atomic(d / "a.txt", "again");
+  EXPECT_EQ(colltune::read_file(d / "a.txt"), "again");
+  EXPECT_EQ(files_in(d), 1u);
+  fs::remove_all(d);
+}
+
+TEST(AtomicFile, FileSetLeavesNothingWithoutCommit) {
+  const fs::path d = fresh_dir("set");
+  {
+    colltune::FileSetWriter w(d);
+    w.stage("one", "1");
+    w.stage("two", "2");
+  }
+  EXPECT_EQ(files_in(d), 0u);
+  {
+    colltune::FileSetWriter w(d);
+    w.stage("one", "1");
+    w.stage("two", "2");
+    EXPECT_EQ(w.commit().size(), 2u);
+  }
+  EXPECT_EQ(files_in(d), 2u);
+  EXPECT_EQ(colltune::read_file(d / "two"), "2");
+  fs::remove_all(d);
+}
+
+TEST(AtomicFile, Errors) {
+  EXPECT_THROW(colltune::read_file("/nonexistent/colltune/file"), colltune::Error);
+  EXPECT_THROW(colltune::write_file_atomic("/nonexistent/colltune/file", "x"), colltune::Error);
+  EXPECT_THROW(colltune::FileSetWriter("/nonexistent/colltune"), colltune::Error);
+}

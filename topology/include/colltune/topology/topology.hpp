@@ -1,0 +1,121 @@
+#pragma once
+// The machine as a directed multigraph (Boost.Graph): vertices are devices, edges are links.
+// A duplex cable is two edges, one per direction, each with its own bandwidth.
+// Ranks map to devices (normally GPUs); devices belong to hosts (network switches to none).
+//
+// This module knows nothing about collectives: it answers "how do bytes get from rank a to
+// rank b, how fast, how late" and "which ranks share a host".
+#include <boost/graph/adjacency_list.hpp>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "colltune/common/rank_layout.hpp"
+
+namespace colltune::topo {
+
+enum class DeviceKind { gpu, cpu, nic, nvswitch, pcie_switch, net_switch };
+enum class LinkKind { nvlink, pcie, net, shm, sys };  // sys: CPU socket interconnect (UPI/xGMI)
+
+std::string_view to_string(DeviceKind kind);
+std::string_view to_string(LinkKind kind);
+// Throw colltune::Error listing the valid names.
+DeviceKind parse_device_kind(std::string_view name);
+LinkKind parse_link_kind(std::string_view name);
+
+struct Device {
+  std::string id;          // unique, e.g. "host0/gpu3", "spine1"
+  DeviceKind kind = DeviceKind::gpu;
+  int host = -1;           // index into Topology hosts; -1 for devices outside any host (switches)
+  double reduce_gbps = 0;  // gpu/cpu: rate at which it reduces incoming data (GB/s of input); 0 = n/a
+};
+
+struct Link {
+  LinkKind kind = LinkKind::net;
+  double bandwidth_gbps = 0;  // this direction only, GB/s (1e9 B/s)
+  double latency_us = 0;      // per traversal of this link
+  std::size_t index = 0;      // dense id 0..num_links()-1, stable for the topology's lifetime
+};
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Device, Link>;
+using VertexId = Graph::vertex_descriptor;
+using EdgeId = Graph::edge_descriptor;
+
+// A route from one rank's device to another's.
+struct Path {
+  std::vector<std::size_t> links;  // link indices in order of traversal; empty when src == dst
+  double bottleneck_gbps = 0;      // min bandwidth along the path (infinity when empty)
+  double latency_us = 0;           // sum of link latencies
+};
+
+class Topology {
+ public:
+  Topology() = default;
+  Topology(const Topology& other);
+  Topology& operator=(const Topology& other);
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+  ~Topology();
+
+  // ---- construction (no validation here; call validate() when done) ----
+  int add_host(std::string name);
+  VertexId add_device(Device device);
+  // One direction. Returns the link index.
+  std::size_t add_link(VertexId from, VertexId to, LinkKind kind, double gbps, double latency_us);
+  // Both directions with the same figures.
+  void add_duplex_link(VertexId a, VertexId b, LinkKind kind, double gbps, double latency_us);
+  void map_rank(int rank, VertexId device);
+
+  // ---- inspection ----
+  std::string name;         // where it came from: preset spec or file name
+  std::string description;  // free text (preset documentation, file description)
+  const Graph& graph() const { return graph_; }
+  std::size_t num_devices() const;
+  std::size_t num_links() const;
+  const Device& device(VertexId v) const { return graph_[v]; }
+  const Link& link(std::size_t index) const;
+  VertexId link_source(std::size_t index) const;
+  VertexId link_target(std::size_t index) const;
+  std::optional<VertexId> find_device(std::string_view id) const;
+
+  int num_hosts() const { return static_cast<int>(hosts_.size()); }
+  const std::string& host_name(int host) const { return hosts_.at(static_cast<std::size_t>(host)); }
+  int num_ranks() const { return static_cast<int>(rank_device_.size()); }
+  VertexId device_of_rank(int rank) const;
+  int host_of_rank(int rank) const;
+  // Ranks grouped by host (the only thing collectives/ sees of the machine).
+  RankLayout rank_layout() const;
+
+  // ---- queries ----
+  // The route the simulator uses between two ranks: the minimum-latency path (Dijkstra),
+  // ties broken toward fewer hops. Cached; safe to call from several threads.
+  const Path& route(int src_rank, int dst_rank) const;
+  // Largest bottleneck bandwidth over all paths between the ranks (widest path), GB/s.
+  double widest_bandwidth(int src_rank, int dst_rank) const;
+  // Checks: at least one rank, ranks 0..n-1 each mapped exactly once to an existing device,
+  // unique device ids, positive finite bandwidths, non-negative latencies, every rank's device
+  // reaches every other rank's device. Throws colltune::Error naming the first problem.
+  void validate() const;
+
+  // A copy with every link of `kind` scaled by `factor` in bandwidth ("what if 4x NIC?").
+  Topology with_scaled_bandwidth(LinkKind kind, double factor) const;
+
+ private:
+  Graph graph_;
+  std::vector<std::string> hosts_;
+  std::vector<VertexId> rank_device_;      // rank -> device; unmapped slots hold graph null_vertex
+  std::vector<EdgeId> links_;              // link index -> edge
+  struct RouteCache;                       // lazily filled route cache (mutex-protected)
+  mutable std::unique_ptr<RouteCache> cache_;
+};
+
+// Loads SPEC: a preset spec ("dgx-h100:nodes=4"), a topology JSON file (*.json) or an NCCL
+// topology XML dump (*.xml). The result is validated. Throws colltune::Error.
+Topology load_topology(const std::string& spec);
+
+}  // namespace colltune::topo
