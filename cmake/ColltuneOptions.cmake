@@ -67,6 +67,18 @@ endmacro()
 # colltune_module(<target> SOURCES ... DEPS ...): one library per module, headers under include/.
 function(colltune_module target)
   cmake_parse_arguments(M "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  if(NOT M_SOURCES)
+    # A module with headers only so far.
+    add_library(${target} INTERFACE)
+    add_library(colltune::${target} ALIAS ${target})
+    target_include_directories(${target} INTERFACE
+      $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    target_link_libraries(${target} INTERFACE ${M_PUBLIC_DEPS})
+    install(TARGETS ${target} EXPORT colltuneTargets)
+    install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+    return()
+  endif()
   add_library(${target} ${M_SOURCES})
   add_library(colltune::${target} ALIAS ${target})
   target_include_directories(${target} PUBLIC
