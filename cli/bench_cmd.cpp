@@ -1,6 +1,111 @@
-// TEMPORARY during initial development: replaced by the real subcommand.
+// colltune bench: nccl-tests style allreduce sweep over threads or MPI ranks.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "colltune/bench/bench.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/common/units.hpp"
 #include "commands.hpp"
+#ifdef COLLTUNE_HAVE_MPI
+#include "colltune/bench/bench_mpi.hpp"
+#endif
 
 namespace colltune::cli {
-void add_bench_command(CLI::App& /*app*/) {}
+namespace {
+
+struct BenchArgs {
+  std::string transport = "threads";
+  int ranks = 0;
+  std::string min = "8", max = "8M", dtype = "fp32", op = "sum", compression, timeout = "60s", json;
+  std::size_t factor = 2;
+  int check = 1;
+  bool fp16_compress = false;
+  bench::BenchConfig config;
+};
+
+bench::BenchConfig to_config(BenchArgs& a) {
+  bench::BenchConfig c = a.config;
+  c.transport = bench::parse_transport(a.transport);
+  c.ranks = a.ranks;
+  c.min_bytes = parse_size(a.min, "-b");
+  c.max_bytes = parse_size(a.max, "-e");
+  c.factor = a.factor;
+  if (a.check != 0 && a.check != 1) throw Error("-c " + std::to_string(a.check) + ": expected 0 or 1");
+  c.check = a.check == 1;
+  c.dtype = coll::parse_dtype(a.dtype);
+  c.op = coll::parse_reduce_op(a.op);
+  if (a.fp16_compress && !a.compression.empty() && a.compression != "fp16") {
+    throw Error("--fp16-compress contradicts --compression " + a.compression);
+  }
+  c.compression = a.fp16_compress ? coll::Compression::fp16
+                                  : coll::parse_compression(a.compression.empty() ? "none" : a.compression);
+  c.timeout_s = parse_time_us(a.timeout, "--timeout") / 1e6;
+  c.json_path = a.json;
+  if (c.transport == bench::Transport::threads && a.ranks == 0) {
+    throw Error("--ranks: the threads transport needs a rank count (--ranks N, N >= 1)");
+  }
+  return c;
+}
+
+void run_mpi(const bench::BenchConfig& config) {
+#ifdef COLLTUNE_HAVE_MPI
+  bench::validate_config(config, 1);  // before MPI starts: bad input ends every rank alike
+  coll::MpiOptions options;
+  options.ranks_per_host = config.ranks_per_host > 0 ? config.ranks_per_host : coll::ranks_per_host_from_env();
+  coll::MpiSession session(nullptr, nullptr);
+  try {
+    coll::MpiCommunicator comm(MPI_COMM_WORLD, options);
+    if (config.ranks > 0 && config.ranks != comm.size()) {
+      throw Error("--ranks " + std::to_string(config.ranks) + " but mpirun started " + std::to_string(comm.size()) +
+                  " processes");
+    }
+    bench::run_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
+  } catch (const std::exception& e) {
+    // Peers may be waiting for this rank: print the one line, then end the whole job.
+    std::cerr << "colltune: error: " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+#else
+  (void)config;
+  throw Error("--transport mpi: this colltune was built without MPI");
+#endif
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand("bench", "nccl-tests style allreduce sweep over threads or MPI ranks");
+  cmd->add_option("--transport", args->transport, "threads | mpi (run under mpirun)");
+  cmd->add_option("--ranks", args->ranks, "rank count (threads; mpi takes it from mpirun)");
+  cmd->add_option("--ranks-per-host", args->config.ranks_per_host,
+                  "emulate hosts of this many ranks (for hierarchical); mpi default: shared-memory groups or "
+                  "COLLTUNE_RANKS_PER_HOST");
+  cmd->add_option("--algo", args->config.algorithms, "algorithms, comma-separated (registry ids; mpi = MPI_Allreduce)")
+      ->delimiter(',');
+  cmd->add_option("-b,--minbytes", args->min, "smallest size (e.g. 8, 64K, 1M)");
+  cmd->add_option("-e,--maxbytes", args->max, "largest size");
+  cmd->add_option("-f,--stepfactor", args->factor, "size multiplication factor (>= 2)");
+  cmd->add_option("-n,--iters", args->config.iters, "timed iterations per size");
+  cmd->add_option("-w,--warmup_iters", args->config.warmup, "untimed iterations per size");
+  cmd->add_option("-c,--check", args->check, "1: check every result bit-exactly");
+  cmd->add_option("-d,--datatype", args->dtype, "fp32 | fp64 | fp16 | bf16 | int32 | int64");
+  cmd->add_option("-o,--op", args->op, "sum | avg | min | max | prod");
+  cmd->add_flag("--fp16-compress", args->fp16_compress, "compress fp32/fp64 to fp16 on the wire (Horovod fp16)");
+  cmd->add_option("--compression", args->compression, "none | fp16 | fp16_fp32acc");
+  cmd->add_option("--chunk", args->config.algo.chunk_elems, "pipeline chunk in elements (0 = none)");
+  cmd->add_option("--inner", args->config.algo.inner, "hierarchical: algorithm across hosts");
+  cmd->add_option("--timeout", args->timeout, "per-wait timeout (e.g. 30s)");
+  cmd->add_option("--json", args->json, "also write the results as JSON to this file");
+  cmd->callback([args] {
+    const bench::BenchConfig config = to_config(*args);
+    if (config.transport == bench::Transport::mpi) {
+      run_mpi(config);
+    } else {
+      bench::run_threads_bench(config, &std::cout);
+    }
+  });
+}
+
 }  // namespace colltune::cli

@@ -2,6 +2,19 @@
 // The analytical cost model: prices a registered algorithm on a topology with the closed-form
 // cost hint of its registry entry, using alpha/beta per link level derived from the topology's
 // routes and gamma from the devices' reduction rate. Cheap (microseconds): the tuner sweeps it.
+//
+// Derivation (see docs/readme/simulator.md):
+// - intra-host alpha/beta: the route between two ranks of one host (alpha = route latency,
+//   beta = 1 / bottleneck bandwidth). inter-host: the route between ranks on different hosts.
+//   Heterogeneous machines: the worst latency and the worst bandwidth found over a deterministic
+//   sample of pairs (first/last/middle ranks of up to 16 hosts, and neighbouring hosts), taken
+//   separately - the model is conservative.
+//   A machine with one rank per host uses the inter-host figures for both levels; a machine
+//   with one host uses the intra-host figures for both.
+// - gamma: 1 / the slowest rank device's reduce_gbps (0 when no device states a rate).
+// - fp16 compression (4-byte elements only): the algorithm is priced on half the bytes with
+//   2-byte elements, plus two casts (compress before, decompress after), each a pass over the
+//   fp32 payload at the device's reduction rate.
 #include <cstddef>
 #include <string>
 
@@ -18,14 +31,38 @@ struct CollectiveRequest {
   coll::AlgoOptions options;
 };
 
+// What the algorithm sees on the wire for a request: compression applied.
+struct WireRequest {
+  std::size_t bytes = 0;
+  std::size_t elem_size = 4;
+  bool compressed = false;
+};
+// Throws colltune::Error when elem_size is 0 or bytes is not a multiple of it.
+WireRequest wire_request(const CollectiveRequest& request);
+
 // Alpha/beta per level and gamma, derived once per topology and reused.
 struct CostModel {
   explicit CostModel(const topo::Topology& topology);
+  // Only ranks 0..nranks-1 of the topology take part. Throws colltune::Error when the topology
+  // has fewer ranks.
+  CostModel(const topo::Topology& topology, int nranks);
   coll::LevelCosts levels;
   RankLayout layout;
-  double cast_us_per_byte = 0;  // fp32<->fp16 conversion cost
+  double cast_us_per_byte = 0;  // fp32<->fp16 conversion cost, per fp32 byte and per cast
+  // Time of compressing and decompressing `fp32_bytes` (two casts).
+  double cast_us(std::size_t fp32_bytes) const;
   // Predicted time (us) of one collective; +infinity when the algorithm is not applicable.
+  // Throws colltune::Error for an unknown algorithm id or a malformed request.
   double time_us(const CollectiveRequest& request) const;
+  // Same, for an algorithm already looked up (the tuner's inner loop).
+  double time_us(const coll::Algorithm& algorithm, const CollectiveRequest& request) const;
 };
+
+// Derivations used by CostModel (exposed for tests and for the calibration tools).
+// The first `nranks` ranks of the topology as a layout with hosts renumbered densely.
+RankLayout layout_of_first_ranks(const topo::Topology& topology, int nranks);
+coll::LevelCosts derive_level_costs(const topo::Topology& topology, int nranks);
+// us per byte at the slowest rank device's reduction rate (0 when none states one).
+double reduce_us_per_byte(const topo::Topology& topology, int nranks);
 
 }  // namespace colltune::sim

@@ -4,11 +4,26 @@
 // bandwidth is divided among the flows crossing it (the sharing model is documented in
 // event_sim.cpp and the README); every hop adds its latency; a received block that is reduced
 // costs its bytes at the receiving device's reduction rate.
+//
+// The machine model, exactly:
+// - A rank runs its steps in order; a step starts when the previous one ended (step 0 at t=0)
+//   and ends when every op of it has completed.
+// - Rendezvous: the k-th send a->b and the k-th receive at b from a form one transfer, which
+//   starts when the sender has started the step holding the send AND the receiver has started
+//   the step holding the receive.
+// - A transfer is a flow along topology.route(a, b). Each directed link's bandwidth is shared
+//   max-min fairly among the flows crossing it (progressive filling), recomputed whenever the
+//   set of flows changes. The flow transmits its bytes at its current rate; its last byte
+//   arrives the path latency after it was transmitted. Both the send and the receive complete
+//   at that arrival; a recv_reduce then costs bytes / reduce rate of the receiving device
+//   (reductions are independent of each other).
+// - Zero-byte transfers and transfers between ranks on one device take only the path latency.
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "colltune/collectives/schedule.hpp"
+#include "colltune/sim/cost_model.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::sim {
@@ -26,21 +41,41 @@ struct LinkUsage {
 
 struct TraceSlice {
   int rank = 0;
-  std::string name;       // "send 3->4 [0,1024)", "recv", "reduce"
+  std::string name;       // "send 3->4 [0,1024)", "recv 3->4 [0,1024)", "reduce 3->4 [0,1024)"
   double start_us = 0;
   double end_us = 0;
+  std::size_t bytes = 0;  // bytes moved (send, recv) or reduced (reduce)
 };
 
 struct EventSimResult {
   double time_us = 0;                  // when the last rank finishes
   std::vector<double> rank_finish_us;  // per rank
-  std::vector<LinkUsage> links;        // links that carried bytes
-  std::size_t events = 0;              // events processed (for events/second)
+  std::vector<LinkUsage> links;        // links that carried bytes, by link index
+  std::size_t events = 0;              // events processed: step starts, flow starts, flow ends
+  std::size_t flows = 0;               // transfers simulated
   std::vector<TraceSlice> trace;       // when record_trace
 };
 
-// Throws colltune::Error if the schedule has more ranks than the topology.
+// Throws colltune::Error if the schedule has more ranks than the topology, or if it is
+// malformed (unmatched or size-mismatched send/receive, a deadlock): never hangs.
 EventSimResult simulate_schedule(const coll::Schedule& schedule, const topo::Topology& topology,
                                  const EventSimOptions& options = {});
+
+// Builds the request's schedule for the model's ranks and simulates it on `topology` (the one
+// the model was derived from). fp16 compression as in CostModel: the schedule moves 2-byte
+// elements and the cast time is added to time_us. Throws colltune::Error when the algorithm is
+// unknown or not applicable.
+EventSimResult simulate_collective(const CostModel& model, const topo::Topology& topology,
+                                   const CollectiveRequest& request, const EventSimOptions& options = {});
+
+// Several collectives running at the same time on disjoint rank sets (e.g. two communicators):
+// group i's schedule runs on ranks[i][0..], its rank j mapped to ranks[i][j]. The result is one
+// schedule over `nranks` ranks for simulate_schedule (not a valid single collective: it is not
+// meant for coll::validate). Throws colltune::Error on overlapping or out-of-range ranks.
+struct PlacedSchedule {
+  const coll::Schedule* schedule = nullptr;
+  std::vector<int> ranks;
+};
+coll::Schedule run_concurrently(const std::vector<PlacedSchedule>& groups, int nranks);
 
 }  // namespace colltune::sim

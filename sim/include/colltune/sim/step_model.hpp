@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "colltune/collectives/registry.hpp"
@@ -15,6 +16,9 @@
 namespace colltune::sim {
 
 enum class Engine { analytic, event };
+std::string_view to_string(Engine engine);
+// "analytic" or "event"; throws colltune::Error otherwise.
+Engine parse_engine(std::string_view name);
 
 struct StepConfig {
   std::size_t fusion_threshold_bytes = 128 * MiB;  // Horovod default; 0 = no fusion
@@ -22,6 +26,9 @@ struct StepConfig {
   bool fp16_compress = false;
   std::string algorithm = "ring";  // a registry id, or "auto" = fastest per buffer
   coll::AlgoOptions options;
+  // Cost of one cycle's negotiation (Horovod's readiness bit-vector allreduce), us.
+  // < 0: derived from the topology (the fastest 64-byte allreduce, see step_model.cpp).
+  double negotiation_us = -1;
 };
 
 struct BufferRecord {
@@ -48,7 +55,12 @@ class StepSimulator {
   ~StepSimulator();
   StepSimulator(const StepSimulator&) = delete;
   StepSimulator& operator=(const StepSimulator&) = delete;
+  // Throws colltune::Error for an invalid workload or config (unknown or inapplicable
+  // algorithm, negative cycle time).
   StepResult run(const Workload& workload, const StepConfig& config, Engine engine = Engine::analytic) const;
+  // The negotiation cost derived from the topology (used when config.negotiation_us < 0).
+  double negotiation_us() const;
+  int nranks() const;
 
  private:
   struct Impl;

@@ -55,7 +55,7 @@ struct Path {
 
 class Topology {
  public:
-  Topology() = default;
+  Topology();
   Topology(const Topology& other);
   Topology& operator=(const Topology& other);
   Topology(Topology&&) noexcept;
@@ -95,6 +95,9 @@ class Topology {
   // The route the simulator uses between two ranks: the minimum-latency path (Dijkstra),
   // ties broken toward fewer hops. Cached; safe to call from several threads.
   const Path& route(int src_rank, int dst_rank) const;
+  // The routes from one rank to every rank (index = destination rank), the same paths route()
+  // returns, from one full Dijkstra run. Not cached: meant for whole-machine scans.
+  std::vector<Path> routes_from(int src_rank) const;
   // Largest bottleneck bandwidth over all paths between the ranks (widest path), GB/s.
   double widest_bandwidth(int src_rank, int dst_rank) const;
   // Checks: at least one rank, ranks 0..n-1 each mapped exactly once to an existing device,
@@ -109,9 +112,14 @@ class Topology {
   Graph graph_;
   std::vector<std::string> hosts_;
   std::vector<VertexId> rank_device_;      // rank -> device; unmapped slots hold graph null_vertex
+  std::vector<int> rank_map_count_;        // rank -> times map_rank() named it (validate() wants 1)
   std::vector<EdgeId> links_;              // link index -> edge
   struct RouteCache;                       // lazily filled route cache (mutex-protected)
   mutable std::unique_ptr<RouteCache> cache_;
+
+  RouteCache& cache() const;
+  void invalidate_routes();
+  void check_rank(int rank, const char* what) const;
 };
 
 // Loads SPEC: a preset spec ("dgx-h100:nodes=4"), a topology JSON file (*.json) or an NCCL

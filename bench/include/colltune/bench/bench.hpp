@@ -1,0 +1,101 @@
+#pragma once
+// `colltune bench`: an nccl-tests style allreduce sweep over real ranks (threads of one
+// process, or MPI processes). For each size from min to max (times factor) and each algorithm
+// it times `iters` allreduces after `warmup` untimed ones, reports time, algbw = bytes / time
+// and busbw = algbw x 2(p-1)/p, and with check on compares every rank's result bit-exactly with
+// a host reference (inputs are small integers, so any reduction order is exact).
+#include <cstddef>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "colltune/collectives/allreduce.hpp"
+#include "colltune/collectives/communicator.hpp"
+
+namespace colltune::bench {
+
+enum class Transport { threads, mpi };
+std::string_view to_string(Transport t);
+Transport parse_transport(std::string_view name);  // "threads" | "mpi"; colltune::Error otherwise
+
+struct BenchConfig {
+  Transport transport = Transport::threads;
+  int ranks = 0;           // threads: the rank count (required); mpi: taken from mpirun
+  int ranks_per_host = 0;  // > 0: emulate hosts of this many consecutive ranks
+  std::vector<std::string> algorithms{"ring"};  // registry ids, plus "mpi" (MPI_Allreduce)
+  std::size_t min_bytes = 8;
+  std::size_t max_bytes = 8 * 1024 * 1024;
+  std::size_t factor = 2;
+  int iters = 20;
+  int warmup = 5;
+  bool check = true;
+  coll::DType dtype = coll::DType::f32;
+  coll::ReduceOp op = coll::ReduceOp::sum;
+  coll::Compression compression = coll::Compression::none;
+  coll::AlgoOptions algo;  // chunking; inner algorithm of hierarchical
+  double timeout_s = coll::kDefaultTimeoutS;
+  bool measure_memcpy = true;  // threads: single-thread memcpy bandwidth at max_bytes
+  std::string json_path;       // empty: no JSON file
+};
+
+// Throws colltune::Error naming the offending field and value: unknown algorithm or dtype,
+// "mpi" without the MPI transport, min > max, factor < 2, ranks < 1 (threads), negative iters,
+// sizes whose buffers exceed the machine's memory. `nranks` is the rank count that will run.
+void validate_config(const BenchConfig& config, int nranks);
+
+// Sizes swept, in bytes, each rounded down to a whole number of elements.
+std::vector<std::size_t> sweep_sizes(const BenchConfig& config);
+
+// nccl-tests' allreduce bus-bandwidth factor 2(p-1)/p.
+double allreduce_busbw_factor(int nranks);
+
+struct BenchRow {
+  std::string algorithm;
+  std::size_t bytes = 0;
+  std::size_t count = 0;
+  double time_us = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  long long wrong = -1;      // wrong elements summed over ranks; -1 when not checked
+  std::string not_applicable;  // non-empty: the algorithm does not apply at this size (row skipped)
+};
+
+struct BenchReport {
+  BenchConfig config;
+  int nranks = 0;
+  int nhosts = 0;
+  std::vector<BenchRow> rows;
+  double memcpy_gbps = 0;  // 0 when not measured
+  double avg_busbw_gbps() const;  // over the measured rows
+  long long total_wrong() const;  // over the checked rows
+};
+
+// One allreduce, out of place: in -> out, count elements.
+using AllreduceRunner = std::function<void(const void* in, void* out, std::size_t count)>;
+// Makes the runner for an algorithm id on `comm` (the MPI bench adds "mpi").
+using RunnerFactory = std::function<AllreduceRunner(coll::Communicator& comm, const std::string& algorithm)>;
+// Called on rank 0 as each row completes (for a live table).
+using RowSink = std::function<void(const BenchRow&)>;
+
+// The SPMD sweep every rank runs; returns the rows on every rank (aggregated over ranks).
+std::vector<BenchRow> run_sweep(coll::Communicator& comm, const BenchConfig& config, const RunnerFactory& factory,
+                                const RowSink& sink);
+// The runner factory for registry algorithms through coll::allreduce.
+RunnerFactory registry_runners(const BenchConfig& config);
+
+// Runs the sweep on config.ranks threads; prints the table to `out` as rows complete when
+// out is non-null.
+BenchReport run_threads_bench(const BenchConfig& config, std::ostream* out);
+
+// Single-thread memcpy bandwidth in GB/s over `bytes` (best of several repetitions).
+double memcpy_bandwidth_gbps(std::size_t bytes);
+
+// nccl-tests style text.
+std::string table_header(const BenchReport& report);
+std::string table_row(const BenchRow& row, const BenchConfig& config);
+std::string table_footer(const BenchReport& report);
+// The report as JSON text (schema in docs/readme/runtime-and-bench.md).
+std::string report_json(const BenchReport& report);
+
+}  // namespace colltune::bench

@@ -1,0 +1,105 @@
+// Bench configuration checks and the size sweep.
+#include <unistd.h>
+
+#include <limits>
+#include <string>
+
+#include "colltune/bench/bench.hpp"
+#include "colltune/collectives/registry.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/common/units.hpp"
+
+namespace colltune::bench {
+
+std::string_view to_string(Transport t) { return t == Transport::threads ? "threads" : "mpi"; }
+
+Transport parse_transport(std::string_view name) {
+  if (name == "threads") return Transport::threads;
+  if (name == "mpi") return Transport::mpi;
+  throw Error("--transport '" + std::string(name) + "': expected threads or mpi");
+}
+
+double allreduce_busbw_factor(int nranks) {
+  return nranks <= 0 ? 0.0 : 2.0 * static_cast<double>(nranks - 1) / static_cast<double>(nranks);
+}
+
+namespace {
+
+std::size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::numeric_limits<std::size_t>::max();
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+}
+
+void check_algorithms(const BenchConfig& config) {
+  if (config.algorithms.empty()) throw Error("--algo: no algorithm given");
+  for (const std::string& id : config.algorithms) {
+    if (id == "mpi") {
+      if (config.transport != Transport::mpi) throw Error("--algo mpi (MPI_Allreduce) needs --transport mpi");
+      continue;
+    }
+    const coll::Algorithm& algo = coll::find_algorithm(id);  // throws for unknown ids
+    if (algo.collective != coll::Collective::allreduce) {
+      throw Error("--algo '" + id + "' is a " + std::string(coll::to_string(algo.collective)) +
+                  " algorithm; bench measures allreduce");
+    }
+  }
+}
+
+// Each rank holds an input, an output and a reference of max_bytes (plus an fp16 copy when
+// compressing); the threads transport holds every rank in this process.
+void check_memory(const BenchConfig& config, int nranks) {
+  const std::size_t per_rank_buffers = config.compression == coll::Compression::none ? 3 : 4;
+  const std::size_t ranks_here = config.transport == Transport::threads ? static_cast<std::size_t>(nranks) : 1;
+  const std::size_t limit = physical_memory_bytes();
+  const std::size_t max = std::numeric_limits<std::size_t>::max();
+  if (config.max_bytes > max / per_rank_buffers / ranks_here ||
+      config.max_bytes * per_rank_buffers * ranks_here > limit) {
+    throw Error("-e " + std::to_string(config.max_bytes) + ": " + std::to_string(ranks_here) + " rank(s) x " +
+                std::to_string(per_rank_buffers) + " buffers of that size exceed this machine's memory (" +
+                format_bytes(limit) + ")");
+  }
+}
+
+}  // namespace
+
+void validate_config(const BenchConfig& config, int nranks) {
+  if (nranks < 1) {
+    throw Error(config.transport == Transport::threads ? "--ranks " + std::to_string(nranks) + ": need at least 1 rank"
+                                                       : "MPI world of " + std::to_string(nranks) + " ranks");
+  }
+  if (config.ranks_per_host < 0) throw Error("--ranks-per-host " + std::to_string(config.ranks_per_host) + ": must be positive");
+  if (config.min_bytes > config.max_bytes) {
+    throw Error("-b " + std::to_string(config.min_bytes) + " is larger than -e " + std::to_string(config.max_bytes));
+  }
+  if (config.factor < 2) throw Error("-f " + std::to_string(config.factor) + ": the size factor must be at least 2");
+  if (config.iters < 1) throw Error("-n " + std::to_string(config.iters) + ": need at least 1 iteration");
+  if (config.warmup < 0) throw Error("-w " + std::to_string(config.warmup) + ": must not be negative");
+  if (!(config.timeout_s > 0)) throw Error("--timeout: must be positive");
+  if (config.compression != coll::Compression::none && config.dtype != coll::DType::f32 &&
+      config.dtype != coll::DType::f64) {
+    throw Error("--fp16-compress applies to fp32 and fp64, not -d " + std::string(coll::to_string(config.dtype)));
+  }
+  check_algorithms(config);
+  check_memory(config, nranks);
+}
+
+std::vector<std::size_t> sweep_sizes(const BenchConfig& config) {
+  const std::size_t es = coll::dtype_size(config.dtype);
+  std::vector<std::size_t> sizes;
+  std::size_t size = config.min_bytes;
+  while (size <= config.max_bytes) {
+    const std::size_t rounded = size / es * es;
+    if (sizes.empty() || sizes.back() != rounded) sizes.push_back(rounded);
+    if (size == 0) {
+      size = 1;  // 0 B is a legal first size; the sweep continues from 1 B
+      continue;
+    }
+    if (size > config.max_bytes / config.factor) break;
+    size *= config.factor;
+  }
+  return sizes;
+}
+
+}  // namespace colltune::bench

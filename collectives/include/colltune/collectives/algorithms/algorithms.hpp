@@ -1,0 +1,76 @@
+#pragma once
+// Entry points of every algorithm: the registry table (src/registry.cpp) points at these, the
+// hierarchical algorithms reuse the phase helpers, and tests call them directly.
+#include <cstddef>
+#include <vector>
+
+#include "colltune/collectives/algorithms/builder.hpp"
+#include "colltune/collectives/registry.hpp"
+
+namespace colltune::coll::algo {
+
+// ---- ring (ring.cpp) ----------------------------------------------------------------------
+// Round j of a ring reduce-scatter / allgather over `group` (ring order) on `range`, starting at
+// time step t0: the range is cut into group.size() segments, member i ends the reduce-scatter
+// holding the reduction of segment i; round j moves chunk j of each segment.
+void ring_reduce_scatter_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
+                               std::size_t chunk_elems, std::size_t j, int t0);
+void ring_allgather_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
+                          std::size_t chunk_elems, std::size_t j, int t0);
+// Rounds a ring over `parts` members needs for `count` elements.
+std::size_t ring_rounds(std::size_t count, std::size_t parts, std::size_t chunk_elems);
+// Time of a ring phase over `group` on `count` elements (reduce: with gamma).
+double ring_phase_cost(const RankLayout& layout, const std::vector<int>& group, std::size_t count,
+                       std::size_t elem_size, std::size_t chunk_elems, bool reduce, const LevelCosts& costs);
+std::vector<int> all_ranks(int nranks);
+
+Schedule build_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
+                 const LevelCosts& costs);
+Schedule build_reduce_scatter_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_reduce_scatter_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                const AlgoOptions& options, const LevelCosts& costs);
+Schedule build_allgather_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_allgather_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                           const AlgoOptions& options, const LevelCosts& costs);
+
+// ---- recursive halving / doubling (rhd.cpp) -------------------------------------------------
+Schedule build_rhd(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_rhd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
+                const LevelCosts& costs);
+Schedule build_reduce_scatter_rh(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_reduce_scatter_rh(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                              const AlgoOptions& options, const LevelCosts& costs);
+Schedule build_allgather_rd(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_allgather_rd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                         const AlgoOptions& options, const LevelCosts& costs);
+
+// ---- binomial tree (tree.cpp) -------------------------------------------------------------
+// Pipelined binomial reduce to group[0] / broadcast from group[0] over `range`.
+void binomial_reduce(ScheduleBuilder& b, const std::vector<int>& group, const Block& range, std::size_t chunk_elems);
+void binomial_broadcast(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
+                        std::size_t chunk_elems);
+double binomial_phase_cost(const RankLayout& layout, const std::vector<int>& group, std::size_t count,
+                           std::size_t elem_size, std::size_t chunk_elems, bool reduce, const LevelCosts& costs);
+Schedule build_tree(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_tree(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
+                 const LevelCosts& costs);
+
+// ---- double binary tree (dbtree.cpp) --------------------------------------------------------
+Schedule build_dbtree(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_dbtree(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
+                   const LevelCosts& costs);
+
+// ---- hierarchical (hierarchical.cpp) ------------------------------------------------------
+std::optional<std::string> hierarchical_not_applicable(const RankLayout& layout, std::size_t count,
+                                                       const AlgoOptions& options);
+Schedule build_hierarchical(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_hierarchical(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                         const AlgoOptions& options, const LevelCosts& costs);
+std::optional<std::string> hierarchical_leader_not_applicable(const RankLayout& layout, std::size_t count,
+                                                              const AlgoOptions& options);
+Schedule build_hierarchical_leader(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+double cost_hierarchical_leader(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                const AlgoOptions& options, const LevelCosts& costs);
+
+}  // namespace colltune::coll::algo

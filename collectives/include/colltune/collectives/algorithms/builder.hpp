@@ -1,0 +1,58 @@
+#pragma once
+// Helpers the algorithm files share: a builder that places operations at (phase, time step)
+// positions so that concurrent operations of one rank land in one Step, and the machine-model
+// pieces every cost hint uses.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/schedule.hpp"
+#include "colltune/common/rank_layout.hpp"
+
+namespace colltune::coll::algo {
+
+class ScheduleBuilder {
+ public:
+  ScheduleBuilder(std::string id, Collective collective, int nranks, std::size_t count);
+
+  // Starts a new phase: time steps restart at 0 and every later operation goes into new steps.
+  void begin_phase() { ++phase_; }
+  // A message at time step t of the current phase (t non-decreasing per rank within a phase):
+  // `from` sends `src`, `to` receives it into `dst` (reducing or copying). Empty blocks are
+  // skipped: nothing is sent.
+  void message(int t, int from, int to, const Block& src, const Block& dst, bool reduce);
+  void message(int t, int from, int to, const Block& block, bool reduce) { message(t, from, to, block, block, reduce); }
+  // Appends `sub` (built for ranks 0..k-1 over [0, sub.count)) as a phase of its own: sub rank i
+  // becomes rank `ranks[i]`, element e becomes element `offset + e`.
+  void append(const Schedule& sub, const std::vector<int>& ranks, std::size_t offset);
+  void set_owned(std::vector<Block> owned) { schedule_.owned = std::move(owned); }
+  Schedule finish() { return std::move(schedule_); }
+
+ private:
+  void add(int rank, int t, const Op& op);
+  Schedule schedule_;
+  int phase_ = 0;
+  std::vector<long long> last_key_;  // per rank: (phase, t) of its last step
+};
+
+// ---- machine model pieces for cost hints (see docs/readme/algorithms.md) ------------------
+struct Wire {
+  double alpha = 0;  // us per message
+  double beta = 0;   // us per byte
+};
+Wire wire(const RankLayout& layout, int a, int b, const LevelCosts& costs);
+
+// Which link levels a set of messages uses.
+struct Levels {
+  bool intra = false;
+  bool inter = false;
+  void add(const RankLayout& layout, int a, int b) { (layout.host_of(a) == layout.host_of(b) ? intra : inter) = true; }
+};
+// Slowest single message of `bytes` over the levels present: max_l (alpha_l + bytes * beta_l).
+double message_time(const Levels& levels, double bytes, const LevelCosts& costs);
+
+// Elements of a cost request: bytes / elem_size rounded up (elem_size 0 counts as 1).
+std::size_t elements_of(std::size_t bytes, std::size_t elem_size);
+
+}  // namespace colltune::coll::algo

@@ -1,0 +1,104 @@
+#pragma once
+// A Communicator is one rank's endpoint of a transport (threads, MPI). It knows its rank, the
+// rank count and the rank layout, and it runs one schedule Step at a time with the semantics of
+// schedule.hpp: every op of the step is posted together; sends read the working buffer as it
+// was when the step began; receives land (reduce or copy) when the step ends; the step ends when
+// all of its ops have completed. Every wait has a timeout: a peer that never arrives ends the
+// step with colltune::TimeoutError naming this rank, the peer and the step.
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "colltune/collectives/dtype.hpp"
+#include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/schedule.hpp"
+#include "colltune/common/rank_layout.hpp"
+
+namespace colltune::coll {
+
+inline constexpr double kDefaultTimeoutS = 60.0;
+
+// How blocks of the working buffer travel. The plain codec sends buffer elements as they are
+// (zero copy where the transport allows) and reduces received elements with coll::reduce. A
+// compressing codec (fp16 on the wire, fp32 accumulation) encodes each sent block into a
+// staging area and decodes received bytes while reducing.
+class WireCodec {
+ public:
+  virtual ~WireCodec() = default;
+  // Bytes one element takes on the wire.
+  virtual std::size_t wire_elem_size() const = 0;
+  // True when sent blocks must be encoded (the buffer's bytes cannot be sent as they are).
+  virtual bool encodes() const = 0;
+  // Writes the wire form of `count` buffer elements at `src` to `wire`.
+  virtual void encode(const std::byte* src, std::size_t count, std::byte* wire) const = 0;
+  // Lands `count` received wire elements into `dst` (buffer elements): reduce or copy.
+  virtual void apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count) const = 0;
+};
+
+// Buffer elements on the wire as they are; receives reduce with coll::reduce(dtype, op).
+class PlainCodec final : public WireCodec {
+ public:
+  PlainCodec(DType dtype, ReduceOp op);
+  std::size_t wire_elem_size() const override { return elem_size_; }
+  bool encodes() const override { return false; }
+  void encode(const std::byte* src, std::size_t count, std::byte* wire) const override;
+  void apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count) const override;
+
+ private:
+  DType dtype_;
+  ReduceOp op_;
+  std::size_t elem_size_;
+};
+
+// What one step works on.
+struct StepContext {
+  std::byte* buffer = nullptr;     // the working buffer
+  std::size_t elem_size = 0;       // bytes per buffer element
+  const WireCodec* codec = nullptr;
+  int step_index = 0;              // for error messages
+  double timeout_s = kDefaultTimeoutS;
+};
+
+// Built schedules, cached per (algorithm, collective options, count) so that repeated
+// collectives (benchmark iterations, training steps) do not rebuild them.
+class ScheduleCache {
+ public:
+  std::shared_ptr<const Schedule> get(std::string_view algorithm, const RankLayout& layout,
+                                      std::size_t count, const AlgoOptions& options);
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  using Key = std::tuple<std::string, std::size_t, std::size_t, std::string>;
+  static constexpr std::size_t kMaxEntries = 256;  // bounded: a sweep of sizes stays small
+  std::map<Key, std::shared_ptr<const Schedule>> entries_;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual const RankLayout& layout() const = 0;
+  // The transport's name: "threads", "mpi".
+  virtual std::string_view transport() const = 0;
+
+  // Runs one step of this rank's schedule (see the file comment). Throws TimeoutError when a
+  // peer does not arrive within ctx.timeout_s, colltune::Error when a received message does
+  // not have the size the step expects.
+  virtual void run_step(const Step& step, const StepContext& ctx) = 0;
+  // All ranks arrive before any leaves; TimeoutError after timeout_s.
+  virtual void barrier(double timeout_s) = 0;
+
+  ScheduleCache& schedules() { return schedules_; }
+
+ private:
+  ScheduleCache schedules_;
+};
+
+}  // namespace colltune::coll

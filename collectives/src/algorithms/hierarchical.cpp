@@ -1,0 +1,139 @@
+// Hierarchical allreduce, two flavours.
+//
+// "hierarchical" (Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE, here with a ring inside hosts):
+// H hosts with L ranks each, n elements.
+//  1. ring reduce-scatter inside every host: local rank i ends with segment i of L
+//     (L-1 steps per chunk round, (L-1)/L n bytes per rank on intra-host links);
+//  2. the L ranks with the same local index, one per host, allreduce their segment with the
+//     inner algorithm (ring, rhd, tree or dbtree): n/L elements across hosts, e.g. with ring
+//     2 (H-1)/H n/L bytes per rank on inter-host links;
+//  3. ring allgather inside every host ((L-1)/L n bytes per rank, intra-host).
+// Hosts must hold the same number of ranks (the shards are cut by the local rank count);
+// otherwise the algorithm is not applicable and "hierarchical_leader" is the answer.
+// Cost: ring reduce-scatter(L, intra) + inner(H hosts, n/L) + ring allgather(L, intra).
+//
+// "hierarchical_leader": any hosts. 1. pipelined binomial reduce to local rank 0 inside every
+// host (n per non-leader rank up, lg L n into the leader); 2. the leaders allreduce all n
+// elements with the inner algorithm; 3. pipelined binomial broadcast inside every host.
+// Cost: max over hosts of the binomial reduce + inner(H hosts, n) + max over hosts of the
+// broadcast.
+#include <algorithm>
+
+#include "colltune/collectives/algorithms/algorithms.hpp"
+#include "colltune/collectives/algorithms/index_math.hpp"
+
+namespace colltune::coll::algo {
+namespace {
+
+const char* const kInner[] = {"ring", "rhd", "tree", "dbtree"};
+
+std::optional<std::string> check_inner(const AlgoOptions& options) {
+  for (const char* id : kInner) {
+    if (options.inner == id) return std::nullopt;
+  }
+  return "inner algorithm '" + options.inner + "' is not one of ring, rhd, tree, dbtree";
+}
+
+// One rank per host: what the inner algorithm sees across hosts.
+RankLayout hosts_layout(int hosts) {
+  std::vector<int> host_of(static_cast<std::size_t>(hosts));
+  for (int h = 0; h < hosts; ++h) host_of[static_cast<std::size_t>(h)] = h;
+  return RankLayout(std::move(host_of));
+}
+
+// The rank with local index i on every host.
+std::vector<int> column(const RankLayout& layout, int i) {
+  std::vector<int> g;
+  for (int h = 0; h < layout.nhosts(); ++h) g.push_back(layout.ranks_on_host(h)[static_cast<std::size_t>(i)]);
+  return g;
+}
+
+double inner_cost(const RankLayout& layout, std::size_t elems, std::size_t elem_size, const AlgoOptions& options,
+                  const LevelCosts& costs) {
+  const Algorithm& inner = find_algorithm(options.inner);
+  return inner.cost(hosts_layout(layout.nhosts()), elems * elem_size, elem_size, options, costs);
+}
+
+}  // namespace
+
+std::optional<std::string> hierarchical_not_applicable(const RankLayout& layout, std::size_t /*count*/,
+                                                       const AlgoOptions& options) {
+  if (auto bad = check_inner(options)) return bad;
+  if (!layout.is_uniform()) {
+    return "hosts hold different numbers of ranks (" + std::to_string(layout.min_ranks_per_host()) + " to " +
+           std::to_string(layout.max_ranks_per_host()) + "); use hierarchical_leader";
+  }
+  return std::nullopt;
+}
+
+Schedule build_hierarchical(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+  const int local = layout.max_ranks_per_host();
+  const std::size_t chunk = options.chunk_elems;
+  ScheduleBuilder b("hierarchical", Collective::allreduce, layout.nranks(), count);
+  const std::size_t rounds = ring_rounds(count, static_cast<std::size_t>(local), chunk);
+  for (int h = 0; h < layout.nhosts(); ++h) {
+    for (std::size_t j = 0; j < rounds; ++j) {
+      ring_reduce_scatter_round(b, layout.ranks_on_host(h), Block{0, count}, chunk, j, static_cast<int>(j) * (local - 1));
+    }
+  }
+  if (layout.nhosts() > 1) {
+    const Algorithm& inner = find_algorithm(options.inner);
+    for (int i = 0; i < local; ++i) {
+      const Block shard = segment_of(static_cast<std::size_t>(i), static_cast<std::size_t>(local), count);
+      if (shard.count == 0) continue;
+      b.append(inner.build(hosts_layout(layout.nhosts()), shard.count, options), column(layout, i), shard.offset);
+    }
+  }
+  b.begin_phase();
+  for (int h = 0; h < layout.nhosts(); ++h) {
+    for (std::size_t j = 0; j < rounds; ++j) {
+      ring_allgather_round(b, layout.ranks_on_host(h), Block{0, count}, chunk, j, static_cast<int>(j) * (local - 1));
+    }
+  }
+  return b.finish();
+}
+
+double cost_hierarchical(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                         const AlgoOptions& options, const LevelCosts& costs) {
+  const std::size_t count = elements_of(bytes, elem_size);
+  const std::vector<int>& host0 = layout.ranks_on_host(0);
+  const std::size_t shard = segment_of(0, host0.size(), count).count;
+  double t = ring_phase_cost(layout, host0, count, elem_size, options.chunk_elems, true, costs) +
+             ring_phase_cost(layout, host0, count, elem_size, options.chunk_elems, false, costs);
+  if (layout.nhosts() > 1 && shard > 0) t += inner_cost(layout, shard, elem_size, options, costs);
+  return t;
+}
+
+std::optional<std::string> hierarchical_leader_not_applicable(const RankLayout& /*layout*/, std::size_t /*count*/,
+                                                              const AlgoOptions& options) {
+  return check_inner(options);
+}
+
+Schedule build_hierarchical_leader(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+  ScheduleBuilder b("hierarchical_leader", Collective::allreduce, layout.nranks(), count);
+  for (int h = 0; h < layout.nhosts(); ++h) binomial_reduce(b, layout.ranks_on_host(h), Block{0, count}, options.chunk_elems);
+  if (layout.nhosts() > 1 && count > 0) {
+    b.append(find_algorithm(options.inner).build(hosts_layout(layout.nhosts()), count, options), column(layout, 0), 0);
+  }
+  b.begin_phase();
+  for (int h = 0; h < layout.nhosts(); ++h) {
+    binomial_broadcast(b, layout.ranks_on_host(h), Block{0, count}, options.chunk_elems);
+  }
+  return b.finish();
+}
+
+double cost_hierarchical_leader(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                const AlgoOptions& options, const LevelCosts& costs) {
+  const std::size_t count = elements_of(bytes, elem_size);
+  double up = 0;
+  double down = 0;
+  for (int h = 0; h < layout.nhosts(); ++h) {
+    const std::vector<int>& g = layout.ranks_on_host(h);
+    up = std::max(up, binomial_phase_cost(layout, g, count, elem_size, options.chunk_elems, true, costs));
+    down = std::max(down, binomial_phase_cost(layout, g, count, elem_size, options.chunk_elems, false, costs));
+  }
+  const double across = layout.nhosts() > 1 && count > 0 ? inner_cost(layout, count, elem_size, options, costs) : 0.0;
+  return up + across + down;
+}
+
+}  // namespace colltune::coll::algo

@@ -1,0 +1,153 @@
+// Ring allreduce = ring reduce-scatter + ring allgather (Patarasuk & Yuan; NCCL's ring).
+//
+// p ranks in rank order on a ring; the buffer of n elements is cut into p balanced segments
+// (segment_of). Reduce-scatter: in step k = 0..p-2 rank r sends segment (r-k-1) mod p to rank
+// r+1, which reduces it into its own copy; after p-1 steps rank r holds the reduction of
+// segment r. Allgather: in step k rank r sends segment (r-k) mod p to r+1, which copies it.
+// Pipelining: every segment is cut into chunks of chunk_elems; round j runs the reduce-scatter
+// and then the allgather on chunk j of every segment, so R = ceil(ceil(n/p) / chunk) rounds of
+// 2(p-1) steps. Empty chunks (n < p, short last chunks) are not sent.
+// Bytes on the wire per rank: 2 (p-1)/p n (each rank sends p-1 segments in each phase).
+// Cost (max segment s = ceil(n/p), chunk c): per round (p-1)(a + c b + c g) + (p-1)(a + c b);
+// with one chunk this is the textbook 2(p-1)a + 2(p-1)/p n b + (p-1)/p n g.
+#include "colltune/collectives/algorithms/algorithms.hpp"
+#include "colltune/collectives/algorithms/index_math.hpp"
+
+namespace colltune::coll::algo {
+
+std::vector<int> all_ranks(int nranks) {
+  std::vector<int> g(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) g[static_cast<std::size_t>(r)] = r;
+  return g;
+}
+
+namespace {
+
+Block segment_in(const Block& range, std::size_t index, std::size_t parts) {
+  const Block s = segment_of(index, parts, range.count);
+  return Block{range.offset + s.offset, s.count};
+}
+
+// One ring step of round j at time t: member i sends chunk j of segment seg(i) to member i+1.
+template <class SegmentOf>
+void ring_step(ScheduleBuilder& b, const std::vector<int>& group, const Block& range, std::size_t chunk_elems,
+               std::size_t j, int t, bool reduce, SegmentOf seg) {
+  const int q = static_cast<int>(group.size());
+  for (int i = 0; i < q; ++i) {
+    const Block block = chunk_of(segment_in(range, static_cast<std::size_t>(seg(i)), group.size()), j, chunk_elems);
+    b.message(t, group[static_cast<std::size_t>(i)], group[static_cast<std::size_t>(ring_peer(i, 1, q))], block,
+              reduce);
+  }
+}
+
+}  // namespace
+
+void ring_reduce_scatter_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
+                               std::size_t chunk_elems, std::size_t j, int t0) {
+  const int q = static_cast<int>(group.size());
+  for (int k = 0; k < q - 1; ++k) {
+    ring_step(b, group, range, chunk_elems, j, t0 + k, true, [&](int i) { return ring_peer(i, -k - 1, q); });
+  }
+}
+
+void ring_allgather_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
+                          std::size_t chunk_elems, std::size_t j, int t0) {
+  const int q = static_cast<int>(group.size());
+  for (int k = 0; k < q - 1; ++k) {
+    ring_step(b, group, range, chunk_elems, j, t0 + k, false, [&](int i) { return ring_peer(i, -k, q); });
+  }
+}
+
+std::size_t ring_rounds(std::size_t count, std::size_t parts, std::size_t chunk_elems) {
+  return chunk_count(segment_of(0, parts, count).count, chunk_elems);
+}
+
+double ring_phase_cost(const RankLayout& layout, const std::vector<int>& group, std::size_t count,
+                       std::size_t elem_size, std::size_t chunk_elems, bool reduce, const LevelCosts& costs) {
+  const std::size_t q = group.size();
+  if (q < 2 || count == 0) return 0;
+  Levels levels;
+  for (std::size_t i = 0; i < q; ++i) levels.add(layout, group[i], group[(i + 1) % q]);
+  // Every step of round j moves chunk j of the largest segment on the critical path.
+  const Block largest = segment_of(0, q, count);
+  const std::size_t rounds = chunk_count(largest.count, chunk_elems);
+  auto round_cost = [&](std::size_t elems) {
+    const double bytes = static_cast<double>(elems * elem_size);
+    return static_cast<double>(q - 1) *
+           (message_time(levels, bytes, costs) + (reduce ? bytes * costs.gamma_us_per_byte : 0.0));
+  };
+  const std::size_t full = chunk_of(largest, 0, chunk_elems).count;
+  const std::size_t last = chunk_of(largest, rounds - 1, chunk_elems).count;
+  return static_cast<double>(rounds - 1) * round_cost(full) + round_cost(last);
+}
+
+Schedule build_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+  const int p = layout.nranks();
+  ScheduleBuilder b("ring", Collective::allreduce, p, count);
+  const std::vector<int> group = all_ranks(p);
+  const std::size_t rounds = ring_rounds(count, static_cast<std::size_t>(p), options.chunk_elems);
+  for (std::size_t j = 0; j < rounds; ++j) {
+    const int t0 = static_cast<int>(j) * 2 * (p - 1);
+    ring_reduce_scatter_round(b, group, Block{0, count}, options.chunk_elems, j, t0);
+    ring_allgather_round(b, group, Block{0, count}, options.chunk_elems, j, t0 + p - 1);
+  }
+  return b.finish();
+}
+
+double cost_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
+                 const LevelCosts& costs) {
+  const std::size_t count = elements_of(bytes, elem_size);
+  const std::vector<int> group = all_ranks(layout.nranks());
+  return ring_phase_cost(layout, group, count, elem_size, options.chunk_elems, true, costs) +
+         ring_phase_cost(layout, group, count, elem_size, options.chunk_elems, false, costs);
+}
+
+namespace {
+std::vector<Block> segments(int p, std::size_t count) {
+  std::vector<Block> owned;
+  for (int r = 0; r < p; ++r) owned.push_back(segment_of(static_cast<std::size_t>(r), static_cast<std::size_t>(p), count));
+  return owned;
+}
+}  // namespace
+
+// Reduce-scatter on its own: the first half of the ring allreduce. Rank r ends with segment r.
+// Steps R (p-1); bytes per rank (p-1)/p n; cost R rounds of (p-1)(a + c b + c g).
+Schedule build_reduce_scatter_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+  const int p = layout.nranks();
+  ScheduleBuilder b("reduce_scatter_ring", Collective::reduce_scatter, p, count);
+  const std::vector<int> group = all_ranks(p);
+  const std::size_t rounds = ring_rounds(count, static_cast<std::size_t>(p), options.chunk_elems);
+  for (std::size_t j = 0; j < rounds; ++j) {
+    ring_reduce_scatter_round(b, group, Block{0, count}, options.chunk_elems, j, static_cast<int>(j) * (p - 1));
+  }
+  b.set_owned(segments(p, count));
+  return b.finish();
+}
+
+double cost_reduce_scatter_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                const AlgoOptions& options, const LevelCosts& costs) {
+  return ring_phase_cost(layout, all_ranks(layout.nranks()), elements_of(bytes, elem_size), elem_size,
+                         options.chunk_elems, true, costs);
+}
+
+// Allgather on its own: rank r starts with segment r; the second half of the ring allreduce.
+// Steps R (p-1); bytes per rank (p-1)/p n; cost R rounds of (p-1)(a + c b).
+Schedule build_allgather_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+  const int p = layout.nranks();
+  ScheduleBuilder b("allgather_ring", Collective::allgather, p, count);
+  const std::vector<int> group = all_ranks(p);
+  const std::size_t rounds = ring_rounds(count, static_cast<std::size_t>(p), options.chunk_elems);
+  for (std::size_t j = 0; j < rounds; ++j) {
+    ring_allgather_round(b, group, Block{0, count}, options.chunk_elems, j, static_cast<int>(j) * (p - 1));
+  }
+  b.set_owned(segments(p, count));
+  return b.finish();
+}
+
+double cost_allgather_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                           const AlgoOptions& options, const LevelCosts& costs) {
+  return ring_phase_cost(layout, all_ranks(layout.nranks()), elements_of(bytes, elem_size), elem_size,
+                         options.chunk_elems, false, costs);
+}
+
+}  // namespace colltune::coll::algo

@@ -1,0 +1,54 @@
+#include "colltune/collectives/algorithms/trees.hpp"
+
+#include <algorithm>
+
+#include "colltune/collectives/algorithms/index_math.hpp"
+
+namespace colltune::coll::algo {
+
+int binomial_parent(int v) { return v == 0 ? -1 : v & (v - 1); }
+
+std::vector<int> binomial_children(int v, int q) {
+  std::vector<int> out;
+  const int limit = v == 0 ? q : (1 << lowest_bit(v));
+  for (int d = 1; d < limit && v + d < q; d *= 2) out.push_back(v + d);
+  return out;
+}
+
+namespace {
+int btree_parent(int v, int q) {
+  if (v == 0) return -1;
+  const int bit = 1 << lowest_bit(v);
+  const int up = (v ^ bit) | (bit << 1);
+  return up < q ? up : (v ^ bit);
+}
+}  // namespace
+
+BinaryTree in_order_tree(int q) {
+  BinaryTree t;
+  const auto n = static_cast<std::size_t>(q);
+  t.parent.resize(n);
+  t.children.resize(n);
+  t.depth.assign(n, 0);
+  for (int v = 0; v < q; ++v) {
+    t.parent[static_cast<std::size_t>(v)] = btree_parent(v, q);
+    if (v > 0) t.children[static_cast<std::size_t>(btree_parent(v, q))].push_back(v);
+  }
+  // Parents of v > 0 are either larger (at a greater height) or 0, so compute depths from the
+  // root down in order of decreasing height: a worklist keeps it simple.
+  std::vector<int> work{0};
+  while (!work.empty()) {
+    const int v = work.back();
+    work.pop_back();
+    for (int c : t.children[static_cast<std::size_t>(v)]) {
+      t.depth[static_cast<std::size_t>(c)] = t.depth[static_cast<std::size_t>(v)] + 1;
+      t.height = std::max(t.height, t.depth[static_cast<std::size_t>(c)]);
+      work.push_back(c);
+    }
+  }
+  return t;
+}
+
+int second_tree_rank(int v, int q) { return q % 2 == 0 ? q - 1 - v : (v + 1) % q; }
+
+}  // namespace colltune::coll::algo

@@ -1,0 +1,139 @@
+// The collective front end: argument checks, in/out of place, scaling, schedule cache, and
+// the uncompressed paths of allreduce, reduce-scatter and allgather. The fp16 paths live in
+// allreduce_fp16.cpp.
+#include "colltune/collectives/allreduce.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "allreduce_detail.hpp"
+#include "colltune/collectives/executor.hpp"
+#include "colltune/collectives/reducer.hpp"
+#include "colltune/common/error.hpp"
+
+namespace colltune::coll {
+
+std::string_view to_string(Compression c) {
+  switch (c) {
+    case Compression::none: return "none";
+    case Compression::fp16: return "fp16";
+    case Compression::fp16_fp32acc: return "fp16_fp32acc";
+  }
+  return "?";
+}
+
+Compression parse_compression(std::string_view name) {
+  if (name == "none") return Compression::none;
+  if (name == "fp16") return Compression::fp16;
+  if (name == "fp16_fp32acc") return Compression::fp16_fp32acc;
+  throw Error("compression '" + std::string(name) + "': expected none, fp16 or fp16_fp32acc");
+}
+
+namespace detail {
+
+std::size_t checked_bytes(std::size_t count, DType dtype, std::string_view what) {
+  const std::size_t es = dtype_size(dtype);
+  if (count > std::numeric_limits<std::size_t>::max() / es) {
+    throw Error(std::string(what) + ": count " + std::to_string(count) + " x " + std::to_string(es) +
+                " bytes overflows the address space");
+  }
+  return count * es;
+}
+
+void check_buffers(const void* in, const void* out, std::size_t bytes, std::string_view what) {
+  if (bytes == 0) return;
+  if (in == nullptr || out == nullptr) throw Error(std::string(what) + ": null buffer for " + std::to_string(bytes) + " bytes");
+  if (in == out) return;
+  const auto a = reinterpret_cast<std::uintptr_t>(in);
+  const auto b = reinterpret_cast<std::uintptr_t>(out);
+  if (a < b + bytes && b < a + bytes) {
+    throw Error(std::string(what) + ": input and output buffers overlap without being the same (in place)");
+  }
+}
+
+double effective_postscale(const Communicator& comm, const AllreduceOptions& options) {
+  const double avg = options.op == ReduceOp::avg ? 1.0 / static_cast<double>(comm.size()) : 1.0;
+  return options.postscale * avg;
+}
+
+std::shared_ptr<const Schedule> schedule_for(Communicator& comm, std::size_t count, const AllreduceOptions& options,
+                                             Collective expected) {
+  auto schedule = comm.schedules().get(options.algorithm, comm.layout(), count, options.algo);
+  if (schedule->collective != expected) {
+    throw Error("algorithm '" + options.algorithm + "' is a " + std::string(to_string(schedule->collective)) +
+                " algorithm, not " + std::string(to_string(expected)));
+  }
+  return schedule;
+}
+
+std::size_t wire_elements_sent(const Schedule& schedule, int rank) {
+  std::size_t n = 0;
+  for (const Step& step : schedule.steps(rank)) {
+    for (const Op& op : step.ops) n += op.kind == OpKind::send ? op.block.count : 0;
+  }
+  return n;
+}
+
+}  // namespace detail
+
+namespace {
+
+AllreduceStats allreduce_plain(Communicator& comm, const void* in, void* out, std::size_t count,
+                               const AllreduceOptions& options) {
+  const std::size_t bytes = count * dtype_size(options.dtype);
+  if (in != out && bytes > 0) std::memcpy(out, in, bytes);
+  if (options.prescale != 1.0) scale(options.dtype, out, count, options.prescale);
+  auto schedule = detail::schedule_for(comm, count, options, Collective::allreduce);
+  const PlainCodec codec(options.dtype, options.op);
+  execute(*schedule, comm, out, dtype_size(options.dtype), codec, options.timeout_s);
+  const double post = detail::effective_postscale(comm, options);
+  if (post != 1.0) scale(options.dtype, out, count, post);
+  AllreduceStats stats;
+  stats.count = count;
+  stats.bytes = bytes;
+  stats.wire_bytes_sent = detail::wire_elements_sent(*schedule, comm.rank()) * dtype_size(options.dtype);
+  return stats;
+}
+
+}  // namespace
+
+AllreduceStats allreduce(Communicator& comm, const void* in, void* out, std::size_t count,
+                         const AllreduceOptions& options) {
+  const std::size_t bytes = detail::checked_bytes(count, options.dtype, "allreduce");
+  detail::check_buffers(in, out, bytes, "allreduce");
+  if (options.timeout_s <= 0) throw Error("allreduce: timeout must be positive, got " + std::to_string(options.timeout_s));
+  if (options.compression == Compression::none) return allreduce_plain(comm, in, out, count, options);
+  return detail::allreduce_fp16(comm, in, out, count, options);
+}
+
+Block reduce_scatter(Communicator& comm, void* buffer, std::size_t count, const AllreduceOptions& options) {
+  const std::size_t bytes = detail::checked_bytes(count, options.dtype, "reduce_scatter");
+  detail::check_buffers(buffer, buffer, bytes, "reduce_scatter");
+  auto schedule = detail::schedule_for(comm, count, options, Collective::reduce_scatter);
+  const Block mine = schedule->owned.at(static_cast<std::size_t>(comm.rank()));
+  auto* base = static_cast<std::byte*>(buffer) + mine.offset * dtype_size(options.dtype);
+  if (options.prescale != 1.0) scale(options.dtype, buffer, count, options.prescale);
+  execute(*schedule, comm, buffer, dtype_size(options.dtype), PlainCodec(options.dtype, options.op), options.timeout_s);
+  const double post = detail::effective_postscale(comm, options);
+  if (post != 1.0) scale(options.dtype, base, mine.count, post);
+  return mine;
+}
+
+void allgather(Communicator& comm, void* buffer, std::size_t count, const AllreduceOptions& options) {
+  const std::size_t bytes = detail::checked_bytes(count, options.dtype, "allgather");
+  detail::check_buffers(buffer, buffer, bytes, "allgather");
+  auto schedule = detail::schedule_for(comm, count, options, Collective::allgather);
+  execute(*schedule, comm, buffer, dtype_size(options.dtype), PlainCodec(options.dtype, options.op), options.timeout_s);
+}
+
+Block owned_block(Communicator& comm, std::size_t count, const AllreduceOptions& options) {
+  auto schedule = comm.schedules().get(options.algorithm, comm.layout(), count, options.algo);
+  if (schedule->owned.empty()) {
+    throw Error("algorithm '" + options.algorithm + "' is an allreduce: its ranks own no blocks");
+  }
+  return schedule->owned.at(static_cast<std::size_t>(comm.rank()));
+}
+
+}  // namespace colltune::coll

@@ -1,0 +1,205 @@
+// fp16 compression (Horovod's Compression.fp16) and the fp16-wire / fp32-accumulate helpers.
+// Each conversion is one vectorisable pass that also counts overflows as a sum reduction;
+// only when that count is non-zero does a second scan look for the first index.
+#include "colltune/collectives/compression.hpp"
+
+#include <bit>
+#include <cmath>
+#include <string>
+
+#include "colltune/collectives/half.hpp"
+#include "colltune/collectives/reducer.hpp"
+#include "colltune/common/error.hpp"
+
+namespace colltune::coll {
+namespace {
+
+constexpr bool is_finite_bits(float x) { return (std::bit_cast<std::uint32_t>(x) & 0x7f800000u) != 0x7f800000u; }
+constexpr bool is_finite_bits(double x) {
+  return (std::bit_cast<std::uint64_t>(x) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
+}
+constexpr bool is_f16_inf(std::uint16_t h) { return (h & 0x7fffu) == 0x7c00u; }
+constexpr bool is_f16_nan(std::uint16_t h) { return (h & 0x7fffu) > 0x7c00u; }
+
+constexpr std::uint16_t to_f16(float x) { return f32_to_f16(x); }
+constexpr std::uint16_t to_f16(double x) { return f64_to_f16(x); }
+
+// A finite source that turned into inf (in the prescale multiply or in the fp16 rounding).
+constexpr bool overflowed(bool src_finite, std::uint16_t h) { return src_finite && is_f16_inf(h); }
+
+void check_ptrs(const void* a, const void* b, std::size_t count, const char* what) {
+  if (count != 0 && (a == nullptr || b == nullptr)) {
+    throw Error(std::string(what) + ": null buffer for " + std::to_string(count) + " elements");
+  }
+}
+
+// Counts of one block of at most kBlock elements; 32-bit counters keep the loop vectorisable
+// (a size_t accumulator next to 16-bit stores is not).
+constexpr std::size_t kBlock = std::size_t{1} << 20;
+struct BlockCounts {
+  std::uint32_t over = 0;
+  std::uint32_t nonfinite = 0;
+};
+
+template <class F>
+BlockCounts compress_block(const F* __restrict src, std::uint16_t* __restrict dst, std::size_t count, F prescale) {
+  std::uint32_t over = 0;
+  std::uint32_t nonfinite = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const F x = src[i];
+    const std::uint16_t h = to_f16(x * prescale);
+    dst[i] = h;
+    const bool finite = is_finite_bits(x);
+    over += static_cast<std::uint32_t>(overflowed(finite, h));
+    nonfinite += static_cast<std::uint32_t>(!finite);
+  }
+  return BlockCounts{over, nonfinite};
+}
+
+// Steps: convert block by block, summing the counts; if any overflowed, scan once more for
+// the first index.
+template <class F>
+OverflowReport compress_impl(const F* src, std::uint16_t* dst, std::size_t count, F prescale) {
+  OverflowReport r;
+  for (std::size_t begin = 0; begin < count; begin += kBlock) {
+    const std::size_t n = count - begin < kBlock ? count - begin : kBlock;
+    const BlockCounts c = compress_block(src + begin, dst + begin, n, prescale);
+    r.overflowed += c.over;
+    r.nonfinite_inputs += c.nonfinite;
+  }
+  for (std::size_t i = 0; r.overflowed != 0 && i < count; ++i) {
+    if (overflowed(is_finite_bits(src[i]), dst[i])) {
+      r.first_index = i;
+      break;
+    }
+  }
+  return r;
+}
+
+BlockCounts scan_block(const std::uint16_t* __restrict buf, std::size_t count) {
+  std::uint32_t inf = 0;
+  std::uint32_t nan = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    inf += static_cast<std::uint32_t>(is_f16_inf(buf[i]));
+    nan += static_cast<std::uint32_t>(is_f16_nan(buf[i]));
+  }
+  return BlockCounts{inf, nan};
+}
+
+template <class F>
+void decompress_impl(const std::uint16_t* __restrict src, F* __restrict dst, std::size_t count, F postscale) {
+  for (std::size_t i = 0; i < count; ++i) dst[i] = static_cast<F>(f16_to_f32(src[i])) * postscale;
+}
+
+template <class O>
+void accumulate(float* __restrict inout, const std::uint16_t* __restrict in, std::size_t count, O op) {
+  for (std::size_t i = 0; i < count; ++i) inout[i] = op(inout[i], f16_to_f32(in[i]));
+}
+
+template <class F>
+CompressionError error_impl(const F* approx, const F* exact, std::size_t count) {
+  CompressionError e;
+  double sum_sq = 0.0;
+  std::size_t nrel = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto a = static_cast<double>(approx[i]);
+    const auto x = static_cast<double>(exact[i]);
+    if (!std::isfinite(x)) continue;  // nothing meaningful to compare against
+    ++e.count;
+    if (!std::isfinite(a)) {
+      ++e.nonfinite;
+      continue;
+    }
+    const double abs_err = std::fabs(a - x);
+    e.max_abs = std::fmax(e.max_abs, abs_err);
+    if (x == 0.0) continue;
+    const double rel = abs_err / std::fabs(x);
+    if (rel > e.max_rel) {
+      e.max_rel = rel;
+      e.worst_index = i;
+    }
+    sum_sq += rel * rel;
+    ++nrel;
+  }
+  e.rms_rel = nrel == 0 ? 0.0 : std::sqrt(sum_sq / static_cast<double>(nrel));
+  return e;
+}
+
+}  // namespace
+
+void OverflowReport::merge(const OverflowReport& chunk, std::size_t offset) {
+  if (first_index == npos && chunk.first_index != npos) first_index = chunk.first_index + offset;
+  overflowed += chunk.overflowed;
+  nonfinite_inputs += chunk.nonfinite_inputs;
+}
+
+OverflowReport compress_f16(const float* src, std::uint16_t* dst, std::size_t count, double prescale) {
+  check_ptrs(src, dst, count, "compress_f16");
+  return compress_impl(src, dst, count, static_cast<float>(prescale));
+}
+
+OverflowReport compress_f16(const double* src, std::uint16_t* dst, std::size_t count, double prescale) {
+  check_ptrs(src, dst, count, "compress_f16");
+  return compress_impl(src, dst, count, prescale);
+}
+
+void decompress_f16(const std::uint16_t* src, float* dst, std::size_t count, double postscale) {
+  check_ptrs(src, dst, count, "decompress_f16");
+  decompress_impl(src, dst, count, static_cast<float>(postscale));
+}
+
+void decompress_f16(const std::uint16_t* src, double* dst, std::size_t count, double postscale) {
+  check_ptrs(src, dst, count, "decompress_f16");
+  decompress_impl(src, dst, count, postscale);
+}
+
+OverflowReport find_f16_overflow(const std::uint16_t* buf, std::size_t count) {
+  check_ptrs(buf, buf, count, "find_f16_overflow");
+  OverflowReport r;
+  for (std::size_t begin = 0; begin < count; begin += kBlock) {
+    const std::size_t n = count - begin < kBlock ? count - begin : kBlock;
+    const BlockCounts c = scan_block(buf + begin, n);
+    r.overflowed += c.over;
+    r.nonfinite_inputs += c.nonfinite;
+  }
+  for (std::size_t i = 0; r.overflowed != 0 && i < count; ++i) {
+    if (is_f16_inf(buf[i])) {
+      r.first_index = i;
+      break;
+    }
+  }
+  return r;
+}
+
+OverflowReport encode_f16_wire(const float* src, std::uint16_t* dst, std::size_t count) {
+  check_ptrs(src, dst, count, "encode_f16_wire");
+  return compress_impl(src, dst, count, 1.0f);
+}
+
+void reduce_f16_into_f32(float* inout, const std::uint16_t* in, std::size_t count) {
+  reduce_f16_into_f32(ReduceOp::sum, inout, in, count);
+}
+
+void reduce_f16_into_f32(ReduceOp op, float* inout, const std::uint16_t* in, std::size_t count) {
+  check_ptrs(inout, in, count, "reduce_f16_into_f32");
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::avg: return accumulate(inout, in, count, [](float a, float b) { return a + b; });
+    case ReduceOp::prod: return accumulate(inout, in, count, [](float a, float b) { return a * b; });
+    case ReduceOp::min: return accumulate(inout, in, count, [](float a, float b) { return b < a ? b : a; });
+    case ReduceOp::max: return accumulate(inout, in, count, [](float a, float b) { return a < b ? b : a; });
+  }
+  throw Error("reduce_f16_into_f32: unknown reduce op value " + std::to_string(static_cast<int>(op)));
+}
+
+CompressionError compression_error(const float* approx, const float* exact, std::size_t count) {
+  check_ptrs(approx, exact, count, "compression_error");
+  return error_impl(approx, exact, count);
+}
+
+CompressionError compression_error(const double* approx, const double* exact, std::size_t count) {
+  check_ptrs(approx, exact, count, "compression_error");
+  return error_impl(approx, exact, count);
+}
+
+}  // namespace colltune::coll

@@ -1,0 +1,32 @@
+// Bulk fp16/bf16 conversions: plain loops over the inline branch-free scalar conversions in
+// half.hpp, restrict-qualified so the compiler vectorises them (checked with -fopt-info-vec
+// and bench/micro/reduce.cpp).
+#include "colltune/collectives/half.hpp"
+
+namespace colltune::coll {
+
+void f32_to_f16(const float* __restrict src, std::uint16_t* __restrict dst, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) dst[i] = f32_to_f16(src[i]);
+}
+
+void f16_to_f32(const std::uint16_t* __restrict src, float* __restrict dst, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) dst[i] = f16_to_f32(src[i]);
+}
+
+void f64_to_f16(const double* __restrict src, std::uint16_t* __restrict dst, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) dst[i] = f64_to_f16(src[i]);
+}
+
+void f16_to_f64(const std::uint16_t* __restrict src, double* __restrict dst, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) dst[i] = f16_to_f64(src[i]);
+}
+
+void f32_to_bf16(const float* __restrict src, std::uint16_t* __restrict dst, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) dst[i] = f32_to_bf16(src[i]);
+}
+
+void bf16_to_f32(const std::uint16_t* __restrict src, float* __restrict dst, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) dst[i] = bf16_to_f32(src[i]);
+}
+
+}  // namespace colltune::coll

@@ -1,0 +1,54 @@
+#pragma once
+// Import of a Horovod timeline (the Chrome-trace JSON Horovod writes to the file named by
+// HOROVOD_TIMELINE) into a workload, so a job profiled once can be simulated on any topology.
+//
+// What Horovod writes (horovod/common/timeline.cc): a JSON array of trace events; every tensor
+// is a "process" (pid) named by a "process_name" metadata event; per tensor, "B"/"E" pairs
+// for NEGOTIATE_ALLREDUCE (negotiation: ticks "X" named by rank inside it), the top-level op
+// (ALLREDUCE) and its activities (QUEUE, MEMCPY_IN_FUSION_BUFFER, NCCL_ALLREDUCE, ...); the
+// "E" that closes the top-level op carries args {"dtype": "float32", "shape": "[64, 3, 7, 7]"}.
+// "i" events mark CYCLE_START. The writer keeps the file a valid array after every event, but a
+// killed job can leave it cut short: a missing ']' or a half-written last event is repaired.
+//
+// Mapping (docs/workload-format.md):
+// - only allreduced tensors count (a NEGOTIATE_ALLREDUCE or ALLREDUCE event); broadcasts and
+//   allgathers are ignored;
+// - ready time = the tensor's first NEGOTIATE_ALLREDUCE start (its first ALLREDUCE start when it
+//   has none) minus the earliest such time over all tensors;
+// - size = product of the shape of any of its op-closing events, dtype from the same event;
+//   a tensor with no shape anywhere is assumed to be fp32 with the median element count of the
+//   tensors that have one (counted in TimelineImport::assumed_sizes; an error if none has one);
+// - backward_us = the last ready time unless given (the part of the backward pass before the
+//   first gradient is invisible in a timeline);
+// - forward_us, unless given: when the first tensor's ALLREDUCE appears a second time, the step
+//   period minus the end of the first step's last allreduce (everything outside the backward
+//   pass and its communication: forward, optimizer, input); otherwise 0.
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "colltune/sim/workload.hpp"
+
+namespace colltune::sim {
+
+struct TimelineImportOptions {
+  double forward_us = -1;   // < 0: estimate as described above
+  double backward_us = -1;  // < 0: the last ready time
+};
+
+struct TimelineImport {
+  Workload workload;
+  std::size_t assumed_sizes = 0;   // tensors whose size was assumed (no shape in the timeline)
+  std::size_t steps_seen = 0;      // ALLREDUCE occurrences of the first tensor
+  bool repaired = false;           // the file was cut short and its tail was repaired
+  std::vector<std::string> notes;  // human-readable remarks on assumptions
+};
+
+// Throws colltune::Error naming `source` and the offending event / field.
+TimelineImport import_horovod_timeline_text(std::string_view text, std::string_view source,
+                                            const TimelineImportOptions& options = {});
+TimelineImport import_horovod_timeline(const std::filesystem::path& path, const TimelineImportOptions& options = {});
+
+}  // namespace colltune::sim

@@ -1,0 +1,147 @@
+// The analytical cost model: LevelCosts from a topology's routes, then the registry's closed-form
+// cost hint. Derivation rules are stated in cost_model.hpp.
+#include "colltune/sim/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "colltune/common/error.hpp"
+
+namespace colltune::sim {
+namespace {
+
+constexpr int kSampledHosts = 16;
+
+// us per byte for a bandwidth in GB/s (1 GB/s = 1e3 bytes per us); 0 for an infinite one.
+double us_per_byte(double gbps) { return std::isfinite(gbps) && gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0; }
+
+// The worst alpha and beta seen over a set of routes.
+struct WorstRoute {
+  double alpha_us = 0;
+  double beta_us_per_byte = 0;
+  bool seen = false;
+  void add(const topo::Path& path) {
+    alpha_us = std::max(alpha_us, path.latency_us);
+    beta_us_per_byte = std::max(beta_us_per_byte, us_per_byte(path.bottleneck_gbps));
+    seen = true;
+  }
+};
+
+// Up to kSampledHosts host indices spread evenly over [0, nhosts), ascending, deterministic.
+std::vector<int> sampled_hosts(int nhosts) {
+  std::vector<int> hosts;
+  const int n = std::min(nhosts, kSampledHosts);
+  for (int i = 0; i < n; ++i) hosts.push_back(static_cast<int>(static_cast<long long>(i) * nhosts / n));
+  return hosts;
+}
+
+// Pairs inside one host: neighbours at the front, first-to-last, and a middle pair.
+void sample_intra(const topo::Topology& topology, const std::vector<int>& ranks, WorstRoute& worst) {
+  const std::size_t n = ranks.size();
+  if (n < 2) return;
+  worst.add(topology.route(ranks[0], ranks[1]));
+  worst.add(topology.route(ranks[1], ranks[0]));
+  worst.add(topology.route(ranks[0], ranks[n - 1]));
+  worst.add(topology.route(ranks[n / 2], ranks[(n / 2 + 1) % n]));
+}
+
+// Pairs across hosts a and b: first ranks, last ranks, and first of a to last of b.
+void sample_inter(const topo::Topology& topology, const std::vector<int>& a, const std::vector<int>& b,
+                  WorstRoute& worst) {
+  worst.add(topology.route(a.front(), b.front()));
+  worst.add(topology.route(b.front(), a.front()));
+  worst.add(topology.route(a.back(), b.back()));
+  worst.add(topology.route(a.front(), b.back()));
+}
+
+}  // namespace
+
+WireRequest wire_request(const CollectiveRequest& request) {
+  if (request.elem_size == 0) throw Error("collective request: elem_size must be positive");
+  if (request.bytes % request.elem_size != 0)
+    throw Error("collective request: bytes " + std::to_string(request.bytes) + " is not a multiple of the " +
+                std::to_string(request.elem_size) + "-byte element size");
+  WireRequest wire{request.bytes, request.elem_size, false};
+  if (request.fp16_compress && request.elem_size == 4) wire = {request.bytes / 2, 2, true};
+  return wire;
+}
+
+RankLayout layout_of_first_ranks(const topo::Topology& topology, int nranks) {
+  if (nranks < 1) throw Error("ranks: " + std::to_string(nranks) + " must be at least 1");
+  if (nranks > topology.num_ranks())
+    throw Error("topology '" + topology.name + "' has " + std::to_string(topology.num_ranks()) +
+                " ranks, fewer than the " + std::to_string(nranks) + " requested");
+  std::map<int, int> dense;  // topology host -> layout host, in order of first appearance
+  std::vector<int> host_of_rank;
+  host_of_rank.reserve(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) {
+    auto [it, inserted] = dense.try_emplace(topology.host_of_rank(r), static_cast<int>(dense.size()));
+    host_of_rank.push_back(it->second);
+  }
+  return RankLayout(std::move(host_of_rank));
+}
+
+coll::LevelCosts derive_level_costs(const topo::Topology& topology, int nranks) {
+  const RankLayout layout = layout_of_first_ranks(topology, nranks);
+  WorstRoute intra;
+  WorstRoute inter;
+  const std::vector<int> hosts = sampled_hosts(layout.nhosts());
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const auto& ranks = layout.ranks_on_host(hosts[i]);
+    sample_intra(topology, ranks, intra);
+    if (layout.nhosts() > 1) {
+      const int next = (hosts[i] + 1) % layout.nhosts();
+      sample_inter(topology, ranks, layout.ranks_on_host(next), inter);
+    }
+  }
+  if (layout.nhosts() > 2) sample_inter(topology, layout.ranks_on_host(0), layout.ranks_on_host(layout.nhosts() - 1), inter);
+  if (!intra.seen) intra = inter;
+  if (!inter.seen) inter = intra;
+  coll::LevelCosts levels;
+  levels.alpha_intra_us = intra.alpha_us;
+  levels.beta_intra_us_per_byte = intra.beta_us_per_byte;
+  levels.alpha_inter_us = inter.alpha_us;
+  levels.beta_inter_us_per_byte = inter.beta_us_per_byte;
+  levels.gamma_us_per_byte = reduce_us_per_byte(topology, nranks);
+  return levels;
+}
+
+double reduce_us_per_byte(const topo::Topology& topology, int nranks) {
+  double slowest = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < nranks; ++r) {
+    const double gbps = topology.device(topology.device_of_rank(r)).reduce_gbps;
+    if (gbps > 0) slowest = std::min(slowest, gbps);
+  }
+  return us_per_byte(slowest);
+}
+
+CostModel::CostModel(const topo::Topology& topology) : CostModel(topology, topology.num_ranks()) {}
+
+CostModel::CostModel(const topo::Topology& topology, int nranks)
+    : levels(derive_level_costs(topology, nranks)),
+      layout(layout_of_first_ranks(topology, nranks)),
+      cast_us_per_byte(reduce_us_per_byte(topology, nranks)) {}
+
+double CostModel::cast_us(std::size_t fp32_bytes) const {
+  return 2.0 * static_cast<double>(fp32_bytes) * cast_us_per_byte;
+}
+
+double CostModel::time_us(const CollectiveRequest& request) const {
+  return time_us(coll::find_algorithm(request.algorithm), request);
+}
+
+double CostModel::time_us(const coll::Algorithm& algorithm, const CollectiveRequest& request) const {
+  const WireRequest wire = wire_request(request);
+  if (algorithm.not_applicable && algorithm.not_applicable(layout, wire.bytes / wire.elem_size, request.options))
+    return std::numeric_limits<double>::infinity();
+  double t = algorithm.cost(layout, wire.bytes, wire.elem_size, request.options, levels);
+  if (wire.compressed) t += cast_us(request.bytes);
+  return t;
+}
+
+}  // namespace colltune::sim

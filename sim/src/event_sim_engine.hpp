@@ -1,0 +1,132 @@
+#pragma once
+// Internals of the discrete-event simulator (see event_sim.hpp for the machine model).
+// event_sim.cpp: steps, rendezvous matching, flow start/end, the event loop.
+// event_sim_rates.cpp: max-min fair bandwidth sharing (progressive filling) over the flows
+// whose rates can have changed.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "colltune/collectives/schedule.hpp"
+#include "colltune/sim/event_sim.hpp"
+#include "colltune/topology/topology.hpp"
+
+namespace colltune::sim::detail {
+
+struct LinkState {
+  double capacity = 0;                // bytes per us
+  std::vector<std::uint32_t> flows;   // flows transmitting on it now
+  double bytes = 0;                   // bytes carried so far
+  double busy_us = 0;
+  double busy_since = 0;
+  // progressive-filling scratch
+  double remaining = 0;               // capacity not yet given to frozen flows
+  std::uint32_t unfrozen = 0;         // flows on it whose rate is not fixed yet
+  std::uint32_t version = 0;          // invalidates stale heap entries
+  std::uint64_t mark = 0;             // component search epoch
+};
+
+struct FlowState {
+  int src = 0;
+  int dst = 0;
+  std::uint32_t send_op = 0;          // op index in src's current step
+  std::uint32_t recv_op = 0;          // op index in dst's current step
+  const topo::Path* path = nullptr;
+  double bytes = 0;
+  double left = 0;                    // bytes still to transmit at last_t
+  double rate = 0;                    // bytes per us
+  double new_rate = -1;               // progressive-filling result; -1 = not fixed yet
+  double last_t = 0;
+  double start_t = 0;
+  std::uint32_t version = 0;          // invalidates stale end events
+  std::uint64_t mark = 0;
+  bool reduce = false;
+  bool on_links = false;
+};
+
+// Sends a->b and receives at b from a that are posted but not yet paired, in posting order.
+struct Channel {
+  const topo::Path* path = nullptr;
+  std::vector<std::uint32_t> sends;
+  std::vector<std::uint32_t> recvs;
+  std::size_t send_head = 0;
+  std::size_t recv_head = 0;
+};
+
+struct RankState {
+  std::size_t step = 0;               // current step
+  std::uint32_t outstanding = 0;      // ops of the step not yet completed
+  double step_end = 0;                // latest completion among the step's ops
+  bool finished = false;
+  double finish_us = 0;
+  std::vector<std::pair<int, std::uint32_t>> out;  // peer -> channel of sends to it, by peer
+};
+
+struct Event {
+  double t = 0;
+  std::uint32_t id = 0;       // kind bit | index
+  std::uint32_t version = 0;  // flows only
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : id > o.id; }
+};
+
+struct HeapEntry {
+  double share = 0;
+  std::size_t link = 0;
+  std::uint32_t version = 0;
+  bool operator>(const HeapEntry& o) const { return share != o.share ? share > o.share : link > o.link; }
+};
+
+class Engine {
+ public:
+  Engine(const coll::Schedule& schedule, const topo::Topology& topology, const EventSimOptions& options);
+  EventSimResult run();
+
+ private:
+  static constexpr std::uint32_t kFlowBit = 0x80000000u;
+
+  // event_sim.cpp
+  void enter_step(int rank, double t);
+  void post(int rank, std::uint32_t op_index, const coll::Op& op, double t);
+  std::uint32_t channel(int src, int dst);
+  void start_flow(std::uint32_t chan, std::uint32_t send_op, std::uint32_t recv_op, int src, int dst, double t);
+  std::uint32_t new_flow();
+  void end_flow(std::uint32_t f, double t);
+  void complete_op(int rank, double done_t);
+  void record_slices(const FlowState& flow, double arrival, double reduced);
+  const coll::Op& current_op(int rank, std::uint32_t index) const;
+  void check_finished() const;
+  EventSimResult collect();
+
+  // event_sim_rates.cpp
+  void update_rates(double t);
+  void visit_link(std::size_t link);
+  void visit_flow(std::uint32_t f);
+  void fill_progressively();
+  void apply_rates(double t);
+
+  const coll::Schedule& schedule_;
+  const topo::Topology& topology_;
+  EventSimOptions options_;
+  std::vector<double> gamma_;  // us per byte reduced, per rank
+  std::vector<RankState> ranks_;
+  std::vector<Channel> channels_;
+  std::vector<LinkState> links_;
+  std::vector<FlowState> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
+  // flows whose rates must be (re)computed at the end of the current instant
+  std::vector<std::uint32_t> new_flows_;
+  std::vector<std::size_t> dirty_links_;
+  // component search and progressive-filling scratch, reused
+  std::uint64_t epoch_ = 0;
+  std::vector<std::size_t> comp_links_;
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<std::size_t> stack_;
+  std::vector<HeapEntry> heap_;
+  EventSimResult result_;
+};
+
+}  // namespace colltune::sim::detail

@@ -1,0 +1,108 @@
+// Max-min fair bandwidth sharing (progressive filling), recomputed only where it can change.
+//
+// When flows start or end, only the flows connected to them through shared links (the
+// connected component of the flow/link graph containing a changed link) can get new rates; a
+// flow alone on its links just gets its path's bottleneck. Over that component:
+//   1. every link offers its capacity equally to the flows on it whose rate is not yet fixed;
+//   2. the link with the smallest such share is the bottleneck of all its unfixed flows: their
+//      rate is that share, and it is taken off every other link they cross;
+//   3. repeat until every flow has a rate.
+// A min-heap of link shares with lazy invalidation makes this O((L + F*h) log L) for L links,
+// F flows of h hops in the component. Flows whose rate did not change keep their end event.
+#include <algorithm>
+#include <cmath>
+
+#include "event_sim_engine.hpp"
+
+namespace colltune::sim::detail {
+
+void Engine::update_rates(double t) {
+  if (new_flows_.empty() && dirty_links_.empty()) return;
+  ++epoch_;
+  comp_links_.clear();
+  comp_flows_.clear();
+  stack_.clear();
+  for (std::uint32_t f : new_flows_)
+    if (flows_[f].on_links) visit_flow(f);
+  for (std::size_t l : dirty_links_) visit_link(l);
+  new_flows_.clear();
+  dirty_links_.clear();
+  while (!stack_.empty()) {
+    const std::size_t l = stack_.back();
+    stack_.pop_back();
+    for (std::uint32_t f : links_[l].flows) visit_flow(f);
+  }
+  fill_progressively();
+  apply_rates(t);
+}
+
+void Engine::visit_link(std::size_t l) {
+  LinkState& link = links_[l];
+  if (link.mark == epoch_) return;
+  link.mark = epoch_;
+  comp_links_.push_back(l);
+  stack_.push_back(l);
+}
+
+void Engine::visit_flow(std::uint32_t f) {
+  FlowState& fl = flows_[f];
+  if (fl.mark == epoch_) return;
+  fl.mark = epoch_;
+  comp_flows_.push_back(f);
+  for (std::size_t l : fl.path->links) visit_link(l);
+}
+
+void Engine::fill_progressively() {
+  heap_.clear();
+  for (std::size_t l : comp_links_) {
+    LinkState& link = links_[l];
+    link.remaining = link.capacity;
+    link.unfrozen = static_cast<std::uint32_t>(link.flows.size());
+    ++link.version;
+    if (link.unfrozen > 0) heap_.push_back({link.remaining / link.unfrozen, l, link.version});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    const HeapEntry top = heap_.back();
+    heap_.pop_back();
+    LinkState& bottleneck = links_[top.link];
+    if (top.version != bottleneck.version) continue;  // its share changed since
+    ++bottleneck.version;
+    bottleneck.unfrozen = 0;
+    for (std::uint32_t f : bottleneck.flows) {
+      FlowState& fl = flows_[f];
+      if (fl.new_rate >= 0) continue;
+      fl.new_rate = top.share;
+      for (std::size_t l : fl.path->links) {
+        LinkState& link = links_[l];
+        if (l == top.link || link.unfrozen == 0) continue;
+        link.remaining = std::max(0.0, link.remaining - top.share);
+        --link.unfrozen;
+        ++link.version;
+        if (link.unfrozen > 0) {
+          heap_.push_back({link.remaining / link.unfrozen, l, link.version});
+          std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+        }
+      }
+    }
+  }
+}
+
+// Flows whose rate changed: account the bytes sent at the old rate, reschedule their end.
+void Engine::apply_rates(double t) {
+  for (std::uint32_t f : comp_flows_) {
+    FlowState& fl = flows_[f];
+    // Shares are positive in exact arithmetic; keep rounding from stalling a flow forever.
+    const double rate = std::max(fl.new_rate, 1e-9);
+    fl.new_rate = -1;
+    if (fl.rate > 0 && std::abs(rate - fl.rate) <= 1e-12 * fl.rate) continue;
+    fl.left = std::max(0.0, fl.left - fl.rate * (t - fl.last_t));
+    fl.last_t = t;
+    fl.rate = rate;
+    ++fl.version;
+    queue_.push(Event{t + fl.left / rate, kFlowBit | f, fl.version});
+  }
+}
+
+}  // namespace colltune::sim::detail

@@ -1,0 +1,194 @@
+// The table of built-in model profiles, "name:key=value" specs, and the compute model that
+// turns an architecture into a workload (see profiles.hpp).
+#include "colltune/sim/profiles.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "colltune/common/error.hpp"
+#include "profiles_detail.hpp"
+
+namespace colltune::sim {
+namespace {
+
+struct ProfileEntry {
+  ProfileInfo info;
+  int default_seq = 0;  // 0: not a sequence model
+  std::function<ModelArch(int seq)> build;
+};
+
+const std::vector<ProfileEntry>& profile_table() {
+  using namespace detail;
+  static const std::vector<ProfileEntry> table{
+      {{"resnet50", "ResNet-50, 25.6 M parameters, 224x224 images"}, 0, [](int) { return build_resnet(50); }},
+      {{"resnet101", "ResNet-101, 44.5 M parameters, 224x224 images"}, 0, [](int) { return build_resnet(101); }},
+      {{"resnet152", "ResNet-152, 60.2 M parameters, 224x224 images"}, 0, [](int) { return build_resnet(152); }},
+      {{"vgg16", "VGG-16, 138.4 M parameters, 224x224 images"}, 0, [](int) { return build_vgg16(); }},
+      {{"bert-base", "BERT-base pretraining, 110.1 M parameters, seq 128"}, 128,
+       [](int seq) { return build_bert({"bert-base", 768, 12, 3072}, seq); }},
+      {{"bert-large", "BERT-large pretraining, 336.2 M parameters, seq 128"}, 128,
+       [](int seq) { return build_bert({"bert-large", 1024, 24, 4096}, seq); }},
+      {{"gpt2", "GPT-2 small, 124.4 M parameters, seq 1024"}, 1024,
+       [](int seq) { return build_gpt2({"gpt2", 768, 12}, seq); }},
+      {{"gpt2-medium", "GPT-2 medium, 354.8 M parameters, seq 1024"}, 1024,
+       [](int seq) { return build_gpt2({"gpt2-medium", 1024, 24}, seq); }},
+      {{"gpt2-large", "GPT-2 large, 774.0 M parameters, seq 1024"}, 1024,
+       [](int seq) { return build_gpt2({"gpt2-large", 1280, 36}, seq); }},
+      {{"gpt2-xl", "GPT-2 XL, 1557.6 M parameters, seq 1024"}, 1024,
+       [](int seq) { return build_gpt2({"gpt2-xl", 1600, 48}, seq); }},
+  };
+  return table;
+}
+
+std::string known_profiles() {
+  std::string out;
+  for (const ProfileEntry& e : profile_table()) out += (out.empty() ? "" : ", ") + e.info.name;
+  return out;
+}
+
+const ProfileEntry* find_entry(std::string_view name) {
+  for (const ProfileEntry& e : profile_table()) {
+    if (e.info.name == name) return &e;
+  }
+  return nullptr;
+}
+
+const ProfileEntry& entry_or_throw(std::string_view name) {
+  if (const ProfileEntry* e = find_entry(name)) return *e;
+  throw Error("unknown model '" + std::string(name) + "' (known: " + known_profiles() +
+              "; or a workload / Horovod timeline JSON file)");
+}
+
+[[noreturn]] void bad_option(std::string_view spec, std::string_view key, std::string_view value,
+                             std::string_view why) {
+  throw Error("model spec '" + std::string(spec) + "': " + std::string(key) + "=" + std::string(value) + " " +
+              std::string(why));
+}
+
+int parse_positive_int(std::string_view spec, std::string_view key, std::string_view value) {
+  int out = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || ptr != value.data() + value.size() || out <= 0) {
+    bad_option(spec, key, value, "must be a positive integer");
+  }
+  return out;
+}
+
+double parse_positive_double(std::string_view spec, std::string_view key, std::string_view value) {
+  double out = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || ptr != value.data() + value.size() || !std::isfinite(out) || out <= 0) {
+    bad_option(spec, key, value, "must be a positive number");
+  }
+  return out;
+}
+
+void apply_option(std::string_view spec, std::string_view item, ProfileOptions& options) {
+  const std::size_t eq = item.find('=');
+  if (eq == std::string_view::npos) bad_option(spec, item, "", "is not key=value");
+  const std::string_view key = item.substr(0, eq);
+  const std::string_view value = item.substr(eq + 1);
+  if (key == "batch") {
+    options.batch = parse_positive_int(spec, key, value);
+  } else if (key == "seq") {
+    options.seq = parse_positive_int(spec, key, value);
+  } else if (key == "tflops") {
+    options.tflops = parse_positive_double(spec, key, value);
+  } else if (key == "dtype") {
+    try {
+      options.grad_dtype = coll::parse_dtype(value);
+    } catch (const Error& e) {
+      bad_option(spec, key, value, std::string("is not a data type: ") + e.what());
+    }
+    if (!coll::is_floating(options.grad_dtype)) bad_option(spec, key, value, "gradients must be floating point");
+  } else {
+    bad_option(spec, key, value, "is not a known option (batch, seq, tflops, dtype)");
+  }
+}
+
+}  // namespace
+
+std::size_t ModelArch::total_params() const {
+  std::size_t total = 0;
+  for (const Layer& layer : layers) {
+    for (const ParamTensor& p : layer.params) total += p.count;
+  }
+  return total;
+}
+
+double ModelArch::forward_flops_per_sample() const {
+  double total = 0;
+  for (const Layer& layer : layers) total += layer.forward_flops;
+  return total;
+}
+
+const std::vector<ProfileInfo>& profiles() {
+  static const std::vector<ProfileInfo> infos = [] {
+    std::vector<ProfileInfo> out;
+    for (const ProfileEntry& e : profile_table()) out.push_back(e.info);
+    return out;
+  }();
+  return infos;
+}
+
+bool is_profile_spec(std::string_view spec) { return find_entry(spec.substr(0, spec.find(':'))) != nullptr; }
+
+ModelArch model_architecture(std::string_view name, int seq) {
+  const ProfileEntry& entry = entry_or_throw(name);
+  if (entry.default_seq == 0 && seq != 0) {
+    throw Error("model '" + std::string(name) + "' is not a sequence model: seq does not apply");
+  }
+  return entry.build(seq != 0 ? seq : entry.default_seq);
+}
+
+// Forward: the sum of layer FLOPs. Backward: 2x forward per layer, walked in reverse layer
+// order; each gradient is ready when the backward FLOPs done so far (its own layer included)
+// have run. The last gradient is therefore ready exactly when the backward pass ends.
+Workload make_workload(const ModelArch& arch, int batch, double tflops, coll::DType grad_dtype) {
+  if (batch <= 0) throw Error(arch.name + ": batch " + std::to_string(batch) + " must be positive");
+  if (!(tflops > 0) || !std::isfinite(tflops)) {
+    throw Error(arch.name + ": tflops " + std::to_string(tflops) + " must be a positive number");
+  }
+  const double flops_per_us = tflops * 1e6;  // 1 TFLOP/s = 1e12 FLOP/s = 1e6 FLOP/us
+  Workload w;
+  w.name = arch.name;
+  w.forward_us = arch.forward_flops_per_sample() * batch / flops_per_us;
+  double backward_flops = 0;
+  for (auto layer = arch.layers.rbegin(); layer != arch.layers.rend(); ++layer) {
+    backward_flops += 2.0 * layer->forward_flops * batch;
+    const double ready = backward_flops / flops_per_us;
+    for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
+      w.tensors.push_back({p->name, p->count, grad_dtype, ready});
+    }
+  }
+  w.backward_us = backward_flops / flops_per_us;
+  return w;
+}
+
+Workload make_profile(std::string_view name, const ProfileOptions& options) {
+  const ModelArch arch = model_architecture(name, options.seq);
+  return make_workload(arch, options.batch > 0 ? options.batch : arch.default_batch, options.tflops,
+                       options.grad_dtype);
+}
+
+Workload parse_profile_spec(std::string_view spec) {
+  const std::size_t colon = spec.find(':');
+  const std::string_view name = spec.substr(0, colon);
+  entry_or_throw(name);
+  ProfileOptions options;
+  if (colon != std::string_view::npos) {
+    std::string_view rest = spec.substr(colon + 1);
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      apply_option(spec, rest.substr(0, comma), options);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
+  }
+  Workload w = make_profile(name, options);
+  w.name = std::string(spec);  // keeps the options visible in reports
+  return w;
+}
+
+}  // namespace colltune::sim

@@ -1,0 +1,36 @@
+#pragma once
+// Builders of the built-in architectures (profiles_cnn.cpp, profiles_transformer.cpp).
+#include "colltune/sim/profiles.hpp"
+
+namespace colltune::sim::detail {
+
+// torchvision ResNet-v1.5 (stride on the 3x3 conv) with `depth` 50, 101 or 152; 224x224 input.
+ModelArch build_resnet(int depth);
+// torchvision VGG-16 (no batch norm); 224x224 input.
+ModelArch build_vgg16();
+
+struct BertConfig {
+  std::string name;
+  int hidden = 0;
+  int layers = 0;
+  int intermediate = 0;
+  int vocab = 30522;
+  int max_positions = 512;
+  int type_vocab = 2;
+};
+// BERT with its pretraining heads (Hugging Face BertForPreTraining: encoder, pooler, masked-LM
+// transform and decoder bias, next-sentence classifier; the decoder weight is tied to the
+// word embeddings).
+ModelArch build_bert(const BertConfig& config, int seq);
+
+struct Gpt2Config {
+  std::string name;
+  int hidden = 0;
+  int layers = 0;
+  int vocab = 50257;
+  int context = 1024;
+};
+// GPT-2 (Hugging Face GPT2LMHeadModel: the LM head is tied to the token embeddings).
+ModelArch build_gpt2(const Gpt2Config& config, int seq);
+
+}  // namespace colltune::sim::detail

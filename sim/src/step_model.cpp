@@ -1,0 +1,224 @@
+// The training-step model: Horovod's background loop over a workload.
+//
+// Steps of one simulated step (times from the start of the backward pass):
+// 1. The cycle loop ticks every cycle_time (tick k at k * cycle_time; with cycle_time 0, at
+//    every distinct ready time). At a tick, the tensors that became ready since the previous
+//    tick are negotiated: one negotiation per cycle, priced as one small allreduce (Horovod's
+//    response-cache coordination is a bitwise-AND allreduce of a readiness bit vector).
+// 2. They are packed in ready order into fusion buffers by coll::plan_fusion (the runtime's own
+//    packer): up to the threshold, one buffer per dtype run, an oversized tensor alone. With
+//    fp16 compression, fp32 tensors are cast to fp16 first (as hvd.Compression.fp16 does), so
+//    they take half the buffer and half the wire bytes; the casts (there and back) are charged
+//    to the buffer at the cost model's conversion rate.
+// 3. Buffers are allreduced one after another on one communication stream: a buffer starts at
+//    max(its tick + negotiation, the end of the previous buffer). The allreduce time comes from
+//    the cost model (Engine::analytic) or the event simulator on the algorithm's schedule
+//    (Engine::event); "auto" takes the fastest algorithm for each buffer under that engine.
+// 4. Communication overlaps the backward pass: step = forward + max(backward, last buffer end).
+//    The optimizer update is not modelled (fold it into forward_us when it matters).
+#include "colltune/sim/step_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <span>
+#include <tuple>
+
+#include "colltune/collectives/fusion.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/sim/cost_model.hpp"
+#include "colltune/sim/event_sim.hpp"
+
+namespace colltune::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Bytes of the negotiation allreduce: a bit vector with room for 512 tensors.
+constexpr std::size_t kNegotiationBytes = 64;
+
+// The algorithm chosen for one buffer and its time.
+struct Priced {
+  const std::string* algorithm = nullptr;
+  double time_us = kInf;
+};
+
+// Tick index of a tensor ready at `ready_us`: the first tick at or after it. The small
+// tolerance keeps a ready time that is a multiple of the cycle on its own tick despite rounding.
+double tick_of(double ready_us, double cycle_us) {
+  if (cycle_us <= 0) return ready_us;
+  return std::ceil(ready_us / cycle_us - 1e-9) * cycle_us;
+}
+
+// Returns the configured algorithm, or nullptr for "auto".
+const coll::Algorithm* validate_config(const StepConfig& c) {
+  if (!std::isfinite(c.cycle_time_us) || c.cycle_time_us < 0) {
+    throw Error("cycle time " + std::to_string(c.cycle_time_us) + " us must be a non-negative finite time");
+  }
+  if (!std::isfinite(c.negotiation_us)) throw Error("negotiation time must be finite");
+  if (c.algorithm == "auto") return nullptr;
+  const coll::Algorithm& algo = coll::find_algorithm(c.algorithm);  // throws for unknown ids
+  if (algo.collective != coll::Collective::allreduce) {
+    throw Error("algorithm '" + c.algorithm + "' is not an allreduce");
+  }
+  return &algo;
+}
+
+void finish(StepResult& r, const Workload& w, double comm_end_us) {
+  r.compute_us = w.forward_us + w.backward_us;
+  r.step_time_us = w.forward_us + std::max(w.backward_us, comm_end_us);
+  r.exposed_comm_us = r.step_time_us - r.compute_us;
+  r.scaling_efficiency = r.step_time_us > 0 ? r.compute_us / r.step_time_us : 1.0;
+}
+
+}  // namespace
+
+std::string_view to_string(Engine engine) { return engine == Engine::event ? "event" : "analytic"; }
+
+Engine parse_engine(std::string_view name) {
+  if (name == "analytic") return Engine::analytic;
+  if (name == "event") return Engine::event;
+  throw Error("unknown engine '" + std::string(name) + "' (use analytic or event)");
+}
+
+struct StepSimulator::Impl {
+  explicit Impl(const topo::Topology& t) : topology(t), cost(t), layout(t.rank_layout()) {
+    for (const coll::Algorithm& a : coll::algorithms()) {
+      if (a.collective == coll::Collective::allreduce) allreduce.push_back(&a);
+    }
+    if (layout.nranks() > 1) {
+      for (const coll::Algorithm* a : allreduce) {
+        negotiation = std::min(negotiation, analytic_time(*a, kNegotiationBytes, 4, {}));
+      }
+      if (!std::isfinite(negotiation)) negotiation = 0;
+    } else {
+      negotiation = 0;
+    }
+  }
+
+  double analytic_time(const coll::Algorithm& algo, std::size_t bytes, std::size_t elem_size,
+                       const coll::AlgoOptions& options) const {
+    CollectiveRequest request;
+    request.bytes = bytes;
+    request.elem_size = elem_size;
+    request.options = options;
+    return cost.time_us(algo, request);
+  }
+
+  // Event simulation of the algorithm's schedule; cached by (algorithm, size, options) since
+  // a model's buffers repeat sizes and the tuner repeats configurations.
+  double event_time(const coll::Algorithm& algo, std::size_t bytes, std::size_t elem_size,
+                    const coll::AlgoOptions& options) const {
+    const std::size_t count = bytes / elem_size;
+    if (algo.not_applicable && algo.not_applicable(layout, count, options)) return kInf;
+    const auto key = std::make_tuple(algo.id, count, elem_size, options.chunk_elems, options.inner);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (auto it = event_cache.find(key); it != event_cache.end()) return it->second;
+    }
+    const coll::Schedule schedule = coll::build_schedule(algo.id, layout, count, options);
+    EventSimOptions sim_options;
+    sim_options.elem_size = elem_size;
+    const double us = simulate_schedule(schedule, topology, sim_options).time_us;
+    std::lock_guard<std::mutex> lock(mutex);
+    event_cache.emplace(key, us);
+    return us;
+  }
+
+  double time(Engine engine, const coll::Algorithm& algo, std::size_t bytes, std::size_t elem_size,
+              const coll::AlgoOptions& options) const {
+    return engine == Engine::event ? event_time(algo, bytes, elem_size, options)
+                                   : analytic_time(algo, bytes, elem_size, options);
+  }
+
+  // `fixed` is the configured algorithm, or nullptr for "auto".
+  Priced price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
+               std::size_t elem_size) const;
+  [[noreturn]] void not_applicable(const StepConfig& c, std::size_t bytes, std::size_t elem_size) const;
+
+  const topo::Topology& topology;
+  CostModel cost;
+  RankLayout layout;
+  std::vector<const coll::Algorithm*> allreduce;  // the registry's allreduce entries
+  double negotiation = kInf;
+  mutable std::mutex mutex;
+  mutable std::map<std::tuple<std::string, std::size_t, std::size_t, std::size_t, std::string>, double> event_cache;
+};
+
+Priced StepSimulator::Impl::price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
+                                  std::size_t bytes, std::size_t elem_size) const {
+  Priced best;
+  if (fixed != nullptr) {
+    best = {&fixed->id, time(engine, *fixed, bytes, elem_size, c.options)};
+  } else {
+    for (const coll::Algorithm* a : allreduce) {
+      const double us = time(engine, *a, bytes, elem_size, c.options);
+      if (us < best.time_us) best = {&a->id, us};
+    }
+  }
+  if (!std::isfinite(best.time_us)) not_applicable(c, bytes, elem_size);
+  return best;
+}
+
+void StepSimulator::Impl::not_applicable(const StepConfig& c, std::size_t bytes, std::size_t elem_size) const {
+  std::string why = "no allreduce algorithm applies";
+  if (c.algorithm != "auto") {
+    const coll::Algorithm& algo = coll::find_algorithm(c.algorithm);
+    const auto reason = algo.not_applicable ? algo.not_applicable(layout, bytes / elem_size, c.options) : std::nullopt;
+    why = "algorithm '" + c.algorithm + "' does not apply" + (reason ? ": " + *reason : std::string());
+  }
+  throw Error(why + " (" + std::to_string(layout.nranks()) + " ranks on " + std::to_string(layout.nhosts()) +
+              " hosts, " + std::to_string(bytes) + " bytes)");
+}
+
+StepSimulator::StepSimulator(const topo::Topology& topology) : impl_(std::make_unique<Impl>(topology)) {}
+StepSimulator::~StepSimulator() = default;
+
+double StepSimulator::negotiation_us() const { return impl_->negotiation; }
+int StepSimulator::nranks() const { return impl_->layout.nranks(); }
+
+StepResult StepSimulator::run(const Workload& w, const StepConfig& c, Engine engine) const {
+  const coll::Algorithm* fixed = validate_config(c);
+  validate_workload(w, w.name.empty() ? std::string_view("workload") : std::string_view(w.name));
+  StepResult r;
+  if (impl_->layout.nranks() <= 1) {  // one GPU: nothing to reduce
+    finish(r, w, 0);
+    return r;
+  }
+  r.buffers.reserve(w.tensors.size());
+  const double negotiation = c.negotiation_us >= 0 ? c.negotiation_us : impl_->negotiation;
+  const std::size_t n = w.tensors.size();
+  std::vector<coll::FusionTensor> fusion(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool cast = c.fp16_compress && w.tensors[i].dtype == coll::DType::f32;
+    fusion[i] = {w.tensors[i].count, cast ? coll::DType::f16 : w.tensors[i].dtype};
+  }
+  double comm_free = 0;
+  for (std::size_t i = 0; i < n;) {
+    const double tick = tick_of(w.tensors[i].ready_us, c.cycle_time_us);
+    std::size_t j = i + 1;
+    while (j < n && tick_of(w.tensors[j].ready_us, c.cycle_time_us) == tick) ++j;
+    const auto buffers = coll::plan_fusion(std::span(fusion).subspan(i, j - i), c.fusion_threshold_bytes);
+    for (const coll::FusionBuffer& b : buffers) {
+      std::size_t cast_bytes = 0;  // fp32 bytes converted to fp16 and back
+      for (const coll::FusionEntry& e : b.entries) {
+        if (w.tensors[i + e.tensor].dtype != fusion[i + e.tensor].dtype) cast_bytes += w.tensors[i + e.tensor].bytes();
+      }
+      const Priced p = impl_->price(c, fixed, engine, b.bytes, coll::dtype_size(b.dtype));
+      const double start = std::max(tick + negotiation, comm_free);
+      comm_free = start + p.time_us + impl_->cost.cast_us(cast_bytes);
+      r.buffers.push_back({b.bytes, b.entries.size(), *p.algorithm, start, comm_free});
+    }
+    i = j;
+  }
+  finish(r, w, comm_free);
+  return r;
+}
+
+StepResult simulate_step(const topo::Topology& topology, const Workload& workload, const StepConfig& config,
+                         Engine engine) {
+  return StepSimulator(topology).run(workload, config, engine);
+}
+
+}  // namespace colltune::sim

@@ -1,0 +1,233 @@
+// Horovod timeline import (see timeline.hpp for the format and the mapping to a workload).
+#include "colltune/sim/timeline.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "colltune/common/atomic_file.hpp"
+#include "colltune/common/error.hpp"
+
+namespace colltune::sim {
+namespace {
+
+using nlohmann::json;
+constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+
+// What one tensor's track ("process") tells us.
+struct Track {
+  std::string name;
+  std::vector<std::string> open;        // names of the "B" events not yet closed
+  bool allreduce = false;
+  double first_negotiate = kUnset;      // first NEGOTIATE_ALLREDUCE start
+  double first_op_start = kUnset;       // first top-level ALLREDUCE start
+  double first_op_end = kUnset;
+  double second_op_start = kUnset;
+  std::size_t op_starts = 0;
+  std::optional<std::size_t> count;     // from args.shape
+  coll::DType dtype = coll::DType::f32;
+};
+
+[[noreturn]] void bad(std::string_view source, const std::string& where, const std::string& why) {
+  throw Error(std::string(source) + ": " + where + ": " + why);
+}
+
+// Parses the document; when it was cut short (a killed job), cuts back to the last complete
+// event and closes the array. At most a few cuts: an event holds at most one nested object.
+json parse_repairing(std::string_view text, std::string_view source, bool& repaired) {
+  json doc = json::parse(text, nullptr, false);
+  if (!doc.is_discarded()) return doc;
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '[') {
+    std::string_view head = text;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      const std::size_t brace = head.rfind('}');
+      if (brace == std::string_view::npos || brace < first) break;
+      json fixed = json::parse(std::string(head.substr(0, brace + 1)) + "]", nullptr, false);
+      if (!fixed.is_discarded()) {
+        repaired = true;
+        return fixed;
+      }
+      head = head.substr(0, brace);
+    }
+  }
+  try {
+    const json again = json::parse(text);  // throws: it failed above; this gets the message
+  } catch (const json::parse_error& e) {
+    bad(source, "(json)", std::string("malformed JSON that is not a cut-short timeline: ") + e.what());
+  }
+  bad(source, "(json)", "malformed JSON");
+}
+
+std::size_t shape_elements(const std::string& shape, std::string_view source, const std::string& where) {
+  if (shape.size() < 2 || shape.front() != '[' || shape.back() != ']') bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
+  std::size_t product = 1;
+  std::size_t pos = 1;
+  while (pos + 1 < shape.size()) {
+    while (pos + 1 < shape.size() && (shape[pos] == ' ' || shape[pos] == ',')) ++pos;
+    if (pos + 1 >= shape.size()) break;
+    std::size_t used = 0;
+    long long dim = -1;
+    try {
+      dim = std::stoll(shape.substr(pos), &used);
+    } catch (const std::exception&) {
+      bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
+    }
+    if (dim < 0) bad(source, where, "'" + shape + "' has a negative dimension");
+    const auto d = static_cast<std::size_t>(dim);
+    if (d != 0 && product > std::numeric_limits<std::size_t>::max() / d) bad(source, where, "'" + shape + "' overflows");
+    product *= d;
+    pos += used;
+  }
+  return product;
+}
+
+coll::DType horovod_dtype(std::string name, std::string_view source, const std::string& where) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (name.starts_with("horovod_")) name = name.substr(8);
+  if (name == "float32") return coll::DType::f32;
+  if (name == "float16") return coll::DType::f16;
+  if (name == "float64") return coll::DType::f64;
+  if (name == "bfloat16") return coll::DType::bf16;
+  if (name == "int32") return coll::DType::i32;
+  if (name == "int64") return coll::DType::i64;
+  bad(source, where, "dtype '" + name + "' is not one colltune simulates (float16/32/64, bfloat16, int32/64)");
+}
+
+double event_ts(const json& e, std::string_view source, std::size_t index) {
+  auto it = e.find("ts");
+  if (it == e.end() || !it->is_number()) bad(source, "event " + std::to_string(index), "\"ts\" missing or not a number");
+  return it->get<double>();
+}
+
+void on_begin(Track& t, const std::string& name, double ts) {
+  if (name == "NEGOTIATE_ALLREDUCE") {
+    t.allreduce = true;
+    if (std::isnan(t.first_negotiate)) t.first_negotiate = ts;
+  } else if (name == "ALLREDUCE" && t.open.empty()) {
+    t.allreduce = true;
+    ++t.op_starts;
+    if (t.op_starts == 1) t.first_op_start = ts;
+    if (t.op_starts == 2) t.second_op_start = ts;
+  }
+  t.open.push_back(name);
+}
+
+void on_end(Track& t, const json& e, double ts, std::string_view source) {
+  if (t.open.empty()) return;  // a timeline started mid-operation: nothing to close
+  const std::string name = t.open.back();
+  t.open.pop_back();
+  if (name == "ALLREDUCE" && t.open.empty() && std::isnan(t.first_op_end)) t.first_op_end = ts;
+  auto args = e.find("args");
+  if (args == e.end() || !args->is_object() || t.count) return;
+  auto shape = args->find("shape");
+  if (shape == args->end() || !shape->is_string()) return;
+  const std::string where = "tensor '" + t.name + "'";
+  t.count = shape_elements(shape->get<std::string>(), source, where + " shape");
+  auto dtype = args->find("dtype");
+  if (dtype != args->end() && dtype->is_string()) t.dtype = horovod_dtype(dtype->get<std::string>(), source, where);
+}
+
+std::map<long long, Track> read_tracks(const json& events, std::string_view source) {
+  std::map<long long, Track> tracks;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const json& e = events[i];
+    if (!e.is_object()) bad(source, "event " + std::to_string(i), e.dump() + " is not an object");
+    const std::string ph = e.value("ph", "");
+    auto pid_it = e.find("pid");
+    if (pid_it == e.end() || !pid_it->is_number_integer()) continue;  // global markers (CYCLE_START)
+    const long long pid = pid_it->get<long long>();
+    Track& t = tracks[pid];
+    if (t.name.empty()) t.name = "pid " + std::to_string(pid);  // until its process_name arrives
+    if (ph == "M") {
+      if (e.value("name", "") == "process_name" && e.contains("args") && e["args"].contains("name") &&
+          e["args"]["name"].is_string()) {
+        t.name = e["args"]["name"].get<std::string>();
+      }
+    } else if (ph == "B") {
+      on_begin(t, e.value("name", ""), event_ts(e, source, i));
+    } else if (ph == "E") {
+      on_end(t, e, event_ts(e, source, i), source);
+    }
+  }
+  return tracks;
+}
+
+double ready_abs(const Track& t) { return std::isnan(t.first_negotiate) ? t.first_op_start : t.first_negotiate; }
+
+// The allreduced tensors in ready order (ties by pid, i.e. by first appearance).
+std::vector<const Track*> allreduced_in_ready_order(const std::map<long long, Track>& tracks) {
+  std::vector<const Track*> out;
+  for (const auto& [pid, t] : tracks) {
+    if (t.allreduce && !std::isnan(ready_abs(t))) out.push_back(&t);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Track* a, const Track* b) { return ready_abs(*a) < ready_abs(*b); });
+  return out;
+}
+
+// Element count assumed for tensors without a shape: the median of the known counts.
+std::size_t median_known_count(const std::vector<const Track*>& tensors, std::string_view source) {
+  std::vector<std::size_t> known;
+  for (const Track* t : tensors) {
+    if (t->count) known.push_back(*t->count);
+  }
+  if (known.empty()) bad(source, "args.shape", "no allreduced tensor has a shape: tensor sizes are unknown");
+  std::nth_element(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(known.size() / 2), known.end());
+  return known[known.size() / 2];
+}
+
+// Forward time estimate: the next step's first readiness minus the end of this step's last
+// allreduce (see timeline.hpp); 0 when the timeline holds a single step.
+double estimate_forward_us(const std::vector<const Track*>& tensors) {
+  const Track& first = *tensors.front();
+  if (first.op_starts < 2 || std::isnan(first.first_op_start)) return 0;
+  const double next_ready = first.second_op_start - (first.first_op_start - ready_abs(first));
+  double comm_end = ready_abs(first);
+  for (const Track* t : tensors) {
+    if (!std::isnan(t->first_op_end)) comm_end = std::max(comm_end, t->first_op_end);
+  }
+  return std::max(0.0, next_ready - comm_end);
+}
+
+}  // namespace
+
+TimelineImport import_horovod_timeline_text(std::string_view text, std::string_view source,
+                                            const TimelineImportOptions& options) {
+  TimelineImport out;
+  const json doc = parse_repairing(text, source, out.repaired);
+  const json* events = &doc;
+  if (doc.is_object() && doc.contains("traceEvents")) events = &doc["traceEvents"];
+  if (!events->is_array()) bad(source, "(top level)", "not a Chrome trace (expected an array of events)");
+  const std::map<long long, Track> tracks = read_tracks(*events, source);
+  const std::vector<const Track*> tensors = allreduced_in_ready_order(tracks);
+  if (tensors.empty()) bad(source, "events", "no NEGOTIATE_ALLREDUCE or ALLREDUCE events: nothing to import");
+  const double t0 = ready_abs(*tensors.front());
+  const std::size_t assumed = median_known_count(tensors, source);
+  Workload& w = out.workload;
+  w.name = std::filesystem::path(source).stem().string();
+  for (const Track* t : tensors) {
+    if (!t->count) ++out.assumed_sizes;
+    w.tensors.push_back({t->name, t->count.value_or(assumed), t->dtype, ready_abs(*t) - t0});
+  }
+  w.backward_us = options.backward_us >= 0 ? options.backward_us : w.tensors.back().ready_us;
+  w.forward_us = options.forward_us >= 0 ? options.forward_us : estimate_forward_us(tensors);
+  out.steps_seen = tensors.front()->op_starts;
+  if (out.assumed_sizes > 0) {
+    out.notes.push_back(std::to_string(out.assumed_sizes) + " tensor(s) without a shape assumed fp32 with " +
+                        std::to_string(assumed) + " elements (the median)");
+  }
+  if (out.repaired) out.notes.push_back("the timeline was cut short; its last complete event was used");
+  if (options.forward_us < 0 && out.steps_seen < 2) out.notes.push_back("a single step: forward time unknown, set to 0");
+  validate_workload(w, source);
+  return out;
+}
+
+TimelineImport import_horovod_timeline(const std::filesystem::path& path, const TimelineImportOptions& options) {
+  return import_horovod_timeline_text(read_file(path), path.string(), options);
+}
+
+}  // namespace colltune::sim

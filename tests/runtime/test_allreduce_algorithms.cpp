@@ -1,0 +1,161 @@
+// Every registry allreduce algorithm, executed for real over the threads transport: rank
+// counts 1-17, sizes {0, 1, 2, 7, p-1, p, p+1, 1000} (65537 and 2^20 for a few p), in place and
+// out of place, with and without small pipeline chunks; then every dtype x op for a subset of
+// rank counts. Every rank's result is compared bit-exactly with the host reference.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "colltune/collectives/allreduce.hpp"
+#include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/threads.hpp"
+#include "colltune/common/error.hpp"
+#include "runtime_test_util.hpp"
+
+namespace colltune {
+namespace {
+
+using coll::DType;
+using coll::ReduceOp;
+
+std::vector<std::string> allreduce_ids() {
+  std::vector<std::string> ids;
+  for (const auto& a : coll::algorithms()) {
+    if (a.collective == coll::Collective::allreduce) ids.push_back(a.id);
+  }
+  return ids;
+}
+
+bool is_hierarchical(const std::string& id) { return id.rfind("hierarchical", 0) == 0; }
+
+// Hierarchical algorithms run on several hosts: uniform hosts of 2 or 3 where p allows,
+// else hosts of 2 with a smaller last one.
+RankLayout layout_for(const std::string& id, int p) {
+  if (!is_hierarchical(id) || p < 2) return RankLayout::single_host(p);
+  const int per_host = p % 2 == 0 ? 2 : (p % 3 == 0 ? 3 : 2);
+  std::vector<int> host_of(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) host_of[static_cast<std::size_t>(r)] = r / per_host;
+  return RankLayout(host_of);
+}
+
+struct Case {
+  std::size_t count;
+  DType dtype;
+  ReduceOp op;
+  std::size_t chunk;
+  bool in_place;
+};
+
+// Runs every case on one set of rank threads; returns how many ran (others not applicable).
+std::size_t run_cases(const std::string& id, const RankLayout& layout, const std::vector<Case>& cases,
+                      test::FailureLog& log, const std::string& inner = "ring") {
+  const int p = layout.nranks();
+  std::vector<bool> applicable(cases.size());
+  std::size_t ran = 0;
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    coll::AlgoOptions algo;
+    algo.chunk_elems = cases[c].chunk;
+    algo.inner = inner;
+    applicable[c] = !coll::find_algorithm(id).not_applicable(layout, cases[c].count, algo).has_value();
+    ran += applicable[c];
+  }
+  coll::run_threads(layout, [&](coll::Communicator& comm) {
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      if (!applicable[c]) continue;
+      const Case& k = cases[c];
+      coll::AllreduceOptions o;
+      o.algorithm = id;
+      o.algo.chunk_elems = k.chunk;
+      o.algo.inner = inner;
+      o.dtype = k.dtype;
+      o.op = k.op;
+      o.timeout_s = 30;
+      auto in = test::make_input(k.dtype, k.op, comm.rank(), k.count);
+      std::vector<std::byte> out(k.in_place ? 0 : in.size());
+      void* result = k.in_place ? in.data() : out.data();
+      coll::allreduce(comm, in.data(), result, k.count, o);
+      const auto ref = test::make_reference(k.dtype, k.op, p, k.count);
+      const auto bad = test::first_mismatch(result, ref.data(), k.count, coll::dtype_size(k.dtype));
+      if (bad >= 0) {
+        log.add(id + " p=" + std::to_string(p) + " rank " + std::to_string(comm.rank()) + " count " +
+                std::to_string(k.count) + " " + std::string(coll::to_string(k.dtype)) + " " +
+                std::string(coll::to_string(k.op)) + " chunk " + std::to_string(k.chunk) +
+                (k.in_place ? " in-place" : " out-of-place") + " inner " + inner + ": element " + std::to_string(bad));
+      }
+    }
+  });
+  return ran;
+}
+
+std::vector<std::size_t> sizes_for(int p) {
+  const auto up = static_cast<std::size_t>(p);
+  std::set<std::size_t> sizes{0, 1, 2, 7, up - 1, up, up + 1, 1000};
+  if (p == 2 || p == 5 || p == 17) {
+    sizes.insert(65537);
+    sizes.insert(std::size_t{1} << 20);
+  }
+  return {sizes.begin(), sizes.end()};
+}
+
+TEST(AllreduceAlgorithms, EveryAlgorithmEveryRankCountEverySize) {
+  const auto ids = allreduce_ids();
+  ASSERT_GE(ids.size(), 4u);
+  test::FailureLog log;
+  for (const auto& id : ids) {
+    std::size_t ran = 0;
+    for (int p = 1; p <= 17; ++p) {
+      std::vector<Case> cases;
+      bool in_place = (p % 2) == 0;
+      for (std::size_t n : sizes_for(p)) {
+        const std::size_t chunk = n > 1000 ? 4099 : 3;  // small chunks reach the multi-chunk paths
+        cases.push_back({n, DType::f32, ReduceOp::sum, chunk, in_place});
+        cases.push_back({n, DType::f32, ReduceOp::sum, 0, !in_place});
+        in_place = !in_place;
+      }
+      ran += run_cases(id, layout_for(id, p), cases, log);
+    }
+    EXPECT_GT(ran, 0u) << id << " never ran";
+  }
+  EXPECT_EQ(log.count(), 0u) << log.summary();
+}
+
+TEST(AllreduceAlgorithms, EveryDtypeAndOp) {
+  const DType dtypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i32, DType::i64};
+  const ReduceOp ops[] = {ReduceOp::sum, ReduceOp::avg, ReduceOp::min, ReduceOp::max, ReduceOp::prod};
+  test::FailureLog log;
+  for (const auto& id : allreduce_ids()) {
+    for (int p : {1, 2, 3, 6, 13}) {
+      std::vector<Case> cases;
+      std::size_t i = 0;
+      for (DType t : dtypes) {
+        for (ReduceOp op : ops) {
+          for (std::size_t n : {std::size_t{1}, static_cast<std::size_t>(p) + 1, std::size_t{257}}) {
+            cases.push_back({n, t, op, (i % 3 == 0) ? 2u : 0u, (i++ % 2) == 0});
+          }
+        }
+      }
+      run_cases(id, layout_for(id, p), cases, log);
+    }
+  }
+  EXPECT_EQ(log.count(), 0u) << log.summary();
+}
+
+TEST(AllreduceAlgorithms, HierarchicalOnEmulatedHosts) {
+  // 3 hosts of 4, 4 hosts of 2, and an uneven 3+3+2 (hierarchical_leader only).
+  test::FailureLog log;
+  for (const auto& layout : {RankLayout::uniform(3, 4), RankLayout::uniform(4, 2), RankLayout({0, 0, 0, 1, 1, 1, 2, 2})}) {
+    for (const std::string inner : {"ring", "rhd", "tree", "dbtree"}) {
+      for (const std::string id : {"hierarchical", "hierarchical_leader"}) {
+        std::vector<Case> cases{{0, DType::f32, ReduceOp::sum, 0, true},
+                                {13, DType::i32, ReduceOp::max, 2, false},
+                                {5000, DType::f64, ReduceOp::sum, 64, true}};
+        const std::size_t ran = run_cases(id, layout, cases, log, inner);
+        if (inner == "ring" && (layout.is_uniform() || id == "hierarchical_leader")) EXPECT_EQ(ran, cases.size()) << id << " " << inner;
+      }
+    }
+  }
+  EXPECT_EQ(log.count(), 0u) << log.summary();
+}
+
+}  // namespace
+}  // namespace colltune

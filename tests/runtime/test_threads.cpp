@@ -1,0 +1,153 @@
+// The threads transport and the executor on hand-built schedules: results, the scratch path
+// for receives that overlap sends, timeouts, failure propagation and bad input.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+
+#include "colltune/collectives/executor.hpp"
+#include "colltune/collectives/threads.hpp"
+#include "colltune/common/error.hpp"
+#include "runtime_test_util.hpp"
+
+namespace colltune {
+namespace {
+
+using coll::DType;
+using coll::ReduceOp;
+
+// Runs `schedule` as an f32 sum over threads and checks every rank against the reference.
+void expect_schedule_sums(const coll::Schedule& schedule) {
+  const int p = schedule.nranks;
+  const std::size_t n = schedule.count;
+  const auto ref = test::make_reference(DType::f32, ReduceOp::sum, p, n);
+  test::FailureLog log;
+  coll::run_threads(p, [&](coll::Communicator& comm) {
+    auto buf = test::make_input(DType::f32, ReduceOp::sum, comm.rank(), n);
+    coll::execute(schedule, comm, buf.data(), sizeof(float), coll::PlainCodec(DType::f32, ReduceOp::sum));
+    const auto bad = test::first_mismatch(buf.data(), ref.data(), n, sizeof(float));
+    if (bad >= 0) log.add("rank " + std::to_string(comm.rank()) + " element " + std::to_string(bad));
+  });
+  EXPECT_EQ(log.count(), 0u) << schedule.algorithm << " p=" << p << " n=" << n << "\n" << log.summary();
+}
+
+TEST(Threads, HandRingIsExactForManyRankCountsAndSizes) {
+  for (int p = 1; p <= 9; ++p) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, static_cast<std::size_t>(p) + 1, std::size_t{1000}}) {
+      expect_schedule_sums(test::hand_ring(p, n));
+    }
+  }
+}
+
+TEST(Threads, ReceiveOverlappingSendUsesScratch) {
+  // Without the scratch copy a rank would overwrite bytes its partner is still reading.
+  for (int p : {2, 4, 8}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{4096}}) {
+      expect_schedule_sums(test::hand_recursive_doubling(p, n));
+    }
+  }
+}
+
+TEST(Threads, CommunicatorKnowsRankSizeAndLayout) {
+  const RankLayout layout = RankLayout::uniform(2, 3);
+  std::atomic<int> seen{0};
+  coll::run_threads(layout, [&](coll::Communicator& comm) {
+    EXPECT_EQ(comm.size(), 6);
+    EXPECT_EQ(comm.layout(), layout);
+    EXPECT_EQ(comm.transport(), "threads");
+    seen += 1 << comm.rank();
+  });
+  EXPECT_EQ(seen.load(), 63);
+}
+
+TEST(Threads, BarrierHoldsEveryRankUntilAllArrive) {
+  std::atomic<int> arrived{0};
+  test::FailureLog log;
+  coll::run_threads(7, [&](coll::Communicator& comm) {
+    ++arrived;
+    comm.barrier(30.0);
+    if (arrived.load() != 7) log.add("rank " + std::to_string(comm.rank()) + " left the barrier early");
+  });
+  EXPECT_EQ(log.count(), 0u) << log.summary();
+}
+
+TEST(Threads, MissingPeerEndsWithTimeoutNamingRankPeerAndStep) {
+  const auto schedule = test::hand_ring(2, 10);
+  try {
+    coll::run_threads(2, [&](coll::Communicator& comm) {
+      if (comm.rank() == 1) return;  // never arrives
+      std::vector<float> buf(10, 1.0f);
+      coll::execute(schedule, comm, buf.data(), sizeof(float), coll::PlainCodec(DType::f32, ReduceOp::sum), 0.2);
+    });
+    FAIL() << "expected a TimeoutError";
+  } catch (const TimeoutError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 0 step 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("peer 1"), std::string::npos) << what;
+  }
+}
+
+TEST(Threads, UnreceivedSendEndsWithTimeout) {
+  coll::Schedule s;
+  s.algorithm = "one_way";
+  s.nranks = 2;
+  s.count = 4;
+  s.ranks.resize(2);
+  s.ranks[0].push_back(coll::Step{{{coll::OpKind::send, 1, {0, 4}}}});
+  EXPECT_THROW(coll::run_threads(2,
+                                 [&](coll::Communicator& comm) {
+                                   std::vector<float> buf(4, 1.0f);
+                                   coll::execute(s, comm, buf.data(), sizeof(float),
+                                                 coll::PlainCodec(DType::f32, ReduceOp::sum), 0.2);
+                                 }),
+               TimeoutError);
+}
+
+TEST(Threads, FailingRankReleasesTheOthers) {
+  // The other ranks wait with a timeout far beyond ctest's: only the abort can end them.
+  const auto schedule = test::hand_ring(4, 100);
+  try {
+    coll::run_threads(4, [&](coll::Communicator& comm) {
+      if (comm.rank() == 2) throw std::runtime_error("rank 2 broke");
+      std::vector<float> buf(100, 1.0f);
+      coll::execute(schedule, comm, buf.data(), sizeof(float), coll::PlainCodec(DType::f32, ReduceOp::sum), 1e6);
+    });
+    FAIL() << "expected the rank's exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "rank 2 broke");
+  }
+}
+
+TEST(Threads, MismatchedMessageSizeIsAnError) {
+  coll::Schedule s;
+  s.algorithm = "mismatch";
+  s.nranks = 2;
+  s.count = 4;
+  s.ranks.resize(2);
+  s.ranks[0].push_back(coll::Step{{{coll::OpKind::send, 1, {0, 3}}}});
+  s.ranks[1].push_back(coll::Step{{{coll::OpKind::recv_reduce, 0, {0, 2}}}});
+  try {
+    coll::run_threads(2, [&](coll::Communicator& comm) {
+      std::vector<float> buf(4, 1.0f);
+      coll::execute(s, comm, buf.data(), sizeof(float), coll::PlainCodec(DType::f32, ReduceOp::sum), 5.0);
+    });
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("12 bytes, the receive expects 8"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Threads, BadInputIsAnError) {
+  EXPECT_THROW(coll::run_threads(0, [](coll::Communicator&) {}), Error);
+  const auto schedule = test::hand_ring(3, 9);
+  EXPECT_THROW(coll::run_threads(2,
+                                 [&](coll::Communicator& comm) {
+                                   std::vector<float> buf(9);
+                                   coll::execute(schedule, comm, buf.data(), sizeof(float),
+                                                 coll::PlainCodec(DType::f32, ReduceOp::sum));
+                                 }),
+               Error);
+}
+
+}  // namespace
+}  // namespace colltune

@@ -1,0 +1,63 @@
+// Cost hints against (1) the textbook closed forms of DESIGN.md and (2) the reference pricer
+// (reference.cpp), which walks the very schedule build() produces under the machine model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "colltune/collectives/registry.hpp"
+#include "reference.hpp"
+
+using namespace colltune;
+using namespace colltune::coll;
+
+namespace {
+
+LevelCosts test_costs() {
+  LevelCosts c;
+  c.alpha_intra_us = 2.0;
+  c.beta_intra_us_per_byte = 1e-4;  // 10 GB/s
+  c.alpha_inter_us = 7.0;
+  c.beta_inter_us_per_byte = 4e-4;  // 2.5 GB/s
+  c.gamma_us_per_byte = 3e-5;
+  return c;
+}
+
+double rel(double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-12}); }
+
+double hint(const std::string& id, const RankLayout& l, std::size_t count, const AlgoOptions& o) {
+  return find_algorithm(id).cost(l, count * 4, 4, o, test_costs());
+}
+
+double priced(const std::string& id, const RankLayout& l, std::size_t count, const AlgoOptions& o) {
+  return test::price(build_schedule(id, l, count, o), l, 4, test_costs());
+}
+
+}  // namespace
+
+TEST(CostHints, TextbookFormulasOnOneLevel) {
+  const LevelCosts c = test_costs();
+  const double a = c.alpha_intra_us, b = c.beta_intra_us_per_byte, g = c.gamma_us_per_byte;
+  for (int p : {2, 3, 4, 5, 8, 12, 16}) {
+    const RankLayout l = RankLayout::single_host(p);
+    const std::size_t count = static_cast<std::size_t>(p) * 4096;
+    const double n = static_cast<double>(count * 4);
+    const double f = static_cast<double>(p - 1) / p;
+    EXPECT_LT(rel(hint("ring", l, count, {}), 2 * (p - 1) * a + 2 * f * n * b + f * n * g), 1e-12) << p;
+    if ((p & (p - 1)) == 0) {
+      const double lg = std::log2(p);
+      EXPECT_LT(rel(hint("rhd", l, count, {}), 2 * lg * a + 2 * f * n * b + f * n * g), 1e-12) << p;
+      EXPECT_LT(rel(hint("tree", l, count, {}), 2 * lg * a + 2 * n * lg * b + n * lg * g), 1e-12) << p;
+      EXPECT_LT(rel(hint("reduce_scatter_rh", l, count, {}), lg * a + f * n * b + f * n * g), 1e-12) << p;
+    }
+    EXPECT_LT(rel(hint("reduce_scatter_ring", l, count, {}), (p - 1) * a + f * n * b + f * n * g), 1e-12) << p;
+    EXPECT_LT(rel(hint("allgather_ring", l, count, {}), (p - 1) * a + f * n * b), 1e-12) << p;
+  }
+}
+
+TEST(CostHints, OneRankAndNoDataCostNothing) {
+  for (const Algorithm& a : algorithms()) {
+    EXPECT_EQ(a.cost(RankLayout::single_host(1), 4096, 4, {}, test_costs()), 0.0) << a.id;
+    EXPECT_EQ(a.cost(RankLayout::single_host(4), 0, 4, {}, test_costs()), 0.0) << a.id;
+  }
+}

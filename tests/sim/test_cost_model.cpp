@@ -1,0 +1,155 @@
+// The analytical cost model: level derivation from topology routes, the textbook formulas on
+// the flat alpha-beta machine (DESIGN.md "Units and metrics"), fp16 compression, bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "colltune/collectives/registry.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/common/units.hpp"
+#include "colltune/sim/cost_model.hpp"
+#include "colltune/topology/topology.hpp"
+
+namespace colltune::sim {
+namespace {
+
+constexpr double kAlpha = 5.0;                   // us
+constexpr double kBeta = 1.0 / (12.5 * 1e3);     // us per byte at 12.5 GB/s
+constexpr double kGamma = 1.0 / (50.0 * 1e3);    // us per byte at 50 GB/s
+
+topo::Topology flat(int p, int nodes = 1) {
+  return topo::load_topology("flat:ranks=" + std::to_string(p) + ",alpha=5,bw=12.5,reduce=50,nodes=" +
+                             std::to_string(nodes));
+}
+
+double priced(const CostModel& model, const std::string& algo, std::size_t bytes) {
+  CollectiveRequest req;
+  req.algorithm = algo;
+  req.bytes = bytes;
+  return model.time_us(req);
+}
+
+int ceil_lg(int p) {
+  int k = 0;
+  while ((1 << k) < p) ++k;
+  return k;
+}
+
+// n divisible by p and by 4 for every p tested.
+constexpr std::size_t kBytes = 16 * 7 * 4 * 4096;
+
+TEST(CostModelLevels, FlatGivesItsAlphaBetaGamma) {
+  for (int nodes : {1, 2}) {
+    const CostModel model(flat(8, nodes));
+    EXPECT_DOUBLE_EQ(model.levels.alpha_intra_us, kAlpha);
+    EXPECT_DOUBLE_EQ(model.levels.alpha_inter_us, kAlpha);
+    EXPECT_DOUBLE_EQ(model.levels.beta_intra_us_per_byte, kBeta);
+    EXPECT_DOUBLE_EQ(model.levels.beta_inter_us_per_byte, kBeta);
+    EXPECT_DOUBLE_EQ(model.levels.gamma_us_per_byte, kGamma);
+    EXPECT_EQ(model.layout.nhosts(), nodes);
+  }
+}
+
+TEST(CostModelLevels, DgxInterHostIsSlowerThanNvlink) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  const CostModel model(t);
+  // NVLink4 through the NVSwitch (450 GB/s) inside; one 400 Gb/s NIC (50 GB/s) between hosts.
+  EXPECT_NEAR(model.levels.beta_intra_us_per_byte, 1.0 / 450e3, 1e-12);
+  EXPECT_NEAR(model.levels.beta_inter_us_per_byte, 1.0 / 50e3, 1e-12);
+  EXPECT_GT(model.levels.alpha_inter_us, model.levels.alpha_intra_us);
+  EXPECT_EQ(model.layout.nhosts(), 2);
+  EXPECT_EQ(model.layout.nranks(), 16);
+}
+
+TEST(CostModelLevels, SubsetOfRanksAndTooFewRanks) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  EXPECT_EQ(CostModel(t, 8).layout.nhosts(), 1);
+  EXPECT_EQ(CostModel(t, 9).layout.nhosts(), 2);
+  EXPECT_THROW(CostModel(t, 17), Error);
+  EXPECT_THROW(CostModel(t, 0), Error);
+}
+
+class Textbook : public ::testing::TestWithParam<int> {};
+
+TEST_P(Textbook, Ring) {
+  const int p = GetParam();
+  const CostModel model(flat(p));
+  const double n = kBytes;
+  const double expect = 2.0 * (p - 1) * kAlpha + 2.0 * (p - 1) / p * n * kBeta + double(p - 1) / p * n * kGamma;
+  EXPECT_NEAR(priced(model, "ring", kBytes), expect, expect * 1e-3);
+}
+
+TEST_P(Textbook, BinomialTree) {
+  const int p = GetParam();
+  const CostModel model(flat(p));
+  const double n = kBytes;
+  const double lg = ceil_lg(p);
+  const double expect = 2.0 * lg * kAlpha + 2.0 * n * lg * kBeta + n * lg * kGamma;
+  EXPECT_NEAR(priced(model, "tree", kBytes), expect, expect * 1e-3);
+}
+
+TEST_P(Textbook, HalvingDoublingPowerOfTwo) {
+  const int p = GetParam();
+  if ((p & (p - 1)) != 0) GTEST_SKIP() << "the textbook rhd formula is for powers of two";
+  const CostModel model(flat(p));
+  const double n = kBytes;
+  const double lg = ceil_lg(p);
+  const double expect = 2.0 * lg * kAlpha + 2.0 * (p - 1) / p * n * kBeta + double(p - 1) / p * n * kGamma;
+  EXPECT_NEAR(priced(model, "rhd", kBytes), expect, expect * 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Flat, Textbook, ::testing::Values(2, 4, 7, 8, 16));
+
+TEST(CostModel, LowerBoundsHoldForEveryAlgorithm) {
+  for (int p : {7, 8, 16}) {
+    const CostModel model(flat(p));
+    const double n = kBytes;
+    const double bound = ceil_lg(p) * kAlpha + 2.0 * (p - 1) / p * n * kBeta + double(p - 1) / p * n * kGamma;
+    for (const coll::Algorithm& algo : coll::algorithms()) {
+      if (algo.collective != coll::Collective::allreduce) continue;
+      const double t = priced(model, algo.id, kBytes);
+      if (std::isinf(t)) continue;
+      EXPECT_GE(t, bound * (1 - 1e-9)) << algo.id << " p=" << p;
+    }
+  }
+}
+
+TEST(CostModel, Fp16CompressionHalvesTheWireAndAddsCasts) {
+  const CostModel model(flat(8));
+  CollectiveRequest req;
+  req.bytes = kBytes;
+  req.fp16_compress = true;
+  CollectiveRequest half;
+  half.bytes = kBytes / 2;
+  half.elem_size = 2;
+  EXPECT_DOUBLE_EQ(model.cast_us_per_byte, kGamma);
+  EXPECT_NEAR(model.time_us(req), model.time_us(half) + 2.0 * kBytes * kGamma, 1e-9);
+  // Compression applies to 4-byte elements only.
+  CollectiveRequest f64 = req;
+  f64.elem_size = 8;
+  CollectiveRequest plain64 = f64;
+  plain64.fp16_compress = false;
+  EXPECT_DOUBLE_EQ(model.time_us(f64), model.time_us(plain64));
+}
+
+TEST(CostModel, BadRequests) {
+  const CostModel model(flat(4));
+  EXPECT_THROW(priced(model, "no-such-algorithm", 1024), Error);
+  CollectiveRequest odd;
+  odd.bytes = 1023;  // not whole fp32 elements
+  EXPECT_THROW(model.time_us(odd), Error);
+  CollectiveRequest zero_elem;
+  zero_elem.elem_size = 0;
+  EXPECT_THROW(model.time_us(zero_elem), Error);
+}
+
+TEST(CostModel, GrowsWithSizeAndLatency) {
+  const CostModel model(flat(8));
+  EXPECT_LT(priced(model, "ring", 1 * MiB), priced(model, "ring", 64 * MiB));
+  const CostModel slow(topo::load_topology("flat:ranks=8,alpha=50,bw=12.5"));
+  EXPECT_LT(priced(model, "ring", 4 * KiB), priced(slow, "ring", 4 * KiB));
+}
+
+}  // namespace
+}  // namespace colltune::sim

@@ -1,0 +1,180 @@
+// The event simulator's machine model on hand-written schedules: latency + bytes/bandwidth,
+// rendezvous, max-min fair sharing with re-rating when flows end, reductions, link accounting,
+// traces and bad schedules.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "colltune/common/error.hpp"
+#include "colltune/sim/event_sim.hpp"
+#include "colltune/topology/topology.hpp"
+
+namespace colltune::sim {
+namespace {
+
+using coll::Block;
+using coll::Op;
+using coll::OpKind;
+using coll::Schedule;
+
+Schedule blank(int p) {
+  Schedule s;
+  s.algorithm = "test";
+  s.nranks = p;
+  s.count = 1 << 20;
+  s.ranks.resize(static_cast<std::size_t>(p));
+  return s;
+}
+void step(Schedule& s, int rank, std::vector<Op> ops) { s.ranks[static_cast<std::size_t>(rank)].push_back({std::move(ops)}); }
+Op send(int peer, std::size_t count) { return {OpKind::send, peer, Block{0, count}}; }
+Op copy(int peer, std::size_t count) { return {OpKind::recv_copy, peer, Block{0, count}}; }
+Op reduce(int peer, std::size_t count) { return {OpKind::recv_reduce, peer, Block{0, count}}; }
+
+// alpha 5 us, 12.5 GB/s = 12500 B/us, reduce 50 GB/s = 50000 B/us.
+topo::Topology flat(int p) { return topo::load_topology("flat:ranks=" + std::to_string(p) + ",alpha=5,bw=12.5,reduce=50"); }
+
+TEST(EventSim, OneTransferIsLatencyPlusBytesOverBandwidthPlusReduction) {
+  Schedule s = blank(2);
+  step(s, 0, {send(1, 1000)});
+  step(s, 1, {reduce(0, 1000)});
+  const EventSimResult r = simulate_schedule(s, flat(2));
+  EXPECT_NEAR(r.rank_finish_us[0], 5 + 4000.0 / 12500, 1e-9);
+  EXPECT_NEAR(r.rank_finish_us[1], 5 + 4000.0 / 12500 + 4000.0 / 50000, 1e-9);
+  EXPECT_DOUBLE_EQ(r.time_us, r.rank_finish_us[1]);
+  ASSERT_EQ(r.links.size(), 2u);  // rank0 -> crossbar -> rank1
+  for (const LinkUsage& l : r.links) {
+    EXPECT_DOUBLE_EQ(l.bytes, 4000);
+    EXPECT_NEAR(l.busy_us, 4000.0 / 12500, 1e-9);
+  }
+  EXPECT_EQ(r.flows, 1u);
+  EXPECT_GE(r.events, 3u);
+}
+
+TEST(EventSim, TransferWaitsForTheReceiversStep) {
+  // Rank 1 receives from 2 first; the send 0->1 pairs with its second step (rendezvous).
+  Schedule s = blank(3);
+  step(s, 0, {send(1, 3125)});
+  step(s, 2, {send(1, 3125)});
+  step(s, 1, {copy(2, 3125)});
+  step(s, 1, {copy(0, 3125)});
+  const EventSimResult r = simulate_schedule(s, flat(3));
+  const double one = 5 + 12500.0 / 12500;
+  EXPECT_NEAR(r.rank_finish_us[2], one, 1e-9);
+  EXPECT_NEAR(r.rank_finish_us[0], 2 * one, 1e-9);
+  EXPECT_NEAR(r.rank_finish_us[1], 2 * one, 1e-9);
+}
+
+TEST(EventSim, SharedLinkSplitsThenFreesBandwidth) {
+  // 0->2 (12500 B) and 1->2 (25000 B) share rank 2's 12500 B/us downlink: at half rate each,
+  // the first ends at 2 us; the second then has 12500 B left at the full rate: 3 us.
+  Schedule s = blank(3);
+  step(s, 0, {send(2, 3125)});
+  step(s, 1, {send(2, 6250)});
+  step(s, 2, {copy(0, 3125), copy(1, 6250)});
+  const EventSimResult r = simulate_schedule(s, flat(3));
+  EXPECT_NEAR(r.rank_finish_us[0], 5 + 2.0, 1e-9);
+  EXPECT_NEAR(r.rank_finish_us[1], 5 + 3.0, 1e-9);
+  EXPECT_NEAR(r.rank_finish_us[2], 5 + 3.0, 1e-9);
+}
+
+// r0..r3 around one switch, no latency. Up links 10 GB/s; down links: r2 2 GB/s, r3 30 GB/s.
+topo::Topology star() {
+  topo::Topology t;
+  t.name = "star";
+  const int h = t.add_host("h0");
+  const topo::VertexId sw = t.add_device({"switch", topo::DeviceKind::net_switch, -1, 0});
+  const double down[] = {10, 10, 2, 30};
+  for (int r = 0; r < 4; ++r) {
+    const topo::VertexId v = t.add_device({"h0/gpu" + std::to_string(r), topo::DeviceKind::gpu, h, 0});
+    t.add_link(v, sw, topo::LinkKind::net, 10, 0);
+    t.add_link(sw, v, topo::LinkKind::net, down[r], 0);
+    t.map_rank(r, v);
+  }
+  return t;
+}
+
+TEST(EventSim, MaxMinFairnessGivesLeftoverBandwidthToTheUnblockedFlow) {
+  // 0->2 and 1->2 are held to 1 GB/s each by r2's 2 GB/s downlink; 1->3 then gets the 9 GB/s
+  // left on r1's uplink (an equal split would give it 5).
+  Schedule s = blank(4);
+  step(s, 0, {send(2, 2250)});
+  step(s, 1, {send(2, 2250), send(3, 2250)});
+  step(s, 2, {copy(0, 2250), copy(1, 2250)});
+  step(s, 3, {copy(1, 2250)});
+  const EventSimResult r = simulate_schedule(s, star());
+  EXPECT_NEAR(r.rank_finish_us[3], 9000.0 / 9000, 1e-9);
+  EXPECT_NEAR(r.rank_finish_us[2], 9000.0 / 1000, 1e-9);
+  EXPECT_NEAR(r.rank_finish_us[1], 9000.0 / 1000, 1e-9);
+}
+
+TEST(EventSim, ZeroBytesCostOnlyLatencyAndStepsChain) {
+  Schedule s = blank(2);
+  for (int k = 0; k < 3; ++k) {
+    step(s, 0, {send(1, 0)});
+    step(s, 1, {copy(0, 0)});
+  }
+  step(s, 0, {});  // empty steps are skipped
+  const EventSimResult r = simulate_schedule(s, flat(2));
+  EXPECT_NEAR(r.time_us, 15.0, 1e-9);
+  EXPECT_TRUE(r.links.empty());
+}
+
+TEST(EventSim, TraceHasASliceForEverySendReceiveAndReduction) {
+  Schedule s = blank(2);
+  step(s, 0, {send(1, 100), reduce(1, 100)});
+  step(s, 1, {send(0, 100), copy(0, 100)});
+  EventSimOptions opts;
+  opts.record_trace = true;
+  const EventSimResult r = simulate_schedule(s, flat(2), opts);
+  ASSERT_EQ(r.trace.size(), 5u);  // 2 sends, 2 receives, 1 reduction
+  int reduces = 0;
+  for (const TraceSlice& t : r.trace) {
+    EXPECT_LE(t.start_us, t.end_us);
+    EXPECT_LE(t.end_us, r.time_us + 1e-9);
+    reduces += t.name.rfind("reduce", 0) == 0;
+  }
+  EXPECT_EQ(reduces, 1);
+  EXPECT_TRUE(simulate_schedule(s, flat(2)).trace.empty());
+}
+
+TEST(EventSim, BadSchedulesAreErrorsNotHangs) {
+  Schedule unmatched = blank(2);
+  step(unmatched, 0, {send(1, 10)});
+  EXPECT_THROW(simulate_schedule(unmatched, flat(2)), Error);
+
+  Schedule mismatched = blank(2);
+  step(mismatched, 0, {send(1, 10)});
+  step(mismatched, 1, {copy(0, 11)});
+  EXPECT_THROW(simulate_schedule(mismatched, flat(2)), Error);
+
+  Schedule crossed = blank(2);  // both wait for a receive the other posts only later
+  step(crossed, 0, {copy(1, 1)});
+  step(crossed, 0, {send(1, 1)});
+  step(crossed, 1, {copy(0, 1)});
+  step(crossed, 1, {send(0, 1)});
+  EXPECT_THROW(simulate_schedule(crossed, flat(2)), Error);
+
+  Schedule self = blank(2);
+  step(self, 0, {send(0, 1)});
+  EXPECT_THROW(simulate_schedule(self, flat(2)), Error);
+
+  EXPECT_THROW(simulate_schedule(blank(3), flat(2)), Error);
+}
+
+TEST(EventSim, ConcurrentPlacementChecksRanks) {
+  Schedule a = blank(2);
+  step(a, 0, {send(1, 5)});
+  step(a, 1, {copy(0, 5)});
+  const Schedule both = run_concurrently({{&a, {0, 2}}, {&a, {3, 1}}}, 4);
+  EXPECT_EQ(both.ranks[0][0].ops[0].peer, 2);
+  EXPECT_EQ(both.ranks[3][0].ops[0].peer, 1);
+  EXPECT_EQ(simulate_schedule(both, flat(4)).flows, 2u);
+  EXPECT_THROW(run_concurrently({{&a, {0, 1}}, {&a, {1, 2}}}, 4), Error);
+  EXPECT_THROW(run_concurrently({{&a, {0, 4}}}, 4), Error);
+  EXPECT_THROW(run_concurrently({{&a, {0}}}, 4), Error);
+}
+
+}  // namespace
+}  // namespace colltune::sim

@@ -1,0 +1,33 @@
+#pragma once
+// Human- and tool-readable views of a topology: the `colltune topo show` summary, the slowest
+// rank-to-rank route, and Graphviz DOT.
+#include <string>
+
+#include "colltune/topology/topology.hpp"
+
+namespace colltune::topo {
+
+struct RankPairRoute {
+  int src = 0;
+  int dst = 0;
+  Path path;
+  int sources_searched = 0;  // source ranks whose routes to every rank were examined
+};
+
+// The slowest route between two ranks: the lowest bottleneck bandwidth, ties broken toward the
+// higher latency. Every source rank is searched when there are at most `max_sources` ranks;
+// otherwise `max_sources` evenly spaced source ranks (each against every destination).
+// With a single rank, the result is the empty route from rank 0 to itself.
+RankPairRoute slowest_route(const Topology& topology, int max_sources = 256);
+
+// One line per hop: "node0/gpu0 -> node0/nvswitch  nvlink  450 GB/s  0.35 us".
+std::string path_text(const Topology& topology, const Path& path, const std::string& indent = "  ");
+
+// The `topo show` summary: hosts, devices by kind, link classes (kind, bandwidth, latency,
+// count), ranks per host and the slowest rank-to-rank route with its hops.
+std::string summary_text(const Topology& topology);
+
+// Graphviz DOT: one cluster per host, duplex links drawn once with arrows at both ends.
+std::string to_dot(const Topology& topology);
+
+}  // namespace colltune::topo

@@ -1,0 +1,57 @@
+// load_topology(): a preset spec, a topology JSON file or an NCCL XML dump, validated.
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "colltune/common/atomic_file.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/topology/json_io.hpp"
+#include "colltune/topology/nccl_xml.hpp"
+#include "colltune/topology/presets.hpp"
+
+namespace colltune::topo {
+namespace {
+
+std::string lower_extension(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+// A file without a telling extension: JSON starts with '{', XML with '<'.
+Topology load_by_content(const std::string& path) {
+  const std::string text = read_file(path);
+  const auto first = std::find_if(text.begin(), text.end(), [](unsigned char c) { return !std::isspace(c); });
+  if (first != text.end() && *first == '{') return topology_from_json(text, path);
+  if (first != text.end() && *first == '<') return topology_from_nccl_xml(text, path);
+  throw Error(path + ": neither topology JSON ('{') nor NCCL topology XML ('<')");
+}
+
+}  // namespace
+
+Topology load_topology(const std::string& spec) {
+  Topology t;
+  if (spec.empty()) throw Error("empty topology spec (give a preset such as dgx-h100, or a .json / .xml file)");
+  if (is_preset_spec(spec)) {
+    t = make_preset(spec);
+  } else {
+    const std::string ext = lower_extension(spec);
+    if (ext == ".json")
+      t = load_topology_json(spec);
+    else if (ext == ".xml")
+      t = load_nccl_xml(spec);
+    else if (std::filesystem::is_regular_file(spec))
+      t = load_by_content(spec);
+    else
+      t = make_preset(spec);  // not a file: report it as an unknown preset, listing the valid ones
+  }
+  if (t.name.empty()) t.name = spec;
+  try {
+    t.validate();
+  } catch (const Error& e) {
+    throw Error(spec + ": " + e.what());
+  }
+  return t;
+}
+
+}  // namespace colltune::topo

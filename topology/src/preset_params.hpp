@@ -1,0 +1,32 @@
+#pragma once
+// Internal: the key=value parameters of one preset spec, checked against the preset's table.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "colltune/topology/presets.hpp"
+
+namespace colltune::topo::detail {
+
+class PresetParams {
+ public:
+  // Parses "key=value,key=value" for `info`; unknown keys and malformed pairs throw Error.
+  PresetParams(const PresetInfo& info, std::string_view text);
+
+  // Each getter reads the given value or the table's default, and throws Error naming the
+  // preset, key and value when it is not a number in range.
+  int integer(const std::string& key, int min, int max) const;
+  double number(const std::string& key, double min_exclusive) const;      // > min_exclusive
+  double non_negative(const std::string& key) const;                      // >= 0
+  std::vector<int> dims(const std::string& key) const;                    // "4x4x4"
+
+ private:
+  const std::string& raw(const std::string& key) const;
+  [[noreturn]] void bad(const std::string& key, const std::string& expected) const;
+
+  const PresetInfo& info_;
+  std::map<std::string, std::string> given_;
+};
+
+}  // namespace colltune::topo::detail

@@ -1,0 +1,93 @@
+// Topology::validate(): the checks every loaded or generated topology must pass before use.
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/reverse_graph.hpp>
+#include <cmath>
+#include <unordered_map>
+
+#include "colltune/common/error.hpp"
+#include "colltune/topology/topology.hpp"
+#include "text_util.hpp"
+
+namespace colltune::topo {
+namespace {
+
+using detail::fmt_num;
+
+// Which vertices a breadth-first search from `src` reaches (on `g` or its reverse).
+template <typename G>
+std::vector<bool> reached_from(const G& g, VertexId src) {
+  std::vector<boost::default_color_type> color(boost::num_vertices(g), boost::white_color);
+  boost::breadth_first_search(g, src,
+                              boost::color_map(boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, g))));
+  std::vector<bool> out(color.size());
+  for (std::size_t v = 0; v < color.size(); ++v) out[v] = color[v] != boost::white_color;
+  return out;
+}
+
+void check_devices(const Topology& t) {
+  std::unordered_map<std::string_view, VertexId> seen;
+  for (VertexId v = 0; v < t.num_devices(); ++v) {
+    const Device& d = t.device(v);
+    const std::string where = "devices[" + std::to_string(v) + "]";
+    if (d.id.empty()) throw Error(where + ".id: empty device id");
+    if (auto [it, fresh] = seen.emplace(d.id, v); !fresh)
+      throw Error(where + ".id: duplicate device id '" + d.id + "' (also devices[" + std::to_string(it->second) + "])");
+    if (d.host < -1 || d.host >= t.num_hosts())
+      throw Error(where + ".host: device '" + d.id + "' names host " + std::to_string(d.host) + " of " +
+                  std::to_string(t.num_hosts()));
+    if (!(d.reduce_gbps >= 0) || !std::isfinite(d.reduce_gbps))
+      throw Error(where + ".reduce_gbps: device '" + d.id + "' has reduce rate " + fmt_num(d.reduce_gbps) +
+                  " (must be finite and >= 0)");
+  }
+}
+
+void check_hosts(const Topology& t) {
+  std::unordered_map<std::string_view, int> seen;
+  for (int h = 0; h < t.num_hosts(); ++h) {
+    const std::string& name = t.host_name(h);
+    if (name.empty()) throw Error("hosts[" + std::to_string(h) + "]: empty host name");
+    if (auto [it, fresh] = seen.emplace(name, h); !fresh)
+      throw Error("hosts[" + std::to_string(h) + "]: duplicate host name '" + name + "'");
+  }
+}
+
+void check_links(const Topology& t) {
+  for (std::size_t i = 0; i < t.num_links(); ++i) {
+    const Link& l = t.link(i);
+    const std::string where = "links[" + std::to_string(i) + "] (" + t.device(t.link_source(i)).id + " -> " +
+                              t.device(t.link_target(i)).id + ")";
+    if (!(l.bandwidth_gbps > 0) || !std::isfinite(l.bandwidth_gbps))
+      throw Error(where + ".bandwidth_gbps: must be positive and finite, got " + fmt_num(l.bandwidth_gbps));
+    if (!(l.latency_us >= 0) || !std::isfinite(l.latency_us))
+      throw Error(where + ".latency_us: must be finite and >= 0, got " + fmt_num(l.latency_us));
+  }
+}
+
+}  // namespace
+
+void Topology::validate() const {
+  check_hosts(*this);
+  check_devices(*this);
+  check_links(*this);
+  if (num_ranks() == 0) throw Error("ranks: no ranks are mapped");
+  for (std::size_t r = 0; r < rank_device_.size(); ++r) {
+    const std::string where = "ranks: rank " + std::to_string(r);
+    if (rank_map_count_[r] == 0)
+      throw Error(where + " is not mapped (ranks must be 0.." + std::to_string(num_ranks() - 1) + ", each once)");
+    if (rank_map_count_[r] > 1) throw Error(where + " is mapped " + std::to_string(rank_map_count_[r]) + " times");
+    if (rank_device_[r] >= num_devices()) throw Error(where + " is mapped to a device that does not exist");
+  }
+  // Every rank's device must reach rank 0's and be reached from it: then all pairs connect.
+  const VertexId root = rank_device_[0];
+  const std::vector<bool> forward = reached_from(graph_, root);
+  const std::vector<bool> backward = reached_from(boost::make_reverse_graph(graph_), root);
+  for (std::size_t r = 1; r < rank_device_.size(); ++r) {
+    const VertexId v = rank_device_[r];
+    if (!forward[v] || !backward[v])
+      throw Error("graph: disconnected: rank " + std::to_string(r) + " (device '" + graph_[v].id + "') " +
+                  (forward[v] ? "cannot reach" : "cannot be reached from") + " rank 0 (device '" + graph_[root].id +
+                  "')");
+  }
+}
+
+}  // namespace colltune::topo

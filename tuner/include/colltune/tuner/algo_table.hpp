@@ -1,0 +1,55 @@
+#pragma once
+// Per-message-size algorithm tables: for each size range, the algorithm (and chunking) the
+// analytical cost model predicts fastest on this topology. They become nccl_tuner.conf rows
+// and the "algorithms" section of colltune.json.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "colltune/common/units.hpp"
+#include "colltune/sim/cost_model.hpp"
+
+namespace colltune::tuner {
+
+// The last range ends here: NCCL's example tuner documents 4294967295 as "every size".
+inline constexpr std::size_t kTableMaxBytes = 4294967295ULL;
+
+struct AlgoChoice {
+  std::string algorithm;    // registry id ("ring", "dbtree", "hierarchical", ...)
+  std::string inner;        // cross-host algorithm of hierarchical ones, else empty
+  std::size_t chunk_bytes = 0;
+  bool operator==(const AlgoChoice&) const = default;
+};
+
+struct SizeRange {
+  std::size_t min_bytes = 0;  // inclusive
+  std::size_t max_bytes = 0;  // inclusive
+  AlgoChoice choice;
+  double time_us = 0;         // predicted time at the largest sampled size of the range
+};
+
+struct AlgoTableOptions {
+  std::vector<std::string> algorithms;   // flat allreduce ids to consider
+  bool hierarchical = true;              // also "hierarchical" over each flat one as inner
+  std::vector<std::size_t> chunks{0};    // chunk sizes to consider (bytes)
+  bool fp16 = false;
+  std::size_t min_bytes = 1 * KiB;       // sampled at powers of two from min to max
+  std::size_t max_bytes = 1 * GiB;
+};
+
+// Samples every power of two in [min, max]; a sample s covers (previous sample, s]; the first
+// range starts at 0 and the last ends at kTableMaxBytes; equal neighbours are merged.
+// Throws colltune::Error when nothing applies.
+std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoTableOptions& options);
+
+// The NCCL algorithm name (tuner CSV spelling) closest to a colltune algorithm: ring -> ring,
+// dbtree -> tree (NCCL's tree is a double binary tree); nullopt when NCCL has none.
+std::optional<std::string> nccl_algorithm(std::string_view colltune_id);
+
+// Predicted busbw (GB/s, nccl-tests factor 2(p-1)/p) of one algorithm at one size; 0 when it
+// does not apply.
+double predicted_busbw(const sim::CostModel& model, const AlgoChoice& choice, std::size_t bytes, bool fp16);
+
+}  // namespace colltune::tuner

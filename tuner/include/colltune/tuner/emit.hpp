@@ -1,0 +1,41 @@
+#pragma once
+// Config emitters: the files the runtime reads (formats in DESIGN.md "Formats the runtime
+// reads" and docs/config-formats.md), each a pure function of a TuneResult, and one call that
+// writes all six atomically.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "colltune/tuner/tuner.hpp"
+
+namespace colltune::tuner {
+
+inline constexpr int kColltuneJsonVersion = 1;
+
+// horovodrun --config-file: a `params:` mapping (fusion in MB, cycle in ms, hierarchical flags).
+std::string emit_horovod_yaml(const TuneResult& result);
+// The same settings as HOROVOD_* variables (fusion in bytes); fp16 as a recommendation comment.
+std::string emit_horovod_env(const TuneResult& result);
+// NCCL_ALGO / NCCL_PROTO / NCCL_BUFFSIZE when one choice is best for every size, else comments
+// pointing at nccl_tuner.conf.
+std::string emit_nccl_env(const TuneResult& result);
+// NCCL example tuner plugin CSV:
+// collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff
+std::string emit_nccl_tuner_conf(const TuneResult& result);
+// colltune.json, version kColltuneJsonVersion (schema: tuner/schema/colltune.schema.json).
+std::string emit_colltune_json(const TuneResult& result);
+// report.html: one self-contained page, inline SVG, no network.
+std::string emit_report_html(const TuneResult& result);
+
+// The summary `colltune tune --json` prints: chosen knobs, predicted and baseline step time,
+// speedup, and the files written.
+std::string summary_json(const TuneResult& result, const std::vector<std::filesystem::path>& files);
+
+// Names of the six files, in the order written.
+const std::vector<std::string>& emitted_file_names();
+
+// Renders all six, then writes them with colltune::FileSetWriter: either every file appears
+// in `dir` or (on any failure) none does. Creates `dir` if missing. Returns the final paths.
+std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& result);
+
+}  // namespace colltune::tuner

@@ -1,0 +1,48 @@
+#pragma once
+// What the tuner minimises: the predicted (or measured) time of one training step for a
+// candidate configuration.
+#include <limits>
+#include <string>
+
+#include "colltune/sim/step_model.hpp"
+#include "colltune/sim/workload.hpp"
+#include "colltune/topology/topology.hpp"
+#include "colltune/tuner/space.hpp"
+
+namespace colltune::tuner {
+
+struct Evaluation {
+  Candidate candidate;
+  // Microseconds; +infinity when the configuration cannot run (an algorithm not applicable to
+  // the rank layout).
+  double step_time_us = std::numeric_limits<double>::infinity();
+  bool feasible() const { return step_time_us < std::numeric_limits<double>::infinity(); }
+};
+
+class Objective {
+ public:
+  virtual ~Objective() = default;
+  virtual std::string name() const = 0;
+  // Step time in microseconds, +infinity when infeasible. Throws colltune::Error for bad input.
+  virtual double evaluate(const Candidate& candidate) = 0;
+};
+
+// The training-step model with the analytical cost model (Engine::analytic, microseconds per
+// configuration) or the discrete-event simulator (Engine::event, slower, models contention).
+class SimulatedObjective : public Objective {
+ public:
+  // `topology` and `workload` must outlive the objective.
+  SimulatedObjective(const topo::Topology& topology, const sim::Workload& workload, sim::Engine engine);
+  std::string name() const override;
+  double evaluate(const Candidate& candidate) override;
+  // The full step (buffers with their start/end times) for the report's timeline.
+  sim::StepResult step(const Candidate& candidate) const;
+  sim::Engine engine() const { return engine_; }
+
+ private:
+  sim::StepSimulator simulator_;
+  const sim::Workload& workload_;
+  sim::Engine engine_;
+};
+
+}  // namespace colltune::tuner

@@ -1,0 +1,93 @@
+#pragma once
+// The autotuner: searches the space with a strategy over an objective, checks fp16 against the
+// accuracy limit, compares with Horovod's defaults, and gathers what the emitters and the
+// report need (per-size algorithm tables, busbw curves, a fusion x cycle heatmap, the fastest
+// step's timeline).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "colltune/sim/step_model.hpp"
+#include "colltune/sim/workload.hpp"
+#include "colltune/topology/topology.hpp"
+#include "colltune/tuner/algo_table.hpp"
+#include "colltune/tuner/fp16_error.hpp"
+#include "colltune/tuner/objective.hpp"
+#include "colltune/tuner/space.hpp"
+#include "colltune/tuner/strategy.hpp"
+
+namespace colltune::tuner {
+
+struct TuneOptions {
+  StrategyKind strategy = StrategyKind::grid;
+  std::size_t budget = 0;  // see SearchOptions
+  std::uint64_t seed = 1;
+  std::vector<std::string> fixes;  // "--fix" assignments, applied in order
+  double max_fp16_error = kDefaultMaxFp16Error;
+  std::size_t top_n = 10;
+  std::function<void(std::size_t, std::size_t, const Evaluation&)> progress;
+};
+
+// Step time (analytical model) over fusion threshold x cycle time, other knobs as in the best
+// configuration; one grid with fp16 off and one with fp16 on.
+struct Heatmap {
+  std::vector<std::size_t> fusion_thresholds;
+  std::vector<double> cycle_times_us;
+  std::vector<std::vector<double>> step_us[2];  // [fp16][fusion index][cycle index]
+};
+
+struct BusbwCurve {
+  std::string label;  // "ring", "hierarchical(ring)", ...
+  std::vector<std::size_t> bytes;
+  std::vector<double> busbw_gbps;  // 0 where the algorithm does not apply
+};
+
+struct TuneResult {
+  // What was tuned.
+  std::string topology;
+  int ranks = 0;
+  int hosts = 0;
+  std::string model;
+  std::size_t gradient_bytes = 0;
+  double forward_us = 0;  // the workload's forward pass (buffers are timed from after it)
+  std::string objective;
+  StrategyKind strategy = StrategyKind::grid;
+  std::uint64_t seed = 1;
+  std::size_t space_size = 0;
+  std::vector<std::string> fixes;
+  // The answer.
+  Evaluation best;
+  Evaluation baseline;
+  std::vector<Evaluation> history;  // every evaluation, in order
+  std::vector<Evaluation> top;      // the fastest distinct feasible ones, fastest first
+  sim::StepResult best_step;        // the fastest step's buffers (analytical or event model)
+  bool hierarchical_allreduce = false;  // Horovod's flag for the best configuration
+  // fp16: the estimate for the best configuration's algorithm, and the best times with it off/on.
+  Fp16Estimate fp16;
+  double best_fp16_off_us = 0;  // +inf when not evaluated
+  double best_fp16_on_us = 0;
+  // Report material.
+  std::vector<SizeRange> algo_table;  // every registered algorithm, hierarchical included
+  std::vector<SizeRange> nccl_table;  // NCCL-expressible algorithms only (ring, tree)
+  std::vector<BusbwCurve> busbw;
+  Heatmap heatmap;
+  double search_ms = 0;
+
+  double speedup() const { return baseline.step_time_us / best.step_time_us; }
+};
+
+// Flat allreduce algorithms of the registry (hierarchical ones are the `hierarchical` knob).
+std::vector<std::string> flat_allreduce_algorithms();
+
+// Runs the search. `objective` is what is minimised (analytic, event or measured); the report
+// material always comes from the analytical model. Throws colltune::Error for bad options
+// (an unknown --fix knob, fp16 pinned on above the error limit, ...).
+TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, Objective& objective,
+                const TuneOptions& options);
+
+// The space tune() searches (defaults, then the fixes), exposed for tests and benchmarks.
+SearchSpace make_space(const std::vector<std::string>& fixes);
+
+}  // namespace colltune::tuner

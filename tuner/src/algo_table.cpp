@@ -1,0 +1,83 @@
+// Per-size algorithm tables from the analytical cost model.
+#include "colltune/tuner/algo_table.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "colltune/common/error.hpp"
+
+namespace colltune::tuner {
+namespace {
+
+sim::CollectiveRequest request_for(const AlgoChoice& choice, std::size_t bytes, bool fp16) {
+  sim::CollectiveRequest r;
+  r.algorithm = choice.algorithm;
+  r.bytes = bytes;
+  r.elem_size = 4;
+  r.fp16_compress = fp16;
+  r.options.chunk_elems = choice.chunk_bytes / (fp16 ? 2 : 4);
+  if (!choice.inner.empty()) r.options.inner = choice.inner;
+  return r;
+}
+
+std::vector<AlgoChoice> choices_of(const AlgoTableOptions& o) {
+  std::vector<AlgoChoice> out;
+  for (std::size_t chunk : o.chunks)
+    for (const auto& a : o.algorithms) {
+      out.push_back(AlgoChoice{a, "", chunk});
+      if (o.hierarchical) out.push_back(AlgoChoice{"hierarchical", a, chunk});
+    }
+  return out;
+}
+
+double time_of(const sim::CostModel& model, const AlgoChoice& c, std::size_t bytes, bool fp16) {
+  try {
+    const double t = model.time_us(request_for(c, bytes, fp16));
+    return std::isfinite(t) ? t : std::numeric_limits<double>::infinity();
+  } catch (const Error&) {
+    return std::numeric_limits<double>::infinity();  // not applicable to this layout
+  }
+}
+
+}  // namespace
+
+std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoTableOptions& options) {
+  const auto choices = choices_of(options);
+  std::vector<SizeRange> table;
+  std::size_t previous = 0;
+  for (std::size_t s = std::max<std::size_t>(options.min_bytes, 1); s <= options.max_bytes; s *= 2) {
+    SizeRange best{table.empty() ? 0 : previous + 1, s, {}, std::numeric_limits<double>::infinity()};
+    for (const auto& c : choices) {
+      const double t = time_of(model, c, s, options.fp16);
+      if (t < best.time_us) best.choice = c, best.time_us = t;
+    }
+    if (!std::isfinite(best.time_us)) throw Error("no allreduce algorithm applies at " + format_bytes(s));
+    if (!table.empty() && table.back().choice == best.choice) {
+      table.back().max_bytes = s;
+      table.back().time_us = best.time_us;
+    } else {
+      table.push_back(best);
+    }
+    previous = s;
+    if (s > std::numeric_limits<std::size_t>::max() / 2) break;
+  }
+  if (table.empty()) throw Error("algorithm table: empty size range");
+  table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);
+  return table;
+}
+
+std::optional<std::string> nccl_algorithm(std::string_view id) {
+  if (id == "ring") return "ring";
+  if (id == "dbtree") return "tree";
+  return std::nullopt;
+}
+
+double predicted_busbw(const sim::CostModel& model, const AlgoChoice& choice, std::size_t bytes, bool fp16) {
+  const double t = time_of(model, choice, bytes, fp16);
+  if (!std::isfinite(t) || t <= 0) return 0.0;
+  const double p = model.layout.nranks();
+  const double factor = p > 1 ? 2.0 * (p - 1.0) / p : 1.0;
+  return gbps(bytes, t) * factor;
+}
+
+}  // namespace colltune::tuner

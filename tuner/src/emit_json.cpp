@@ -1,0 +1,112 @@
+// colltune.json (versioned) and the `--json` summary.
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "colltune/tuner/emit.hpp"
+
+namespace colltune::tuner {
+namespace {
+
+using nlohmann::json;
+
+json ms_or_null(double us) { return std::isfinite(us) ? json(us / 1000.0) : json(nullptr); }
+
+json candidate_json(const Candidate& c) {
+  return json{{"fusion_threshold_bytes", c.fusion_threshold_bytes},
+              {"cycle_time_ms", c.cycle_time_us / 1000.0},
+              {"fp16_compression", c.fp16},
+              {"algorithm", c.algorithm},
+              {"chunk_bytes", c.chunk_bytes},
+              {"hierarchical", c.hierarchical}};
+}
+
+json table_json(const std::vector<SizeRange>& table) {
+  json rows = json::array();
+  for (const auto& r : table)
+    rows.push_back({{"min_bytes", r.min_bytes},
+                    {"max_bytes", r.max_bytes},
+                    {"algorithm", r.choice.algorithm},
+                    {"inner", r.choice.inner},
+                    {"chunk_bytes", r.choice.chunk_bytes},
+                    {"time_us", r.time_us}});
+  return rows;
+}
+
+json input_json(const TuneResult& r) {
+  return json{{"topology", r.topology},        {"ranks", r.ranks},
+              {"hosts", r.hosts},              {"model", r.model},
+              {"gradient_bytes", r.gradient_bytes}, {"objective", r.objective},
+              {"strategy", std::string(to_string(r.strategy))}, {"seed", r.seed},
+              {"space_size", r.space_size},    {"evaluations", r.history.size()},
+              {"fixed", r.fixes},              {"search_ms", r.search_ms}};
+}
+
+json fp16_json(const TuneResult& r) {
+  return json{{"chosen", r.best.candidate.fp16},
+              {"relative_error", r.fp16.relative_error},
+              {"summation_depth", r.fp16.summation_depth},
+              {"max_allowed", r.fp16.max_allowed},
+              {"accepted", r.fp16.accepted},
+              {"method", r.fp16.method},
+              {"best_step_time_ms_off", ms_or_null(r.best_fp16_off_us)},
+              {"best_step_time_ms_on", ms_or_null(r.best_fp16_on_us)}};
+}
+
+json top_json(const TuneResult& r) {
+  json rows = json::array();
+  for (const auto& e : r.top) {
+    json row = candidate_json(e.candidate);
+    row["step_time_ms"] = e.step_time_us / 1000.0;
+    row["speedup"] = r.baseline.step_time_us / e.step_time_us;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::string emit_colltune_json(const TuneResult& r) {
+  json chosen = candidate_json(r.best.candidate);
+  chosen["hierarchical_allreduce"] = r.hierarchical_allreduce;
+  json baseline = candidate_json(r.baseline.candidate);
+  baseline["description"] = "Horovod defaults (128 MiB fusion, 1 ms cycle, no compression), NCCL ring";
+  baseline["step_time_ms"] = ms_or_null(r.baseline.step_time_us);
+  json doc{{"format", "colltune-tune"},
+           {"version", kColltuneJsonVersion},
+           {"input", input_json(r)},
+           {"chosen", chosen},
+           {"predicted",
+            {{"step_time_ms", r.best.step_time_us / 1000.0},
+             {"compute_ms", r.best_step.compute_us / 1000.0},
+             {"exposed_comm_ms", r.best_step.exposed_comm_us / 1000.0},
+             {"scaling_efficiency", r.best_step.scaling_efficiency},
+             {"buffers", r.best_step.buffers.size()}}},
+           {"baseline", baseline},
+           {"speedup", r.speedup()},
+           {"fp16", fp16_json(r)},
+           {"algorithms", table_json(r.algo_table)},
+           {"nccl_algorithms", table_json(r.nccl_table)},
+           {"top", top_json(r)}};
+  return doc.dump(2) + "\n";
+}
+
+std::string summary_json(const TuneResult& r, const std::vector<std::filesystem::path>& files) {
+  json paths = json::array();
+  for (const auto& f : files) paths.push_back(f.string());
+  json doc{{"topology", r.topology},
+           {"model", r.model},
+           {"ranks", r.ranks},
+           {"objective", r.objective},
+           {"strategy", std::string(to_string(r.strategy))},
+           {"evaluations", r.history.size()},
+           {"chosen", candidate_json(r.best.candidate)},
+           {"hierarchical_allreduce", r.hierarchical_allreduce},
+           {"step_time_ms", r.best.step_time_us / 1000.0},
+           {"baseline_step_time_ms", ms_or_null(r.baseline.step_time_us)},
+           {"speedup", r.speedup()},
+           {"fp16_relative_error", r.fp16.relative_error},
+           {"files", paths}};
+  return doc.dump(2);
+}
+
+}  // namespace colltune::tuner

@@ -1,0 +1,139 @@
+// Horovod YAML/env, NCCL env and NCCL tuner CSV emitters.
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "colltune/common/atomic_file.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/tuner/emit.hpp"
+
+namespace colltune::tuner {
+namespace {
+
+constexpr int kHorovodCacheCapacity = 1024;  // Horovod's default response cache size
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// Fusion threshold in MB (MiB) as horovodrun reads it: it multiplies by 1024^2.
+std::string fusion_mb(std::size_t bytes) {
+  if (bytes % MiB == 0) return std::to_string(bytes / MiB);
+  return number(static_cast<double>(bytes) / static_cast<double>(MiB));
+}
+
+std::string header(const TuneResult& r, const char* comment) {
+  std::ostringstream out;
+  out << comment << " colltune tune: " << r.model << " on " << r.topology << " (" << r.ranks << " ranks, " << r.hosts
+      << " hosts), objective " << r.objective << ", strategy " << to_string(r.strategy) << ", seed " << r.seed << "\n"
+      << comment << " predicted step " << format_time_us(r.best.step_time_us) << " vs Horovod defaults "
+      << format_time_us(r.baseline.step_time_us) << " (speedup " << number(r.speedup()) << "x)\n";
+  return out.str();
+}
+
+std::string fp16_advice(const TuneResult& r, const char* comment) {
+  std::ostringstream out;
+  const auto& e = r.fp16;
+  out << comment << " fp16 compression: " << (r.best.candidate.fp16 ? "RECOMMENDED" : "not recommended")
+      << " (predicted rms relative gradient error " << number(e.relative_error) << ", limit "
+      << number(e.max_allowed) << (e.accepted ? "" : ", over the limit") << ")\n";
+  if (r.best.candidate.fp16)
+    out << comment << " Horovod has no config key for it; in code: "
+        << "hvd.DistributedOptimizer(opt, compression=hvd.Compression.fp16)\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::string emit_horovod_yaml(const TuneResult& r) {
+  const Candidate& c = r.best.candidate;
+  std::ostringstream out;
+  out << header(r, "#") << fp16_advice(r, "#") << "# Use: horovodrun --config-file horovod.yaml ...\n"
+      << "params:\n"
+      << "  fusion_threshold_mb: " << fusion_mb(c.fusion_threshold_bytes) << "\n"
+      << "  cycle_time_ms: " << number(c.cycle_time_us / 1000.0) << "\n"
+      << "  cache_capacity: " << kHorovodCacheCapacity << "\n"
+      << "  hierarchical_allreduce: " << (r.hierarchical_allreduce ? "true" : "false") << "\n"
+      << "  hierarchical_allgather: false\n"
+      << "  torus_allreduce: false\n";
+  return out.str();
+}
+
+std::string emit_horovod_env(const TuneResult& r) {
+  const Candidate& c = r.best.candidate;
+  std::ostringstream out;
+  out << header(r, "#") << fp16_advice(r, "#")
+      << "# Use: set -a; . ./horovod.env; set +a   (or mpirun -x each variable)\n"
+      << "HOROVOD_FUSION_THRESHOLD=" << c.fusion_threshold_bytes << "\n"
+      << "HOROVOD_CYCLE_TIME=" << number(c.cycle_time_us / 1000.0) << "\n"
+      << "HOROVOD_CACHE_CAPACITY=" << kHorovodCacheCapacity << "\n"
+      << "HOROVOD_HIERARCHICAL_ALLREDUCE=" << (r.hierarchical_allreduce ? 1 : 0) << "\n"
+      << "HOROVOD_HIERARCHICAL_ALLGATHER=0\n"
+      << "HOROVOD_TORUS_ALLREDUCE=0\n";
+  return out.str();
+}
+
+std::string emit_nccl_env(const TuneResult& r) {
+  std::ostringstream out;
+  out << header(r, "#") << "# Use: set -a; . ./nccl.env; set +a\n";
+  std::set<std::string> algos;
+  for (const auto& range : r.nccl_table) algos.insert(*nccl_algorithm(range.choice.algorithm));
+  if (algos.size() == 1) {
+    const std::string& a = *algos.begin();
+    out << "# One NCCL algorithm is predicted fastest at every size.\n"
+        << "NCCL_ALGO=" << (a == "ring" ? "Ring" : "Tree") << "\n"
+        << "# colltune's cost model prices NCCL's Simple protocol (full bandwidth, per-step latency).\n"
+        << "NCCL_PROTO=Simple\n";
+  } else {
+    out << "# The fastest NCCL algorithm depends on the message size: no single NCCL_ALGO.\n"
+        << "# Load NCCL's example tuner plugin with the per-size table instead:\n"
+        << "#   NCCL_TUNER_PLUGIN=/path/to/libnccl-tuner-example.so\n"
+        << "NCCL_TUNER_CONFIG_FILE=nccl_tuner.conf\n";
+  }
+  if (r.best.candidate.chunk_bytes > 0 && r.best.candidate.algorithm != kAutoAlgorithm) {
+    // NCCL splits its per-channel buffer into NCCL_STEPS = 8 slots; one slot is one chunk.
+    out << "# Pipelining chunk " << format_bytes(r.best.candidate.chunk_bytes) << " = NCCL_BUFFSIZE / 8 slots.\n"
+        << "NCCL_BUFFSIZE=" << r.best.candidate.chunk_bytes * 8 << "\n";
+  }
+  out << "# Channels are not modelled: NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS are left to NCCL.\n";
+  return out.str();
+}
+
+std::string emit_nccl_tuner_conf(const TuneResult& r) {
+  std::ostringstream out;
+  out << header(r, "#")
+      << "# Use: NCCL_TUNER_PLUGIN=libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=nccl_tuner.conf\n"
+      << "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n"
+      << "# -1 = any / keep NCCL's choice. Rows hold only for this job's nNodes and nRanks.\n";
+  for (const auto& range : r.nccl_table) {
+    const auto algo = nccl_algorithm(range.choice.algorithm);
+    if (!algo) throw Error("nccl_tuner.conf: algorithm " + range.choice.algorithm + " has no NCCL equivalent");
+    out << "# " << format_bytes(range.min_bytes) << " .. " << format_bytes(range.max_bytes) << ": "
+        << range.choice.algorithm << ", predicted " << format_time_us(range.time_us) << " at the range's top\n"
+        << "allreduce," << range.min_bytes << "," << range.max_bytes << "," << *algo << ",simple,-1," << r.hosts
+        << "," << r.ranks << ",-1,-1\n";
+  }
+  return out.str();
+}
+
+const std::vector<std::string>& emitted_file_names() {
+  static const std::vector<std::string> names{"horovod.yaml",  "horovod.env",  "nccl.env",
+                                              "nccl_tuner.conf", "colltune.json", "report.html"};
+  return names;
+}
+
+std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& r) {
+  // Render everything first: a failure here leaves the directory untouched.
+  const std::vector<std::string> contents{emit_horovod_yaml(r),    emit_horovod_env(r),   emit_nccl_env(r),
+                                          emit_nccl_tuner_conf(r), emit_colltune_json(r), emit_report_html(r)};
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": cannot create output directory (" + ec.message() + ")");
+  FileSetWriter writer(dir);
+  for (std::size_t i = 0; i < contents.size(); ++i) writer.stage(emitted_file_names()[i], contents[i]);
+  return writer.commit();
+}
+
+}  // namespace colltune::tuner

@@ -1,0 +1,39 @@
+#pragma once
+// Minimal inline-SVG chart helpers for report.html (private to the tuner library): a line chart
+// with a log2 x axis, a colour-scaled heatmap, and a horizontal timeline.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace colltune::tuner::svg {
+
+std::string escape(std::string_view text);  // & < > " for HTML/SVG text
+
+struct Series {
+  std::string label;
+  std::vector<double> x;  // > 0, plotted on a log2 axis
+  std::vector<double> y;  // plotted linearly from 0; points with y <= 0 are skipped
+};
+// `x_label_of` turns an x value into a tick label.
+std::string line_chart(const std::vector<Series>& series, std::string_view x_title, std::string_view y_title,
+                       std::string (*x_label_of)(double));
+
+struct HeatmapSpec {
+  std::vector<std::string> row_labels;     // y axis, top to bottom
+  std::vector<std::string> column_labels;  // x axis
+  std::vector<std::vector<double>> values; // [row][column]; non-finite = not applicable
+  double lo = 0, hi = 1;                   // colour scale range (shared between maps)
+  std::string title;
+};
+std::string heatmap(const HeatmapSpec& spec);
+
+struct Bar {
+  std::string lane;   // row label
+  double start = 0, end = 0;
+  std::string label;  // tooltip
+  int colour = 0;     // palette index
+};
+std::string timeline(const std::vector<Bar>& bars, double t_end, std::string_view unit);
+
+}  // namespace colltune::tuner::svg
