@@ -25,8 +25,15 @@ test: build
 test-long: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) -L long
 
+# The main job on a built-in default: describe the machine, predict allreduce and a training
+# step on it, then tune Horovod/NCCL settings for ResNet-50 and write the config files.
 demo: build
 	$(COLLTUNE) topo show dgx-h100:nodes=2
+	$(COLLTUNE) simulate --topology dgx-h100:nodes=4 --algo auto --bytes 1KiB:1GiB
+	$(COLLTUNE) step --topology dgx-h100:nodes=4 --model resnet50
+	@mkdir -p $(DEMO_DIR)
+	$(COLLTUNE) tune --topology dgx-h100:nodes=4 --model resnet50 --out $(DEMO_DIR)
+	@ls -l $(DEMO_DIR)
 
 bench: build
 	@for b in $(BUILD)/bench/micro/micro_*; do echo "== $$b"; $$b --benchmark_min_time=0.2; done

@@ -1,6 +1,128 @@
-// TEMPORARY during initial development: replaced by the real subcommand.
+// colltune step: predicted training step (Horovod's loop over a workload on a topology).
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "colltune/common/units.hpp"
+#include "colltune/sim/step_model.hpp"
+#include "colltune/sim/workload.hpp"
+#include "colltune/topology/topology.hpp"
 #include "commands.hpp"
 
 namespace colltune::cli {
-void add_step_command(CLI::App& /*app*/) {}
+namespace {
+
+struct StepArgs {
+  std::string topology;
+  std::string model;
+  std::string fusion_threshold = "128MiB";
+  std::string cycle_time = "1ms";
+  bool fp16_compress = false;
+  std::string algorithm = "ring";
+  std::string engine = "analytic";
+  bool json = false;
+};
+
+double ms(double us) { return us / 1e3; }
+
+std::string percent(double fraction) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << 100.0 * fraction << " %";
+  return out.str();
+}
+
+nlohmann::ordered_json to_json(const StepArgs& a, const sim::Workload& w, const sim::StepConfig& c, int ranks,
+                               const sim::StepResult& r) {
+  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
+  for (const sim::BufferRecord& b : r.buffers) {
+    buffers.push_back({{"bytes", b.bytes}, {"tensors", b.tensors}, {"algorithm", b.algorithm},
+                       {"start_ms", ms(b.start_us)}, {"end_ms", ms(b.end_us)}});
+  }
+  return {{"step_time_ms", ms(r.step_time_us)},
+          {"compute_ms", ms(r.compute_us)},
+          {"exposed_comm_ms", ms(r.exposed_comm_us)},
+          {"scaling_efficiency", r.scaling_efficiency},
+          {"buffers", buffers},
+          {"model", w.name},
+          {"topology", a.topology},
+          {"ranks", ranks},
+          {"engine", a.engine},
+          {"algorithm", c.algorithm},
+          {"fusion_threshold_bytes", c.fusion_threshold_bytes},
+          {"cycle_time_ms", ms(c.cycle_time_us)},
+          {"fp16_compress", c.fp16_compress},
+          {"forward_ms", ms(w.forward_us)},
+          {"backward_ms", ms(w.backward_us)},
+          {"gradient_bytes", w.total_bytes()}};
+}
+
+void print_summary(std::ostream& out, const StepArgs& a, const sim::Workload& w, const sim::StepConfig& c,
+                   int ranks, const sim::StepResult& r) {
+  out << "model               " << w.name << " (" << w.tensors.size() << " gradient tensors, "
+      << format_bytes(w.total_bytes()) << ")\n"
+      << "topology            " << a.topology << " (" << ranks << " ranks)\n"
+      << "config              fusion " << format_bytes(c.fusion_threshold_bytes) << ", cycle "
+      << format_time_us(c.cycle_time_us) << ", fp16 compression " << (c.fp16_compress ? "on" : "off")
+      << ", algorithm " << c.algorithm << ", engine " << a.engine << "\n"
+      << "step time           " << format_time_us(r.step_time_us) << "\n"
+      << "compute             " << format_time_us(r.compute_us) << " (forward " << format_time_us(w.forward_us)
+      << ", backward " << format_time_us(w.backward_us) << ")\n"
+      << "exposed comm        " << format_time_us(r.exposed_comm_us) << "\n"
+      << "scaling efficiency  " << percent(r.scaling_efficiency) << "\n";
+  if (r.buffers.empty()) return;
+  out << "\n" << r.buffers.size() << " fusion buffer(s), times from the start of the backward pass:\n"
+      << std::setw(5) << "#" << std::setw(14) << "bytes" << std::setw(9) << "tensors" << "  " << std::left
+      << std::setw(14) << "algorithm" << std::right << std::setw(12) << "start" << std::setw(12) << "end" << "\n";
+  for (std::size_t i = 0; i < r.buffers.size(); ++i) {
+    const sim::BufferRecord& b = r.buffers[i];
+    out << std::setw(5) << i << std::setw(14) << format_bytes(b.bytes) << std::setw(9) << b.tensors << "  "
+        << std::left << std::setw(14) << b.algorithm << std::right << std::setw(12) << format_time_us(b.start_us)
+        << std::setw(12) << format_time_us(b.end_us) << "\n";
+  }
+}
+
+void run_step(const StepArgs& a) {
+  sim::StepConfig config;
+  config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold");
+  config.cycle_time_us = parse_time_us(a.cycle_time, "--cycle-time");
+  config.fp16_compress = a.fp16_compress;
+  config.algorithm = a.algorithm;
+  const sim::Engine engine = sim::parse_engine(a.engine);
+  const topo::Topology topology = topo::load_topology(a.topology);
+  const sim::Workload workload = sim::load_workload(a.model);
+  const sim::StepSimulator simulator(topology);
+  const sim::StepResult result = simulator.run(workload, config, engine);
+  if (a.json) {
+    std::cout << to_json(a, workload, config, simulator.nranks(), result).dump(2) << "\n";
+  } else {
+    print_summary(std::cout, a, workload, config, simulator.nranks(), result);
+  }
+}
+
+}  // namespace
+
+void add_step_command(CLI::App& app) {
+  auto args = std::make_shared<StepArgs>();
+  CLI::App* sub = app.add_subcommand("step", "Predict a data-parallel training step (Horovod's loop) on a topology");
+  sub->add_option("--topology", args->topology, "Preset spec (dgx-h100:nodes=4), topology JSON or NCCL XML")
+      ->required();
+  sub->add_option("--model", args->model,
+                  "Model profile (resnet50, vgg16, bert-large, gpt2-xl, ...; options as resnet50:batch=64,tflops=300),"
+                  " a workload JSON file or a Horovod timeline")
+      ->required();
+  sub->add_option("--fusion-threshold", args->fusion_threshold, "Fusion buffer size (B/KiB/MiB/GiB; 0 = no fusion)")
+      ->capture_default_str();
+  sub->add_option("--cycle-time", args->cycle_time, "Horovod cycle time (us/ms/s)")->capture_default_str();
+  sub->add_flag("--fp16-compress", args->fp16_compress, "Cast fp32 gradients to fp16 before the allreduce");
+  sub->add_option("--algo", args->algorithm, "Allreduce algorithm id, or auto (fastest per buffer)")
+      ->capture_default_str();
+  sub->add_option("--engine", args->engine, "analytic (cost model) or event (discrete-event simulator)")
+      ->capture_default_str();
+  sub->add_flag("--json", args->json, "Print JSON instead of a summary");
+  sub->callback([args] { run_step(*args); });
+}
+
 }  // namespace colltune::cli

@@ -1,6 +1,136 @@
-// TEMPORARY during initial development: replaced by the real subcommand.
+// colltune tune: search fusion threshold, cycle time, fp16, algorithm, chunking and
+// hierarchical allreduce for a model on a topology; write the six config files atomically.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "colltune/common/error.hpp"
+#include "colltune/sim/cost_model.hpp"
+#include "colltune/sim/workload.hpp"
+#include "colltune/topology/topology.hpp"
+#include "colltune/tuner/emit.hpp"
+#include "colltune/tuner/measured.hpp"
+#include "colltune/tuner/tuner.hpp"
 #include "commands.hpp"
 
+#ifdef COLLTUNE_HAVE_MPI
+#include "colltune/collectives/mpi.hpp"
+#endif
+
 namespace colltune::cli {
-void add_tune_command(CLI::App& /*app*/) {}
+namespace {
+
+struct TuneArgs {
+  std::string topology;
+  std::string model;
+  std::string out;
+  std::string objective = "analytic";
+  std::string strategy;  // default: grid for analytic, bayes otherwise
+  std::size_t budget = 0;
+  std::uint64_t seed = 1;
+  std::vector<std::string> fixes;
+  double max_fp16_error = tuner::kDefaultMaxFp16Error;
+  bool json = false;
+};
+
+// "[#########...........] 1234/3600  best 41.2 ms" on stderr, redrawn in place, ~100 updates.
+auto progress_bar() {
+  return [last = std::size_t{0}](std::size_t done, std::size_t total, const tuner::Evaluation& best) mutable {
+    if (total == 0 || (done != total && done * 100 / total == last * 100 / total && done > 1)) return;
+    last = done;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(kWidth * done / total);
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu  best %s", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), done, total,
+                 format_time_us(best.step_time_us).c_str());
+    if (done == total) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  };
+}
+
+void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem::path>& files) {
+  const auto& c = r.best.candidate;
+  std::cout << "tuned " << r.model << " on " << r.topology << " (" << r.ranks << " ranks): " << r.history.size()
+            << " configurations, objective " << r.objective << ", strategy " << tuner::to_string(r.strategy) << "\n"
+            << "  fusion threshold   " << format_bytes(c.fusion_threshold_bytes) << "\n"
+            << "  cycle time         " << format_time_us(c.cycle_time_us) << "\n"
+            << "  fp16 compression   " << (c.fp16 ? "on" : "off") << " (predicted rms relative error "
+            << r.fp16.relative_error << ", limit " << r.fp16.max_allowed << ")\n"
+            << "  algorithm          " << c.algorithm << (c.hierarchical ? " (hierarchical)" : "")
+            << ", chunk " << format_bytes(c.chunk_bytes) << "\n"
+            << "  step time          " << format_time_us(r.best.step_time_us) << " vs "
+            << format_time_us(r.baseline.step_time_us) << " with Horovod defaults: speedup " << r.speedup() << "x\n";
+  for (const auto& f : files) std::cout << "  wrote " << f.string() << "\n";
+}
+
+void run_tune(const TuneArgs& a) {
+  if (a.out.empty()) throw Error("--out: an output directory is required");
+  tuner::TuneOptions options;
+  options.strategy = tuner::parse_strategy(a.strategy.empty() ? (a.objective == "analytic" ? "grid" : "bayes")
+                                                               : a.strategy);
+  options.budget = a.budget;
+  options.seed = a.seed;
+  options.fixes = a.fixes;
+  options.max_fp16_error = a.max_fp16_error;
+  tuner::make_space(options.fixes);  // reject a bad --fix before any work
+  const topo::Topology topology = topo::load_topology(a.topology);
+  const sim::Workload workload = sim::load_workload(a.model);
+  std::unique_ptr<tuner::Objective> objective;
+#ifdef COLLTUNE_HAVE_MPI
+  std::optional<coll::MpiSession> mpi;
+#endif
+  if (a.objective == "analytic" || a.objective == "event") {
+    objective = std::make_unique<tuner::SimulatedObjective>(
+        topology, workload, a.objective == "analytic" ? sim::Engine::analytic : sim::Engine::event);
+  } else if (a.objective == "measured") {
+    if (!tuner::measured_objective_available()) tuner::make_measured_objective(workload, {});  // throws
+#ifdef COLLTUNE_HAVE_MPI
+    mpi.emplace(nullptr, nullptr);
+#endif
+    tuner::MeasuredOptions measured;
+    tuner::AlgoTableOptions table;
+    table.algorithms = tuner::flat_allreduce_algorithms();
+    measured.auto_table = tuner::build_algo_table(sim::CostModel(topology), table);
+    objective = tuner::make_measured_objective(workload, measured);
+  } else {
+    throw Error("--objective " + a.objective + ": unknown (expected analytic, event or measured)");
+  }
+  const bool leader = tuner::mpi_world_rank() == 0;
+  if (leader && !a.json && isatty(STDERR_FILENO)) options.progress = progress_bar();
+  const auto result = tuner::tune(topology, workload, *objective, options);
+  if (!leader) return;
+  const auto files = tuner::write_configs(a.out, result);
+  if (a.json)
+    std::cout << tuner::summary_json(result, files) << "\n";
+  else
+    print_summary(result, files);
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  CLI::App* cmd = app.add_subcommand("tune", "Search Horovod/NCCL settings for a model on a topology and write "
+                                             "horovod.yaml, horovod.env, nccl.env, nccl_tuner.conf, colltune.json, "
+                                             "report.html");
+  cmd->add_option("--topology", args->topology, "preset spec, topology JSON or NCCL XML")->required();
+  cmd->add_option("--model", args->model, "built-in model profile (resnet50, vgg16, bert-large, gpt2-xl) or workload "
+                                          "JSON")->required();
+  cmd->add_option("--out", args->out, "directory for the six files (created if missing)")->required();
+  cmd->add_option("--objective", args->objective, "analytic | event | measured (under mpirun)");
+  cmd->add_option("--strategy", args->strategy, "grid | bayes | random (default: grid for analytic, else bayes)");
+  cmd->add_option("--budget", args->budget, "evaluations for bayes/random (default 30)");
+  cmd->add_option("--seed", args->seed, "random seed (bayes/random)");
+  cmd->add_option("--fix", args->fixes, "pin a knob: fusion-threshold=64MiB, cycle-time=5ms, fp16=on|off, "
+                                        "algorithm=ring|...|auto, chunk=1MiB, hierarchical=on|off")
+      ->take_all();
+  cmd->add_option("--max-fp16-error", args->max_fp16_error,
+                  "accept fp16 compression only when its predicted rms relative error is at most this (default 0.01)");
+  cmd->add_flag("--json", args->json, "print the summary as JSON");
+  cmd->callback([args] { run_tune(*args); });
+}
+
 }  // namespace colltune::cli

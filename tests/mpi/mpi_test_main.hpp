@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdio>
+
 #define COLLTUNE_MPI_TEST_MAIN                                                   \
   int main(int argc, char** argv) {                                              \
     int provided = 0;                                                            \

@@ -27,9 +27,10 @@ int world_size() {
 
 // Runs `algorithm` over `comm` for one case and compares with MPI_Allreduce and the reference.
 void expect_matches_mpi(coll::MpiCommunicator& comm, const std::string& algorithm, DType dtype, ReduceOp op,
-                        std::size_t count, std::size_t chunk, bool in_place) {
+                        std::size_t count, std::size_t chunk, bool in_place, const std::string& inner = "ring") {
   coll::AlgoOptions algo;
   algo.chunk_elems = chunk;
+  algo.inner = inner;
   if (coll::find_algorithm(algorithm).not_applicable(comm.layout(), count, algo)) return;
   coll::AllreduceOptions o;
   o.algorithm = algorithm;
@@ -48,7 +49,7 @@ void expect_matches_mpi(coll::MpiCommunicator& comm, const std::string& algorith
   const std::size_t es = coll::dtype_size(dtype);
   EXPECT_EQ(test::first_mismatch(result, theirs.data(), count, es), -1)
       << algorithm << " " << coll::to_string(dtype) << " " << coll::to_string(op) << " count " << count << " chunk "
-      << chunk << " vs MPI_Allreduce";
+      << chunk << " inner " << inner << " vs MPI_Allreduce";
   EXPECT_EQ(test::first_mismatch(result, ref.data(), count, es), -1) << algorithm << " vs reference";
 }
 
@@ -92,10 +93,8 @@ TEST(Mpi, HierarchicalOnEmulatedHosts) {
   EXPECT_EQ(comm.layout().nhosts(), (world_size() + 1) / 2);
   for (const std::string inner : {"ring", "rhd", "tree"}) {
     for (const std::string id : {"hierarchical", "hierarchical_leader"}) {
-      coll::AllreduceOptions o;
-      o.algo.inner = inner;
-      expect_matches_mpi(comm, id, DType::f32, ReduceOp::sum, 4099, 0, true);
-      expect_matches_mpi(comm, id, DType::i64, ReduceOp::max, 33, 4, false);
+      expect_matches_mpi(comm, id, DType::f32, ReduceOp::sum, 4099, 0, true, inner);
+      expect_matches_mpi(comm, id, DType::i64, ReduceOp::max, 33, 4, false, inner);
     }
   }
 }

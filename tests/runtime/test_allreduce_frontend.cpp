@@ -6,6 +6,7 @@
 #include <random>
 
 #include "colltune/collectives/allreduce.hpp"
+#include "colltune/collectives/compression.hpp"
 #include "colltune/collectives/threads.hpp"
 #include "colltune/common/error.hpp"
 #include "runtime_test_util.hpp"

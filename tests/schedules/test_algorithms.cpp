@@ -35,7 +35,9 @@ void check(const Algorithm& a, const RankLayout& layout, std::size_t count, cons
       for (const Op& op : st.ops) ASSERT_GT(op.block.count, 0U);
     }
   }
-  if (count <= 65537) EXPECT_EQ(test::check_data(s, test::run_data(s)), "");
+  if (count <= 65537) {
+    EXPECT_EQ(test::check_data(s, test::run_data(s)), "");
+  }
 }
 
 bool applicable(const Algorithm& a, const RankLayout& layout, std::size_t count, const AlgoOptions& o) {

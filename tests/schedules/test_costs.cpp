@@ -61,3 +61,52 @@ TEST(CostHints, OneRankAndNoDataCostNothing) {
     EXPECT_EQ(a.cost(RankLayout::single_host(4), 0, 4, {}, test_costs()), 0.0) << a.id;
   }
 }
+
+// Hint vs the priced schedule for p = 1..17 on one host and several uniform multi-host
+// layouts, with and without chunking. Exact where docs/readme/algorithms.md says so; an upper
+// bound elsewhere.
+TEST(CostHints, MatchThePricedSchedule) {
+  std::vector<RankLayout> layouts;
+  for (int p = 1; p <= 17; ++p) layouts.push_back(RankLayout::single_host(p));
+  for (auto [h, l] : {std::pair{2, 2}, {2, 4}, {4, 2}, {3, 3}, {2, 8}, {4, 4}, {3, 5}}) layouts.push_back(RankLayout::uniform(h, l));
+  for (const Algorithm& a : algorithms()) {
+    for (const RankLayout& l : layouts) {
+      const auto p = static_cast<std::size_t>(l.nranks());
+      const bool pow2_hosts = (l.max_ranks_per_host() & (l.max_ranks_per_host() - 1)) == 0;
+      for (std::size_t count : {p * 6000, p * 6000 + 3, std::size_t{1001}, p * 64}) {
+        for (std::size_t chunk : {std::size_t{0}, std::size_t{500}}) {
+          AlgoOptions o;
+          o.chunk_elems = chunk;
+          if (a.not_applicable(l, count, o)) continue;
+          SCOPED_TRACE(a.id + " p=" + std::to_string(p) + " hosts=" + std::to_string(l.nhosts()) +
+                       " count=" + std::to_string(count) + " chunk=" + std::to_string(chunk));
+          const double h = hint(a.id, l, count, o);
+          const double priced_time = priced(a.id, l, count, o);
+          const bool even = count % (p * 2) == 0 && (chunk == 0 || (count / p) % chunk == 0);
+          const bool exact = l.nhosts() == 1 ? (even || a.id == "dbtree" || a.id.find("rd") != std::string::npos ||
+                                               a.id.find("rh") != std::string::npos)
+                                             : even && (a.id != "tree" || pow2_hosts);
+          if (l.nhosts() == 1) {
+            EXPECT_LT(rel(h, priced_time), 1e-3);
+          }
+          if (exact) {
+            EXPECT_LT(rel(h, priced_time), 1e-9);
+          }
+          EXPECT_GE(h, priced_time * (1 - 1e-9));
+          EXPECT_LE(h, priced_time * 1.25);
+        }
+      }
+    }
+  }
+}
+
+TEST(CostHints, ChunkingAddsLatencyOnlyWhereItPipelines) {
+  const RankLayout l = RankLayout::single_host(8);
+  AlgoOptions chunked;
+  chunked.chunk_elems = 1024;
+  const std::size_t count = 8 * 65536;
+  // dbtree pipelines: chunking makes it faster for large buffers; the binomial tree's root
+  // is the bottleneck either way, so chunking only adds latencies.
+  EXPECT_LT(hint("dbtree", l, count, chunked), hint("dbtree", l, count, {}));
+  EXPECT_GT(hint("tree", l, count, chunked), hint("tree", l, count, {}));
+}

@@ -10,6 +10,7 @@
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/atomic_file.hpp"
+#include "colltune/common/error.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/sim/trace.hpp"
 #include "colltune/topology/topology.hpp"

@@ -138,6 +138,14 @@ std::vector<Path> Topology::routes_from(int src_rank) const {
   return out;
 }
 
+Path Topology::device_route(VertexId from, VertexId to) const {
+  if (from >= num_devices() || to >= num_devices())
+    throw Error("device_route: device index " + std::to_string(std::max(from, to)) + " does not exist");
+  std::optional<Path> path = build_path(graph_, latency_search(graph_, from, to), from, to);
+  if (!path) throw Error("no path from device '" + graph_[from].id + "' to device '" + graph_[to].id + "'");
+  return std::move(*path);
+}
+
 double Topology::widest_bandwidth(int src_rank, int dst_rank) const {
   check_rank(src_rank, "widest_bandwidth: source");
   check_rank(dst_rank, "widest_bandwidth: destination");

@@ -131,6 +131,13 @@ std::vector<std::filesystem::path> write_configs(const std::filesystem::path& di
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(dir.string() + ": cannot create output directory (" + ec.message() + ")");
+  // A destination that is not a regular file would fail its rename after others succeeded:
+  // refuse before anything is written.
+  for (const auto& name : emitted_file_names()) {
+    const auto path = dir / name;
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+      throw Error(path.string() + ": exists and is not a regular file; nothing was written");
+  }
   FileSetWriter writer(dir);
   for (std::size_t i = 0; i < contents.size(); ++i) writer.stage(emitted_file_names()[i], contents[i]);
   return writer.commit();

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
@@ -28,6 +29,34 @@ std::vector<Evaluation> fastest_distinct(const std::vector<Evaluation>& history,
     if (!dup) out.push_back(e);
   }
   return out;
+}
+
+// The answer is the fastest feasible evaluation, with two accuracy-first rules:
+//  - near-ties (within kTieTolerance) go to the configuration that changes less: fp16 off
+//    before on, hierarchical off before on;
+//  - fp16 compression must buy at least kMinFp16Gain over the best fp16-off configuration,
+//    else that one is chosen: a sliver of speed is not worth the rounding error.
+constexpr double kTieTolerance = 1e-3;
+constexpr double kMinFp16Gain = 0.01;
+
+Evaluation choose_best(const std::vector<Evaluation>& history) {
+  const Evaluation* best = &best_of(history);
+  if (!best->feasible()) return *best;
+  const Evaluation* best_off = nullptr;
+  for (const auto& e : history)
+    if (!e.candidate.fp16 && e.feasible() && (!best_off || e.step_time_us < best_off->step_time_us)) best_off = &e;
+  if (best->candidate.fp16 && best_off && best->step_time_us > best_off->step_time_us * (1.0 - kMinFp16Gain))
+    best = best_off;
+  const double limit = best->step_time_us * (1.0 + kTieTolerance);
+  // Simpler first, then faster.
+  auto simpler = [](const Evaluation& a, const Evaluation& b) {
+    return std::tuple(a.candidate.fp16, a.candidate.hierarchical, a.step_time_us) <
+           std::tuple(b.candidate.fp16, b.candidate.hierarchical, b.step_time_us);
+  };
+  for (const auto& e : history)
+    if (e.step_time_us <= limit && e.candidate.fp16 == best->candidate.fp16 && simpler(e, *best))
+      best = &e;
+  return *best;
 }
 
 double best_time_with_fp16(const std::vector<Evaluation>& history, bool fp16) {
@@ -154,7 +183,7 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
     throw;
   }
   r.search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  r.best = best_of(r.history);
+  r.best = choose_best(r.history);
   if (!r.best.feasible()) throw Error("no configuration in the search space can run on this topology");
   r.top = fastest_distinct(r.history, options.top_n);
   r.best_fp16_off_us = best_time_with_fp16(r.history, false);

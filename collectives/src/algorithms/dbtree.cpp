@@ -14,6 +14,7 @@
 // parent up, parent down, two children down, plus its leaf role in the other tree) and
 // reduces 2 chunks, so the time tends to 2 n b + n g for large n, with R+2H-1 latencies.
 #include <algorithm>
+#include <cmath>
 
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/algorithms/index_math.hpp"
@@ -64,36 +65,47 @@ void messages_at(const Plan& pl, long long t, F f) {
   }
 }
 
-// Time of step t when every rank starts it together: messages share their sender's injection
-// and their receiver's ejection; reduced chunks are combined in arrival order.
-double step_time(const Plan& pl, long long t, const RankLayout& layout, std::size_t elem_size, const LevelCosts& costs) {
+// Advances every rank's clock `clock[r]` (end of its previous step) over time step t under
+// the machine model: a message starts when both ranks have started the step, takes alpha plus
+// the larger of its sender's injection and its receiver's ejection load, and reduced chunks
+// are combined in arrival order. Ranks without messages at t keep their clock.
+void advance(const Plan& pl, long long t, const RankLayout& layout, std::size_t elem_size, const LevelCosts& costs,
+             std::vector<double>& clock) {
   const auto n = static_cast<std::size_t>(pl.p);
   std::vector<double> inj(n, 0), ej(n, 0);
-  struct Msg { int from, to; double bytes; Wire w; bool reduce; };
+  struct Msg { std::size_t from, to; double bytes; Wire w; bool reduce; };
   std::vector<Msg> msgs;
   messages_at(pl, t, [&](int from, int to, const Block& blk, bool reduce) {
     if (blk.count == 0) return;
-    const Msg m{from, to, static_cast<double>(blk.count * elem_size), wire(layout, from, to, costs), reduce};
-    inj[static_cast<std::size_t>(from)] += m.bytes * m.w.beta;
-    ej[static_cast<std::size_t>(to)] += m.bytes * m.w.beta;
+    const Msg m{static_cast<std::size_t>(from), static_cast<std::size_t>(to), static_cast<double>(blk.count * elem_size),
+                wire(layout, from, to, costs), reduce};
+    inj[m.from] += m.bytes * m.w.beta;
+    ej[m.to] += m.bytes * m.w.beta;
     msgs.push_back(m);
   });
-  std::vector<double> end(n, 0);
+  std::vector<double> end = clock;
   std::vector<std::vector<std::pair<double, double>>> reduces(n);
   for (const Msg& m : msgs) {
-    const double arrive = m.w.alpha + std::max(inj[static_cast<std::size_t>(m.from)], ej[static_cast<std::size_t>(m.to)]);
-    end[static_cast<std::size_t>(m.from)] = std::max(end[static_cast<std::size_t>(m.from)], arrive);
-    end[static_cast<std::size_t>(m.to)] = std::max(end[static_cast<std::size_t>(m.to)], arrive);
-    if (m.reduce) reduces[static_cast<std::size_t>(m.to)].emplace_back(arrive, m.bytes);
+    const double arrive = std::max(clock[m.from], clock[m.to]) + m.w.alpha + std::max(inj[m.from], ej[m.to]);
+    end[m.from] = std::max(end[m.from], arrive);
+    end[m.to] = std::max(end[m.to], arrive);
+    if (m.reduce) reduces[m.to].emplace_back(arrive, m.bytes);
   }
-  double worst = 0;
   for (std::size_t r = 0; r < n; ++r) {
     std::sort(reduces[r].begin(), reduces[r].end());
-    double done = 0;
+    double done = clock[r];
     for (const auto& [arrive, bytes] : reduces[r]) done = std::max(done, arrive) + bytes * costs.gamma_us_per_byte;
-    worst = std::max({worst, end[r], done});
+    clock[r] = std::max(end[r], done);
   }
-  return worst;
+}
+
+// True when every clock moved by the same amount (the pipeline's steady state).
+bool uniform_shift(const std::vector<double>& before, const std::vector<double>& after, double& shift) {
+  shift = after[0] - before[0];
+  for (std::size_t r = 1; r < after.size(); ++r) {
+    if (std::abs((after[r] - before[r]) - shift) > 1e-9 * std::max(1.0, std::abs(after[r]))) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -111,9 +123,11 @@ Schedule build_dbtree(const RankLayout& layout, std::size_t count, const AlgoOpt
   return b.finish();
 }
 
-// Sum over time steps of the step time with all ranks in lockstep. Every chunk index a step
-// touches lies within 2H-1 of t, so the steps 2H-1..R-2 move only full chunks and cost the
-// same: they are priced once. O(p H) per call.
+// Steps the clocks of all ranks through the R+2H-1 time steps (the same model the event
+// simulator and tests/schedules' pricer apply to the built schedule, so the hint is exact).
+// Steps 2H-1..R-2 move only full chunks, so the step map is the same; it is max-plus linear,
+// so once one such step shifts every clock by the same amount, all later ones do too and they
+// are skipped in one jump. Cost O(p H) per call for long pipelines.
 double cost_dbtree(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
                    const LevelCosts& costs) {
   const int p = layout.nranks();
@@ -122,16 +136,17 @@ double cost_dbtree(const RankLayout& layout, std::size_t bytes, std::size_t elem
   const Plan pl = plan_of(p, count, options.chunk_elems);
   const long long first_steady = 2 * pl.height - 1;
   const long long last_steady = static_cast<long long>(pl.rounds) - 2;
-  double total = 0;
+  std::vector<double> clock(static_cast<std::size_t>(p), 0.0);
   for (long long t = 0; t < pl.steps(); ++t) {
-    if (t == first_steady && last_steady >= first_steady) {
-      total += static_cast<double>(last_steady - first_steady + 1) * step_time(pl, t, layout, elem_size, costs);
+    const std::vector<double> before = clock;
+    advance(pl, t, layout, elem_size, costs, clock);
+    double shift = 0;
+    if (t > first_steady && t < last_steady && uniform_shift(before, clock, shift)) {
+      for (double& c : clock) c += shift * static_cast<double>(last_steady - t);
       t = last_steady;
-      continue;
     }
-    total += step_time(pl, t, layout, elem_size, costs);
   }
-  return total;
+  return *std::max_element(clock.begin(), clock.end());
 }
 
 }  // namespace colltune::coll::algo

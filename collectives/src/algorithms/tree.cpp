@@ -79,7 +79,13 @@ double binomial_phase_cost(const RankLayout& layout, const std::vector<int>& gro
   std::vector<Wire> edge(static_cast<std::size_t>(levels));
   bool uniform = true;
   for (int k = 0; k < levels; ++k) {
-    edge[static_cast<std::size_t>(k)] = wire(layout, group[0], group[static_cast<std::size_t>(1 << k)], costs);
+    // The slowest edge of level k stands for the level (exact when hosts align with subtrees).
+    Wire& w = edge[static_cast<std::size_t>(k)];
+    for (int v = 0; v + (1 << k) < q; v += 2 << k) {
+      const Wire e = wire(layout, group[static_cast<std::size_t>(v)], group[static_cast<std::size_t>(v + (1 << k))], costs);
+      w.alpha = std::max(w.alpha, e.alpha);
+      w.beta = std::max(w.beta, e.beta);
+    }
     uniform = uniform && edge[static_cast<std::size_t>(k)].alpha == edge[0].alpha &&
               edge[static_cast<std::size_t>(k)].beta == edge[0].beta;
   }

@@ -204,6 +204,9 @@ void MpiCommunicator::wait_all(const StepContext& ctx) {
       const int p = request_peer_[i];
       peers += (peers.empty() ? "" : ", ") + (p < 0 ? "send to peer " + std::to_string(-1 - p)
                                                     : "receive from peer " + std::to_string(p));
+      // Withdraw it, so a late message cannot land in a buffer the caller has released.
+      MPI_Cancel(&requests_[i]);
+      MPI_Request_free(&requests_[i]);
     }
     throw TimeoutError(step_where(rank_, ctx.step_index) + ": timed out after " + std::to_string(ctx.timeout_s) +
                        " s (pending: " + peers + ")");

@@ -6,10 +6,12 @@
 #include <bit>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "colltune/collectives/half.hpp"
 #include "colltune/collectives/reducer.hpp"
 #include "colltune/common/error.hpp"
+#include "half_simd.hpp"
 
 namespace colltune::coll {
 namespace {
@@ -56,6 +58,37 @@ BlockCounts compress_block(const F* __restrict src, std::uint16_t* __restrict ds
   return BlockCounts{over, nonfinite};
 }
 
+// The same with F16C: convert a cache-sized chunk (prescaled into a stack buffer when needed),
+// then count over the chunk while it is still in L1.
+BlockCounts compress_block_f16c(const float* src, std::uint16_t* dst, std::size_t count, float prescale) {
+  constexpr std::size_t kChunk = 2048;
+  float scaled[kChunk];
+  BlockCounts c;
+  for (std::size_t begin = 0; begin < count; begin += kChunk) {
+    const std::size_t n = count - begin < kChunk ? count - begin : kChunk;
+    const float* in = src + begin;
+    if (prescale != 1.0f) {
+      for (std::size_t i = 0; i < n; ++i) scaled[i] = in[i] * prescale;
+      in = scaled;
+    }
+    simd::f16c_f32_to_f16(in, dst + begin, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool finite = is_finite_bits(src[begin + i]);
+      c.over += static_cast<std::uint32_t>(overflowed(finite, dst[begin + i]));
+      c.nonfinite += static_cast<std::uint32_t>(!finite);
+    }
+  }
+  return c;
+}
+
+template <class F>
+BlockCounts convert_block(const F* src, std::uint16_t* dst, std::size_t count, F prescale) {
+  if constexpr (std::is_same_v<F, float>) {
+    if (simd::has_f16c()) return compress_block_f16c(src, dst, count, prescale);
+  }
+  return compress_block(src, dst, count, prescale);
+}
+
 // Steps: convert block by block, summing the counts; if any overflowed, scan once more for
 // the first index.
 template <class F>
@@ -63,7 +96,7 @@ OverflowReport compress_impl(const F* src, std::uint16_t* dst, std::size_t count
   OverflowReport r;
   for (std::size_t begin = 0; begin < count; begin += kBlock) {
     const std::size_t n = count - begin < kBlock ? count - begin : kBlock;
-    const BlockCounts c = compress_block(src + begin, dst + begin, n, prescale);
+    const BlockCounts c = convert_block(src + begin, dst + begin, n, prescale);
     r.overflowed += c.over;
     r.nonfinite_inputs += c.nonfinite;
   }
@@ -145,6 +178,7 @@ OverflowReport compress_f16(const double* src, std::uint16_t* dst, std::size_t c
 
 void decompress_f16(const std::uint16_t* src, float* dst, std::size_t count, double postscale) {
   check_ptrs(src, dst, count, "decompress_f16");
+  if (postscale == 1.0) return f16_to_f32(src, dst, count);  // F16C when available
   decompress_impl(src, dst, count, static_cast<float>(postscale));
 }
 
@@ -182,6 +216,10 @@ void reduce_f16_into_f32(float* inout, const std::uint16_t* in, std::size_t coun
 
 void reduce_f16_into_f32(ReduceOp op, float* inout, const std::uint16_t* in, std::size_t count) {
   check_ptrs(inout, in, count, "reduce_f16_into_f32");
+  if (static_cast<int>(op) < 0 || static_cast<int>(op) > static_cast<int>(ReduceOp::prod)) {
+    throw Error("reduce_f16_into_f32: unknown reduce op value " + std::to_string(static_cast<int>(op)));
+  }
+  if (simd::has_f16c()) return simd::f16c_reduce_f16_into_f32(op, inout, in, count);
   switch (op) {
     case ReduceOp::sum:
     case ReduceOp::avg: return accumulate(inout, in, count, [](float a, float b) { return a + b; });

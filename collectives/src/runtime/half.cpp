@@ -1,15 +1,20 @@
 // Bulk fp16/bf16 conversions: plain loops over the inline branch-free scalar conversions in
 // half.hpp, restrict-qualified so the compiler vectorises them (checked with -fopt-info-vec
-// and bench/micro/reduce.cpp).
+// and bench/micro/reduce.cpp). On x86-64 CPUs with F16C, fp32<->fp16 use those instructions
+// instead (half_simd.hpp), with identical results.
 #include "colltune/collectives/half.hpp"
+
+#include "half_simd.hpp"
 
 namespace colltune::coll {
 
 void f32_to_f16(const float* __restrict src, std::uint16_t* __restrict dst, std::size_t count) {
+  if (simd::has_f16c()) return simd::f16c_f32_to_f16(src, dst, count);
   for (std::size_t i = 0; i < count; ++i) dst[i] = f32_to_f16(src[i]);
 }
 
 void f16_to_f32(const std::uint16_t* __restrict src, float* __restrict dst, std::size_t count) {
+  if (simd::has_f16c()) return simd::f16c_f16_to_f32(src, dst, count);
   for (std::size_t i = 0; i < count; ++i) dst[i] = f16_to_f32(src[i]);
 }
 

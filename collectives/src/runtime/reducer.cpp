@@ -1,6 +1,7 @@
 // Reduction kernels: one restrict-qualified elementwise loop per (storage codec, op), chosen
 // by a switch on dtype and op. Each loop body is branch-free (loads, one op, store), so the
 // compiler vectorises it; fp16/bf16 widen to fp32, combine, and round back to nearest even.
+// fp16 uses the F16C instructions when the CPU has them (half_simd.hpp), with equal results.
 #include "colltune/collectives/reducer.hpp"
 
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "colltune/collectives/half.hpp"
 #include "colltune/common/error.hpp"
+#include "half_simd.hpp"
 
 namespace colltune::coll {
 namespace {
@@ -116,6 +118,12 @@ void with_op(ReduceOp op, F&& f) {
   throw Error("reduce: unknown reduce op value " + std::to_string(static_cast<int>(op)));
 }
 
+void check_op(ReduceOp op, const char* what) {
+  if (static_cast<int>(op) < 0 || static_cast<int>(op) > static_cast<int>(ReduceOp::prod)) {
+    throw Error(std::string(what) + ": unknown reduce op value " + std::to_string(static_cast<int>(op)));
+  }
+}
+
 void check_buffers(const void* a, const void* b, std::size_t count, const char* what) {
   if (count != 0 && (a == nullptr || b == nullptr)) {
     throw Error(std::string(what) + ": null buffer for " + std::to_string(count) + " elements");
@@ -126,7 +134,12 @@ void check_buffers(const void* a, const void* b, std::size_t count, const char* 
 
 void reduce(DType dtype, ReduceOp op, void* inout, const void* in, std::size_t count) {
   check_buffers(inout, in, count, "reduce");
+  check_op(op, "reduce");
   if (count == 0) return;
+  if (dtype == DType::f16 && simd::has_f16c()) {
+    auto* io = static_cast<std::uint16_t*>(inout);
+    return simd::f16c_reduce_f16(op, io, io, static_cast<const std::uint16_t*>(in), count);
+  }
   with_codec(dtype, [&]<class C>() {
     with_op(op, [&]<class O>() {
       using S = typename C::Stored;
@@ -138,10 +151,15 @@ void reduce(DType dtype, ReduceOp op, void* inout, const void* in, std::size_t c
 void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void* b, std::size_t count) {
   check_buffers(a, b, count, "reduce_into");
   check_buffers(out, a, count, "reduce_into");
+  check_op(op, "reduce_into");
   if (count == 0) return;
   // Every op is commutative, so out == b is the in-place reduce with a as the input.
   if (out == a) return reduce(dtype, op, out, b, count);
   if (out == b) return reduce(dtype, op, out, a, count);
+  if (dtype == DType::f16 && simd::has_f16c()) {
+    return simd::f16c_reduce_f16(op, static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
+                                 static_cast<const std::uint16_t*>(b), count);
+  }
   with_codec(dtype, [&]<class C>() {
     with_op(op, [&]<class O>() {
       using S = typename C::Stored;

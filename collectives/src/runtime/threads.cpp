@@ -184,9 +184,11 @@ void ThreadsCommunicator::post_sends(const Step& step, const StepContext& ctx) {
     Message msg{staged ? staged + pos : ctx.buffer + op.block.offset * ctx.elem_size, bytes};
     pos += bytes;
     RankState& peer = world_.state(op.peer);
-    std::lock_guard<std::mutex> lk(peer.m);
-    peer.inbox[static_cast<std::size_t>(rank_)].push_back(msg);
-    peer.cv.notify_all();
+    {
+      std::lock_guard<std::mutex> lk(peer.m);
+      peer.inbox[static_cast<std::size_t>(rank_)].push_back(msg);
+    }
+    peer.cv.notify_all();  // after unlocking, so the woken rank does not block on the mutex
   }
 }
 
@@ -212,9 +214,11 @@ void ThreadsCommunicator::receive(const Op& op, const StepContext& ctx) {
   struct Consumed {
     RankState& sender;
     ~Consumed() {
-      std::lock_guard<std::mutex> lk(sender.m);
-      --sender.pending_sends;
-      sender.cv.notify_all();
+      {
+        std::lock_guard<std::mutex> lk(sender.m);
+        --sender.pending_sends;
+      }
+      sender.cv.notify_all();  // RankState lives in the World, which outlives every rank
     }
   } consumed{world_.state(op.peer)};
   const std::size_t expected = op.block.count * ctx.codec->wire_elem_size();

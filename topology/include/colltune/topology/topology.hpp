@@ -98,6 +98,8 @@ class Topology {
   // The routes from one rank to every rank (index = destination rank), the same paths route()
   // returns, from one full Dijkstra run. Not cached: meant for whole-machine scans.
   std::vector<Path> routes_from(int src_rank) const;
+  // The same minimum-latency route between two devices (e.g. a GPU and its NIC). Not cached.
+  Path device_route(VertexId from, VertexId to) const;
   // Largest bottleneck bandwidth over all paths between the ranks (widest path), GB/s.
   double widest_bandwidth(int src_rank, int dst_rank) const;
   // Checks: at least one rank, ranks 0..n-1 each mapped exactly once to an existing device,

@@ -1,0 +1,45 @@
+#pragma once
+// Shared helpers for the tuner tests: hand-built clusters and cached tuning results.
+#include <map>
+#include <string>
+
+#include "colltune/sim/workload.hpp"
+#include "colltune/topology/topology.hpp"
+#include "colltune/tuner/tuner.hpp"
+
+namespace colltune::tuner::test {
+
+// `hosts` hosts of `gpus` GPUs. Inside a host every GPU has a 450 GB/s NVLink port into an
+// NVSwitch; the host reaches a core switch through one NIC of `nic_gbps` (PCIe 32 GB/s between
+// NVSwitch and NIC). GPUs reduce at 1000 GB/s.
+inline topo::Topology cluster(int hosts, int gpus, double nic_gbps) {
+  using topo::DeviceKind;
+  using topo::LinkKind;
+  topo::Topology t;
+  t.name = "cluster:" + std::to_string(hosts) + "x" + std::to_string(gpus) + "@" + std::to_string(nic_gbps);
+  const auto core = t.add_device({"core", DeviceKind::net_switch, -1, 0});
+  int rank = 0;
+  for (int h = 0; h < hosts; ++h) {
+    const std::string p = "h" + std::to_string(h) + "/";
+    const int host = t.add_host("h" + std::to_string(h));
+    const auto sw = t.add_device({p + "nvswitch", DeviceKind::nvswitch, host, 0});
+    const auto nic = t.add_device({p + "nic", DeviceKind::nic, host, 0});
+    t.add_duplex_link(sw, nic, LinkKind::pcie, 32.0, 1.0);
+    t.add_duplex_link(nic, core, LinkKind::net, nic_gbps, 2.0);
+    for (int g = 0; g < gpus; ++g) {
+      const auto gpu = t.add_device({p + "gpu" + std::to_string(g), DeviceKind::gpu, host, 1000.0});
+      t.add_duplex_link(gpu, sw, LinkKind::nvlink, 450.0, 0.5);
+      t.map_rank(rank++, gpu);
+    }
+  }
+  t.validate();
+  return t;
+}
+
+inline TuneResult tune_analytic(const topo::Topology& topology, const sim::Workload& workload,
+                                TuneOptions options = {}) {
+  SimulatedObjective objective(topology, workload, sim::Engine::analytic);
+  return tune(topology, workload, objective, options);
+}
+
+}  // namespace colltune::tuner::test
