@@ -90,6 +90,9 @@ void run_tune(const TuneArgs& a) {
 #ifdef COLLTUNE_HAVE_MPI
     mpi.emplace(nullptr, nullptr);
 #endif
+    if (tuner::mpi_world_size() != topology.num_ranks())
+      throw Error("--objective measured: " + std::to_string(tuner::mpi_world_size()) + " MPI ranks but --topology " +
+                  a.topology + " has " + std::to_string(topology.num_ranks()) + "; describe the machine it runs on");
     tuner::MeasuredOptions measured;
     tuner::AlgoTableOptions table;
     table.algorithms = tuner::flat_allreduce_algorithms();

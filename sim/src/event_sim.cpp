@@ -5,7 +5,8 @@
 //
 // Events: a step start per rank (when the previous step's last op completes) and a flow end per
 // transfer (when its last byte leaves; stale ends from before a rate change are skipped by
-// version). All events of one instant are handled before the rates are recomputed once, so a
+// version), and the arrival of each block to reduce (reductions queue at the receiving device in
+// arrival order). All events of one instant are handled before the rates are recomputed once, so a
 // batch of flows starting together costs one max-min computation.
 #include <algorithm>
 #include <cmath>
@@ -69,6 +70,7 @@ Engine::Engine(const coll::Schedule& schedule, const topo::Topology& topology, c
   const auto n = static_cast<std::size_t>(schedule.nranks);
   ranks_.resize(n);
   gamma_.resize(n);
+  reduce_free_.assign(n, 0.0);
   for (std::size_t r = 0; r < n; ++r) {
     const double gbps = topology.device(topology.device_of_rank(static_cast<int>(r))).reduce_gbps;
     gamma_[r] = gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0;
@@ -85,9 +87,11 @@ EventSimResult Engine::run() {
     while (!queue_.empty() && queue_.top().t == t) {
       const Event ev = queue_.top();
       queue_.pop();
+      const std::uint32_t index = ev.id & kIndexMask;
       if (ev.id & kFlowBit) {
-        const std::uint32_t f = ev.id & ~kFlowBit;
-        if (flows_[f].version == ev.version && flows_[f].on_links) end_flow(f, t);
+        if (flows_[index].version == ev.version && flows_[index].on_links) end_flow(index, t);
+      } else if (ev.id & kArrivalBit) {
+        reduce_arrival(index, t);
       } else {
         auto& rank = ranks_[ev.id];
         ++rank.step;
@@ -168,6 +172,7 @@ std::uint32_t Engine::new_flow() {
     free_flows_.pop_back();
     return f;
   }
+  if (flows_.size() >= kIndexMask) throw Error("event simulator: more than 2^30 transfers in flight at once");
   flows_.emplace_back();
   return static_cast<std::uint32_t>(flows_.size() - 1);
 }
@@ -229,12 +234,38 @@ void Engine::end_flow(std::uint32_t f, double t) {
     fl.on_links = false;
   }
   const double arrival = t + fl.path->latency_us;
-  const double reduced = fl.reduce ? arrival + fl.bytes * gamma_[static_cast<std::size_t>(fl.dst)] : arrival;
-  if (options_.record_trace) record_slices(fl, arrival, reduced);
-  ++fl.version;
-  free_flows_.push_back(f);
+  if (options_.record_trace) record_transfer(fl, arrival);
   complete_op(fl.src, arrival);
-  complete_op(fl.dst, reduced);
+  if (fl.reduce && gamma_[static_cast<std::size_t>(fl.dst)] > 0) {
+    // The reduction queues at the receiving device in arrival order: wait for the arrival.
+    fl.arriving = true;
+    queue_.push(Event{arrival, kArrivalBit | f, fl.version});
+    return;
+  }
+  complete_op(fl.dst, arrival);
+  release_flow(f);
+}
+
+// A block to reduce arrived at t: the receiving device reduces it after what it has queued.
+void Engine::reduce_arrival(std::uint32_t f, double t) {
+  FlowState& fl = flows_[f];
+  const auto dst = static_cast<std::size_t>(fl.dst);
+  const double start = std::max(t, reduce_free_[dst]);
+  reduce_free_[dst] = start + fl.bytes * gamma_[dst];
+  if (options_.record_trace && reduce_free_[dst] > start) {
+    const coll::Op& recv = current_op(fl.dst, fl.recv_op);
+    result_.trace.push_back({fl.dst, slice_name("reduce", fl.src, fl.dst, recv.block), start, reduce_free_[dst],
+                             static_cast<std::size_t>(fl.bytes)});
+  }
+  ++result_.events;
+  fl.arriving = false;
+  complete_op(fl.dst, reduce_free_[dst]);
+  release_flow(f);
+}
+
+void Engine::release_flow(std::uint32_t f) {
+  ++flows_[f].version;
+  free_flows_.push_back(f);
 }
 
 // One op of the rank's current step completes at done_t; the last one schedules the next step.
@@ -244,14 +275,12 @@ void Engine::complete_op(int rank, double done_t) {
   if (--rs.outstanding == 0) queue_.push(Event{rs.step_end, static_cast<std::uint32_t>(rank), 0});
 }
 
-void Engine::record_slices(const FlowState& fl, double arrival, double reduced) {
+void Engine::record_transfer(const FlowState& fl, double arrival) {
   const coll::Op& send = current_op(fl.src, fl.send_op);
   const coll::Op& recv = current_op(fl.dst, fl.recv_op);
   const auto bytes = static_cast<std::size_t>(fl.bytes);
   result_.trace.push_back({fl.src, slice_name("send", fl.src, fl.dst, send.block), fl.start_t, arrival, bytes});
   result_.trace.push_back({fl.dst, slice_name("recv", fl.src, fl.dst, recv.block), fl.start_t, arrival, bytes});
-  if (fl.reduce && reduced > arrival)
-    result_.trace.push_back({fl.dst, slice_name("reduce", fl.src, fl.dst, recv.block), arrival, reduced, bytes});
 }
 
 // Every rank must have run out of steps; otherwise ops were left unpaired (a deadlock).

@@ -45,6 +45,7 @@ struct FlowState {
   std::uint64_t mark = 0;
   bool reduce = false;
   bool on_links = false;
+  bool arriving = false;              // transmitted; waiting for its arrival to be reduced
 };
 
 // Sends a->b and receives at b from a that are posted but not yet paired, in posting order.
@@ -85,7 +86,10 @@ class Engine {
   EventSimResult run();
 
  private:
-  static constexpr std::uint32_t kFlowBit = 0x80000000u;
+  // Event ids: a rank index (its next step starts), or a flow index with one of these bits.
+  static constexpr std::uint32_t kFlowBit = 0x80000000u;     // last byte transmitted
+  static constexpr std::uint32_t kArrivalBit = 0x40000000u;  // a reduced block arrived
+  static constexpr std::uint32_t kIndexMask = 0x3fffffffu;
 
   // event_sim.cpp
   void enter_step(int rank, double t);
@@ -94,8 +98,10 @@ class Engine {
   void start_flow(std::uint32_t chan, std::uint32_t send_op, std::uint32_t recv_op, int src, int dst, double t);
   std::uint32_t new_flow();
   void end_flow(std::uint32_t f, double t);
+  void reduce_arrival(std::uint32_t f, double t);
+  void release_flow(std::uint32_t f);
   void complete_op(int rank, double done_t);
-  void record_slices(const FlowState& flow, double arrival, double reduced);
+  void record_transfer(const FlowState& flow, double arrival);
   const coll::Op& current_op(int rank, std::uint32_t index) const;
   void check_finished() const;
   EventSimResult collect();
@@ -110,7 +116,8 @@ class Engine {
   const coll::Schedule& schedule_;
   const topo::Topology& topology_;
   EventSimOptions options_;
-  std::vector<double> gamma_;  // us per byte reduced, per rank
+  std::vector<double> gamma_;        // us per byte reduced, per rank
+  std::vector<double> reduce_free_;  // when each rank's device finishes its queued reductions
   std::vector<RankState> ranks_;
   std::vector<Channel> channels_;
   std::vector<LinkState> links_;

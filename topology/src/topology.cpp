@@ -13,8 +13,9 @@ namespace colltune::topo {
 
 Topology::Topology() : cache_(std::make_unique<RouteCache>()) {}
 
-// The graph copies by value, but edge descriptors point into the graph they came from, so the
-// link index -> edge table is rebuilt from each edge's stored index.
+// Edge descriptors point at edge properties inside the graph they came from, and Boost's
+// adjacency_list has no move constructor (a "move" copies), so after copying or moving the
+// graph the link index -> edge table is rebuilt from each edge's stored index.
 Topology::Topology(const Topology& other)
     : name(other.name),
       description(other.description),
@@ -22,9 +23,38 @@ Topology::Topology(const Topology& other)
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
       rank_map_count_(other.rank_map_count_),
-      links_(other.links_.size()),
       cache_(std::make_unique<RouteCache>()) {
-  for (auto [it, end] = boost::edges(graph_); it != end; ++it) links_.at(graph_[*it].index) = *it;
+  rebuild_link_table();
+}
+
+Topology::Topology(Topology&& other) noexcept
+    : name(std::move(other.name)),
+      description(std::move(other.description)),
+      graph_(std::move(other.graph_)),
+      hosts_(std::move(other.hosts_)),
+      rank_device_(std::move(other.rank_device_)),
+      rank_map_count_(std::move(other.rank_map_count_)),
+      cache_(std::make_unique<RouteCache>()) {
+  rebuild_link_table();
+}
+
+Topology& Topology::operator=(Topology&& other) noexcept {
+  if (this != &other) {
+    name = std::move(other.name);
+    description = std::move(other.description);
+    graph_ = std::move(other.graph_);
+    hosts_ = std::move(other.hosts_);
+    rank_device_ = std::move(other.rank_device_);
+    rank_map_count_ = std::move(other.rank_map_count_);
+    cache_ = std::make_unique<RouteCache>();
+    rebuild_link_table();
+  }
+  return *this;
+}
+
+void Topology::rebuild_link_table() {
+  links_.assign(boost::num_edges(graph_), EdgeId{});
+  for (auto [it, end] = boost::edges(graph_); it != end; ++it) links_[graph_[*it].index] = *it;
 }
 
 Topology& Topology::operator=(const Topology& other) {
@@ -35,8 +65,6 @@ Topology& Topology::operator=(const Topology& other) {
   return *this;
 }
 
-Topology::Topology(Topology&&) noexcept = default;
-Topology& Topology::operator=(Topology&&) noexcept = default;
 Topology::~Topology() = default;
 
 Topology::RouteCache& Topology::cache() const {

@@ -153,6 +153,15 @@ int mpi_world_rank() {
   return rank;
 }
 
+int mpi_world_size() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) return 1;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
 std::unique_ptr<Objective> make_measured_objective(const sim::Workload& workload, const MeasuredOptions& options) {
   if (options.iterations < 1 || options.warmup < 0) throw Error("measured objective: iterations must be >= 1");
   return std::make_unique<MeasuredObjective>(workload, options);
@@ -162,6 +171,7 @@ std::unique_ptr<Objective> make_measured_objective(const sim::Workload& workload
 
 bool measured_objective_available() { return false; }
 int mpi_world_rank() { return 0; }
+int mpi_world_size() { return 1; }
 std::unique_ptr<Objective> make_measured_objective(const sim::Workload&, const MeasuredOptions&) {
   throw Error("--objective measured needs the MPI transport: rebuild with COLLTUNE_WITH_MPI=ON");
 }

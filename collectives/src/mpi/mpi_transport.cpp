@@ -171,9 +171,11 @@ void MpiCommunicator::post_sends(const Step& step, const StepContext& ctx) {
     if (send_staging_.size() < total) send_staging_.resize(total);
   }
   std::size_t pos = 0;
-  for (const Op& op : step.ops) {
+  for (std::size_t i = 0; i < step.ops.size(); ++i) {
+    const Op& op = step.ops[i];
     if (op.kind != OpKind::send) continue;
-    std::byte* src = ctx.buffer + op.block.offset * ctx.elem_size;
+    // MPI_Isend takes a non-const pointer but only reads it.
+    auto* src = const_cast<std::byte*>(ctx.send_data(i, op));
     if (ctx.codec->encodes()) {
       ctx.codec->encode(src, op.block.count, send_staging_.data() + pos);
       src = send_staging_.data() + pos;
@@ -227,7 +229,7 @@ void MpiCommunicator::apply_receives(const Step& step, const StepContext& ctx) {
     if (recv_offsets_[i] == kNoStaging) continue;
     const Op& op = step.ops[i];
     ctx.codec->apply(op.kind, ctx.buffer + op.block.offset * ctx.elem_size, recv_staging_.data() + recv_offsets_[i],
-                     op.block.count);
+                     op.block.count, ctx.reduce_init(i, op));
   }
 }
 

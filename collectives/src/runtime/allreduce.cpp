@@ -83,11 +83,17 @@ namespace {
 AllreduceStats allreduce_plain(Communicator& comm, const void* in, void* out, std::size_t count,
                                const AllreduceOptions& options) {
   const std::size_t bytes = count * dtype_size(options.dtype);
-  if (in != out && bytes > 0) std::memcpy(out, in, bytes);
-  if (options.prescale != 1.0) scale(options.dtype, out, count, options.prescale);
+  // Out of place, the executor reads `in` where it needs it rather than copying it up front;
+  // a prescale has to be applied to a copy first.
+  const void* initial = in;
+  if (options.prescale != 1.0) {
+    if (in != out && bytes > 0) std::memcpy(out, in, bytes);
+    scale(options.dtype, out, count, options.prescale);
+    initial = out;
+  }
   auto schedule = detail::schedule_for(comm, count, options, Collective::allreduce);
   const PlainCodec codec(options.dtype, options.op);
-  execute(*schedule, comm, out, dtype_size(options.dtype), codec, options.timeout_s);
+  execute(*schedule, comm, out, dtype_size(options.dtype), codec, options.timeout_s, initial);
   const double post = detail::effective_postscale(comm, options);
   if (post != 1.0) scale(options.dtype, out, count, post);
   AllreduceStats stats;

@@ -28,7 +28,9 @@ class Fp16WireCodec final : public WireCodec {
   void encode(const std::byte* src, std::size_t count, std::byte* wire) const override {
     encode_f16_wire(reinterpret_cast<const float*>(src), reinterpret_cast<std::uint16_t*>(wire), count);
   }
-  void apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count) const override {
+  // Its buffer is always this rank's own fp32 accumulator (never out of place): no `init`.
+  void apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count,
+             const std::byte* /*init*/) const override {
     auto* acc = reinterpret_cast<float*>(dst);
     const auto* in = reinterpret_cast<const std::uint16_t*>(wire);
     if (kind == OpKind::recv_copy) {

@@ -58,6 +58,16 @@ BlockCounts compress_block(const F* __restrict src, std::uint16_t* __restrict ds
   return BlockCounts{over, nonfinite};
 }
 
+BlockCounts scan_block(const std::uint16_t* __restrict buf, std::size_t count) {
+  std::uint32_t inf = 0;
+  std::uint32_t nan = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    inf += static_cast<std::uint32_t>(is_f16_inf(buf[i]));
+    nan += static_cast<std::uint32_t>(is_f16_nan(buf[i]));
+  }
+  return BlockCounts{inf, nan};
+}
+
 // The same with F16C: convert a cache-sized chunk (prescaled into a stack buffer when needed),
 // then count over the chunk while it is still in L1.
 BlockCounts compress_block_f16c(const float* src, std::uint16_t* dst, std::size_t count, float prescale) {
@@ -72,6 +82,9 @@ BlockCounts compress_block_f16c(const float* src, std::uint16_t* dst, std::size_
       in = scaled;
     }
     simd::f16c_f32_to_f16(in, dst + begin, n);
+    // inf/NaN outputs are rare: only then tell overflows from non-finite inputs.
+    const BlockCounts specials = scan_block(dst + begin, n);
+    if (specials.over == 0 && specials.nonfinite == 0) continue;
     for (std::size_t i = 0; i < n; ++i) {
       const bool finite = is_finite_bits(src[begin + i]);
       c.over += static_cast<std::uint32_t>(overflowed(finite, dst[begin + i]));
@@ -107,16 +120,6 @@ OverflowReport compress_impl(const F* src, std::uint16_t* dst, std::size_t count
     }
   }
   return r;
-}
-
-BlockCounts scan_block(const std::uint16_t* __restrict buf, std::size_t count) {
-  std::uint32_t inf = 0;
-  std::uint32_t nan = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    inf += static_cast<std::uint32_t>(is_f16_inf(buf[i]));
-    nan += static_cast<std::uint32_t>(is_f16_nan(buf[i]));
-  }
-  return BlockCounts{inf, nan};
 }
 
 template <class F>

@@ -2,13 +2,20 @@
 // the block-overlap helpers.
 #include "colltune/collectives/executor.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "colltune/collectives/reducer.hpp"
+#include "executor_init.hpp"
 #include "colltune/common/error.hpp"
 
 namespace colltune::coll {
+
+namespace {
+constexpr std::size_t kFoldPieceBytes = 32 * 1024;  // fits in L1/L2 next to its operands
+}  // namespace
 
 PlainCodec::PlainCodec(DType dtype, ReduceOp op) : dtype_(dtype), op_(op), elem_size_(dtype_size(dtype)) {}
 
@@ -16,12 +23,22 @@ void PlainCodec::encode(const std::byte* src, std::size_t count, std::byte* wire
   if (count > 0) std::memcpy(wire, src, count * elem_size_);
 }
 
-void PlainCodec::apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count) const {
+void PlainCodec::apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count,
+                       const std::byte* init) const {
   if (count == 0) return;
   if (kind == OpKind::recv_copy) {
     std::memcpy(dst, wire, count * elem_size_);
-  } else {
+  } else if (init == nullptr) {
     reduce(dtype_, op_, dst, wire, count);
+  } else {
+    // dst = init op wire, a cache-sized piece at a time: the copied piece is still in cache
+    // when the reduction reads it back.
+    const std::size_t piece = kFoldPieceBytes / elem_size_;
+    for (std::size_t i = 0; i < count; i += piece) {
+      const std::size_t n = std::min(piece, count - i);
+      std::memcpy(dst + i * elem_size_, init + i * elem_size_, n * elem_size_);
+      reduce(dtype_, op_, dst + i * elem_size_, wire + i * elem_size_, n);
+    }
   }
 }
 
@@ -54,8 +71,39 @@ std::string step_where(int rank, int step_index) {
   return "rank " + std::to_string(rank) + " step " + std::to_string(step_index);
 }
 
+namespace {
+
+// Out of place, decides for each op of `step` where it reads (see executor.hpp): a send of a
+// block that holds no value yet reads the input; a receive-reduce into such a block folds the
+// input in, unless another receive of the step lands on it too (then the input is copied
+// first). Partly filled blocks are completed from the input before the step.
+void plan_sources(const Step& step, detail::InitTracker& tracker, std::vector<OpSource>& sources) {
+  sources.assign(step.ops.size(), OpSource::buffer);
+  for (std::size_t i = 0; i < step.ops.size(); ++i) {
+    const Op& op = step.ops[i];
+    if (op.kind == OpKind::recv_copy) continue;
+    bool alone = true;
+    for (std::size_t j = 0; j < step.ops.size() && op.kind == OpKind::recv_reduce; ++j) {
+      if (j != i && step.ops[j].kind != OpKind::send && overlaps(step.ops[j].block, op.block)) alone = false;
+    }
+    if (tracker.untouched(op.block) && alone) {
+      sources[i] = OpSource::initial;
+    } else {
+      tracker.fill(op.block);
+    }
+  }
+}
+
+void mark_receives(const Step& step, detail::InitTracker& tracker) {
+  for (const Op& op : step.ops) {
+    if (op.kind != OpKind::send) tracker.mark(op.block);
+  }
+}
+
+}  // namespace
+
 void execute(const Schedule& schedule, Communicator& comm, void* buffer, std::size_t elem_size,
-             const WireCodec& codec, double timeout_s) {
+             const WireCodec& codec, double timeout_s, const void* initial) {
   if (schedule.nranks != comm.size()) {
     throw Error("schedule '" + schedule.algorithm + "' was built for " + std::to_string(schedule.nranks) +
                 " ranks, the communicator has " + std::to_string(comm.size()));
@@ -69,10 +117,24 @@ void execute(const Schedule& schedule, Communicator& comm, void* buffer, std::si
   ctx.codec = &codec;
   ctx.timeout_s = timeout_s;
   const auto& steps = schedule.steps(comm.rank());
+  if (initial == nullptr || initial == buffer) {
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      ctx.step_index = static_cast<int>(s);
+      comm.run_step(steps[s], ctx);
+    }
+    return;
+  }
+  ctx.initial = static_cast<const std::byte*>(initial);
+  detail::InitTracker tracker(ctx.buffer, ctx.initial, elem_size);
+  std::vector<OpSource> sources;
+  ctx.sources = &sources;
   for (std::size_t s = 0; s < steps.size(); ++s) {
     ctx.step_index = static_cast<int>(s);
+    plan_sources(steps[s], tracker, sources);
     comm.run_step(steps[s], ctx);
+    mark_receives(steps[s], tracker);
   }
+  tracker.fill({0, schedule.count});  // what no step touched keeps its input
 }
 
 }  // namespace colltune::coll

@@ -123,8 +123,8 @@ class ThreadsCommunicator final : public Communicator {
   void run_step(const Step& step, const StepContext& ctx) override {
     post_sends(step, ctx);
     try {
-      for (const Op& op : step.ops) {
-        if (op.kind != OpKind::send) receive(op, ctx);
+      for (std::size_t i = 0; i < step.ops.size(); ++i) {
+        if (step.ops[i].kind != OpKind::send) receive(step.ops[i], ctx.reduce_init(i, step.ops[i]), ctx);
       }
       wait_sends(step, ctx);
     } catch (...) {
@@ -136,7 +136,7 @@ class ThreadsCommunicator final : public Communicator {
  private:
   const std::byte* stage_sends(const Step& step, const StepContext& ctx);
   void post_sends(const Step& step, const StepContext& ctx);
-  void receive(const Op& op, const StepContext& ctx);
+  void receive(const Op& op, const std::byte* init, const StepContext& ctx);
   void wait_sends(const Step& step, const StepContext& ctx);
   void retract_sends(const Step& step);
   std::string unreceived_peers(const Step& step);
@@ -158,9 +158,10 @@ const std::byte* ThreadsCommunicator::stage_sends(const Step& step, const StepCo
   }
   if (staging_.size() < total) staging_.resize(total);
   std::size_t pos = 0;
-  for (const Op& op : step.ops) {
+  for (std::size_t i = 0; i < step.ops.size(); ++i) {
+    const Op& op = step.ops[i];
     if (op.kind != OpKind::send) continue;
-    ctx.codec->encode(ctx.buffer + op.block.offset * ctx.elem_size, op.block.count, staging_.data() + pos);
+    ctx.codec->encode(ctx.send_data(i, op), op.block.count, staging_.data() + pos);
     pos += op.block.count * wire;
   }
   return staging_.data();
@@ -178,10 +179,11 @@ void ThreadsCommunicator::post_sends(const Step& step, const StepContext& ctx) {
     me.pending_sends += nsends;
   }
   std::size_t pos = 0;
-  for (const Op& op : step.ops) {
+  for (std::size_t i = 0; i < step.ops.size(); ++i) {
+    const Op& op = step.ops[i];
     if (op.kind != OpKind::send) continue;
     const std::size_t bytes = op.block.count * wire;
-    Message msg{staged ? staged + pos : ctx.buffer + op.block.offset * ctx.elem_size, bytes};
+    Message msg{staged ? staged + pos : ctx.send_data(i, op), bytes};
     pos += bytes;
     RankState& peer = world_.state(op.peer);
     {
@@ -194,7 +196,7 @@ void ThreadsCommunicator::post_sends(const Step& step, const StepContext& ctx) {
 
 // Takes the next message from op.peer, lands it, and tells the sender it was consumed (also
 // when landing throws, so the sender's count always balances).
-void ThreadsCommunicator::receive(const Op& op, const StepContext& ctx) {
+void ThreadsCommunicator::receive(const Op& op, const std::byte* init, const StepContext& ctx) {
   RankState& me = world_.state(rank_);
   Message msg;
   {
@@ -226,7 +228,7 @@ void ThreadsCommunicator::receive(const Op& op, const StepContext& ctx) {
     throw Error(step_where(rank_, ctx.step_index) + ": message from peer " + std::to_string(op.peer) + " has " +
                 std::to_string(msg.bytes) + " bytes, the receive expects " + std::to_string(expected));
   }
-  ctx.codec->apply(op.kind, ctx.buffer + op.block.offset * ctx.elem_size, msg.data, op.block.count);
+  ctx.codec->apply(op.kind, ctx.buffer + op.block.offset * ctx.elem_size, msg.data, op.block.count, init);
 }
 
 void ThreadsCommunicator::wait_sends(const Step& step, const StepContext& ctx) {

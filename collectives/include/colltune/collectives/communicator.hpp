@@ -6,10 +6,12 @@
 // all of its ops have completed. Every wait has a timeout: a peer that never arrives ends the
 // step with colltune::TimeoutError naming this rank, the peer and the step.
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "colltune/collectives/dtype.hpp"
 #include "colltune/collectives/registry.hpp"
@@ -33,8 +35,11 @@ class WireCodec {
   virtual bool encodes() const = 0;
   // Writes the wire form of `count` buffer elements at `src` to `wire`.
   virtual void encode(const std::byte* src, std::size_t count, std::byte* wire) const = 0;
-  // Lands `count` received wire elements into `dst` (buffer elements): reduce or copy.
-  virtual void apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count) const = 0;
+  // Lands `count` received wire elements into `dst` (buffer elements): reduce or copy. With
+  // `init` (reduce only), dst holds nothing yet and becomes init op received: the out-of-place
+  // input is folded in on the fly instead of being copied into the buffer first.
+  virtual void apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count,
+                     const std::byte* init = nullptr) const = 0;
 };
 
 // Buffer elements on the wire as they are; receives reduce with coll::reduce(dtype, op).
@@ -44,13 +49,18 @@ class PlainCodec final : public WireCodec {
   std::size_t wire_elem_size() const override { return elem_size_; }
   bool encodes() const override { return false; }
   void encode(const std::byte* src, std::size_t count, std::byte* wire) const override;
-  void apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count) const override;
+  void apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count,
+             const std::byte* init = nullptr) const override;
 
  private:
   DType dtype_;
   ReduceOp op_;
   std::size_t elem_size_;
 };
+
+// Out of place, the working buffer starts empty and the input is read where it is needed
+// (see executor.cpp): a send may read the input, a receive-reduce may fold it in.
+enum class OpSource : std::uint8_t { buffer, initial };
 
 // What one step works on.
 struct StepContext {
@@ -59,6 +69,22 @@ struct StepContext {
   const WireCodec* codec = nullptr;
   int step_index = 0;              // for error messages
   double timeout_s = kDefaultTimeoutS;
+  // Out of place only: the caller's input, and per op of the step (same index) whether a send
+  // reads it instead of the buffer, or a receive-reduce lands as input op received.
+  const std::byte* initial = nullptr;
+  const std::vector<OpSource>* sources = nullptr;
+
+  bool from_initial(std::size_t op_index) const {
+    return sources != nullptr && (*sources)[op_index] == OpSource::initial;
+  }
+  // Where send op `i` reads its block.
+  const std::byte* send_data(std::size_t i, const Op& op) const {
+    return (from_initial(i) ? initial : buffer) + op.block.offset * elem_size;
+  }
+  // The `init` argument of WireCodec::apply for receive op `i` (null: reduce into the buffer).
+  const std::byte* reduce_init(std::size_t i, const Op& op) const {
+    return from_initial(i) ? initial + op.block.offset * elem_size : nullptr;
+  }
 };
 
 // Built schedules, cached per (algorithm, collective options, count) so that repeated

@@ -13,8 +13,12 @@ namespace colltune::coll {
 // Runs comm.rank()'s steps of `schedule` over `buffer` (schedule.count elements of
 // `elem_size` bytes). Throws colltune::Error when the schedule was built for another rank
 // count, TimeoutError when a peer does not arrive within timeout_s.
+// Out of place (`initial` non-null and not `buffer`): the working buffer starts as a copy of
+// `initial` without that copy being made up front: sends of untouched blocks read `initial`,
+// the first receive-reduce into a block folds `initial` in, a receive-copy overwrites, and only
+// what is left untouched at the end is copied. This saves a full pass over memory.
 void execute(const Schedule& schedule, Communicator& comm, void* buffer, std::size_t elem_size,
-             const WireCodec& codec, double timeout_s = kDefaultTimeoutS);
+             const WireCodec& codec, double timeout_s = kDefaultTimeoutS, const void* initial = nullptr);
 
 // Block helpers shared by the transports.
 inline bool overlaps(const Block& a, const Block& b) {

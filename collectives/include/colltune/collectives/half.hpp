@@ -85,7 +85,14 @@ constexpr std::uint16_t narrow(F x) {
 
 constexpr std::uint16_t f32_to_f16(float x) { return half_detail::narrow<float, 5, 10>(x); }
 constexpr std::uint16_t f64_to_f16(double x) { return half_detail::narrow<double, 5, 10>(x); }
-constexpr std::uint16_t f32_to_bf16(float x) { return half_detail::narrow<float, 8, 7>(x); }
+// bf16 keeps fp32's exponent, so rounding is integer arithmetic on the bit pattern (a carry
+// into the exponent is the correct rounding up, up to inf); NaN is kept and made quiet.
+constexpr std::uint16_t f32_to_bf16(float x) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const std::uint32_t nan = (u >> 16) | 0x40u;
+  return static_cast<std::uint16_t>(half_detail::select((u & 0x7fffffffu) > 0x7f800000u, nan, rounded));
+}
 constexpr std::uint16_t f64_to_bf16(double x) { return half_detail::narrow<double, 8, 7>(x); }
 
 // fp16 -> fp32 is exact. Normal: rebias the exponent; inf/NaN: all-ones exponent (NaN made

@@ -15,8 +15,9 @@
 //   max-min fairly among the flows crossing it (progressive filling), recomputed whenever the
 //   set of flows changes. The flow transmits its bytes at its current rate; its last byte
 //   arrives the path latency after it was transmitted. Both the send and the receive complete
-//   at that arrival; a recv_reduce then costs bytes / reduce rate of the receiving device
-//   (reductions are independent of each other).
+//   at that arrival; a recv_reduce then costs bytes / reduce rate of the receiving device,
+//   which reduces one block at a time, in arrival order (a device's reduction rate is its
+//   memory bandwidth: two blocks arriving together take twice as long).
 // - Zero-byte transfers and transfers between ranks on one device take only the path latency.
 #include <cstddef>
 #include <string>

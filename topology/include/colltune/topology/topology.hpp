@@ -121,6 +121,7 @@ class Topology {
 
   RouteCache& cache() const;
   void invalidate_routes();
+  void rebuild_link_table();
   void check_rank(int rank, const char* what) const;
 };
 

@@ -32,8 +32,9 @@ struct MeasuredOptions {
 // True when this build has the MPI transport.
 bool measured_objective_available();
 
-// This process's MPI rank (0 without MPI or before MPI_Init).
+// This process's MPI rank and the world size (0 and 1 without MPI or before MPI_Init).
 int mpi_world_rank();
+int mpi_world_size();
 
 // Needs MPI initialised (coll::MpiSession) and every rank calling evaluate() with the same
 // candidates in the same order. Throws colltune::Error when built without MPI.

@@ -1,0 +1,230 @@
+// Emitters: Horovod YAML agrees with the env file, the NCCL tuner CSV follows its grammar,
+// colltune.json validates against its schema, the report is self-contained, and writing is
+// all-or-nothing.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "colltune/common/atomic_file.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/tuner/emit.hpp"
+#include "tuner_test_util.hpp"
+
+using namespace colltune;
+using namespace colltune::tuner;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const TuneResult& result() {
+  static const TuneResult r = [] {
+    const auto t = topo::load_topology("dgx-h100:nodes=2");
+    return test::tune_analytic(t, sim::load_workload("resnet50"));
+  }();
+  return r;
+}
+
+std::vector<std::string> data_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.push_back(line);
+  return out;
+}
+
+std::map<std::string, std::string> parse_env(const std::string& text) {
+  std::map<std::string, std::string> env;
+  const std::regex assignment("^([A-Z_][A-Z0-9_]*)=(\\S+)$");
+  for (const auto& line : data_lines(text)) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_match(line, m, assignment)) << "not KEY=VALUE: " << line;
+    env[m[1]] = m[2];
+  }
+  return env;
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  for (std::string f; std::getline(in, f, ',');) fields.push_back(f);
+  return fields;
+}
+
+// A JSON Schema subset validator (type, enum, required, properties, items, local $ref):
+// returns the first violation as "path: problem", or "" when the document conforms.
+std::string validate(const json& doc, const json& schema, const json& root, const std::string& path) {
+  if (schema.contains("$ref")) {
+    const std::string ref = schema["$ref"];  // "#/$defs/name"
+    return validate(doc, root.at(json::json_pointer(ref.substr(1))), root, path);
+  }
+  if (schema.contains("type")) {
+    auto is = [&](const std::string& t) {
+      return (t == "object" && doc.is_object()) || (t == "array" && doc.is_array()) ||
+             (t == "string" && doc.is_string()) || (t == "boolean" && doc.is_boolean()) ||
+             (t == "integer" && doc.is_number_integer()) || (t == "number" && doc.is_number()) ||
+             (t == "null" && doc.is_null());
+    };
+    const json& types = schema["type"];
+    bool ok = types.is_string() ? is(types.get<std::string>()) : false;
+    if (types.is_array())
+      for (const auto& t : types) ok = ok || is(t.get<std::string>());
+    if (!ok) return path + ": expected type " + types.dump() + ", got " + doc.dump();
+  }
+  if (schema.contains("enum") && std::find(schema["enum"].begin(), schema["enum"].end(), doc) == schema["enum"].end())
+    return path + ": " + doc.dump() + " not in enum";
+  if (schema.contains("required"))
+    for (const auto& key : schema["required"])
+      if (!doc.contains(key.get<std::string>())) return path + ": missing required " + key.get<std::string>();
+  if (schema.contains("properties") && doc.is_object())
+    for (const auto& [key, sub] : schema["properties"].items())
+      if (doc.contains(key))
+        if (auto e = validate(doc[key], sub, root, path + "/" + key); !e.empty()) return e;
+  if (schema.contains("items") && doc.is_array())
+    for (std::size_t i = 0; i < doc.size(); ++i)
+      if (auto e = validate(doc[i], schema["items"], root, path + "/" + std::to_string(i)); !e.empty()) return e;
+  return "";
+}
+
+json load_schema() { return json::parse(read_file(TUNER_SCHEMA)); }
+
+}  // namespace
+
+TEST(Emit, HorovodYamlParsesAndAgreesWithTheEnvFile) {
+  const YAML::Node yaml = YAML::Load(emit_horovod_yaml(result()));
+  ASSERT_TRUE(yaml["params"]);
+  const auto env = parse_env(emit_horovod_env(result()));
+  const YAML::Node p = yaml["params"];
+  for (const char* key : {"fusion_threshold_mb", "cycle_time_ms", "cache_capacity", "hierarchical_allreduce",
+                          "hierarchical_allgather", "torus_allreduce"})
+    EXPECT_TRUE(p[key]) << key;
+  const double mb = p["fusion_threshold_mb"].as<double>();
+  EXPECT_EQ(static_cast<std::size_t>(mb * 1024 * 1024), std::stoull(env.at("HOROVOD_FUSION_THRESHOLD")));
+  EXPECT_EQ(std::stoull(env.at("HOROVOD_FUSION_THRESHOLD")), result().best.candidate.fusion_threshold_bytes);
+  EXPECT_DOUBLE_EQ(p["cycle_time_ms"].as<double>(), std::stod(env.at("HOROVOD_CYCLE_TIME")));
+  EXPECT_NEAR(p["cycle_time_ms"].as<double>(), result().best.candidate.cycle_time_us / 1000.0, 1e-9);
+  EXPECT_EQ(p["hierarchical_allreduce"].as<bool>(), env.at("HOROVOD_HIERARCHICAL_ALLREDUCE") == "1");
+  EXPECT_EQ(p["hierarchical_allgather"].as<bool>(), env.at("HOROVOD_HIERARCHICAL_ALLGATHER") == "1");
+  EXPECT_EQ(p["torus_allreduce"].as<bool>(), env.at("HOROVOD_TORUS_ALLREDUCE") == "1");
+  EXPECT_EQ(p["cache_capacity"].as<int>(), std::stoi(env.at("HOROVOD_CACHE_CAPACITY")));
+  // fp16 is a recommendation comment, never a made-up key.
+  for (const auto& [key, value] : env) EXPECT_EQ(key.find("FP16"), std::string::npos) << key;
+  EXPECT_FALSE(p["fp16"]);
+}
+
+TEST(Emit, FractionalMegabytesStayExact) {
+  TuneResult r = result();
+  r.best.candidate.fusion_threshold_bytes = 1536 * KiB;
+  const YAML::Node yaml = YAML::Load(emit_horovod_yaml(r));
+  EXPECT_DOUBLE_EQ(yaml["params"]["fusion_threshold_mb"].as<double>() * 1024 * 1024, 1536.0 * 1024);
+  EXPECT_EQ(parse_env(emit_horovod_env(r)).at("HOROVOD_FUSION_THRESHOLD"), std::to_string(1536 * KiB));
+}
+
+TEST(Emit, NcclTunerConfFollowsTheCsvGrammar) {
+  const std::string text = emit_nccl_tuner_conf(result());
+  const std::set<std::string> collectives{"broadcast", "reduce", "allgather", "reducescatter", "allreduce"};
+  const std::set<std::string> algorithms{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+  const std::set<std::string> protocols{"ll", "ll128", "simple"};
+  const std::regex integer("^-?[0-9]+$");
+  std::istringstream all(text);
+  for (std::string line; std::getline(all, line);) EXPECT_LE(line.size(), 256u) << line;
+  const auto lines = data_lines(text);
+  ASSERT_FALSE(lines.empty());
+  std::size_t next_min = 0;
+  for (const auto& line : lines) {
+    const auto f = split_csv(line);
+    ASSERT_EQ(f.size(), 10u) << line;
+    EXPECT_TRUE(collectives.count(f[0])) << line;
+    EXPECT_TRUE(algorithms.count(f[3])) << line;
+    EXPECT_TRUE(protocols.count(f[4])) << line;
+    for (int i : {1, 2, 5, 6, 7, 8, 9}) EXPECT_TRUE(std::regex_match(f[static_cast<std::size_t>(i)], integer)) << line;
+    const auto lo = std::stoull(f[1]), hi = std::stoull(f[2]);
+    EXPECT_LE(lo, hi) << line;
+    EXPECT_EQ(lo, next_min) << "gap or overlap before " << line;
+    next_min = hi + 1;
+    for (int i : {5, 6, 7, 8}) {
+      const long v = std::stol(f[static_cast<std::size_t>(i)]);
+      EXPECT_TRUE(v == -1 || v > 0) << line;
+    }
+    EXPECT_TRUE(f[9] == "-1" || f[9] == "0" || f[9] == "1") << line;
+    EXPECT_EQ(std::stoi(f[6]), result().hosts);
+    EXPECT_EQ(std::stoi(f[7]), result().ranks);
+  }
+  EXPECT_EQ(next_min - 1, kTableMaxBytes);
+}
+
+TEST(Emit, NcclEnvIsKeyValue) {
+  const auto env = parse_env(emit_nccl_env(result()));
+  if (env.count("NCCL_ALGO")) {
+    EXPECT_TRUE(env.at("NCCL_ALGO") == "Ring" || env.at("NCCL_ALGO") == "Tree");
+    EXPECT_EQ(env.at("NCCL_PROTO"), "Simple");
+  } else {
+    EXPECT_EQ(env.at("NCCL_TUNER_CONFIG_FILE"), "nccl_tuner.conf");
+  }
+  for (const auto& [key, value] : env) EXPECT_EQ(key.rfind("NCCL_", 0), 0u) << key;
+}
+
+TEST(Emit, ColltuneJsonValidatesAgainstItsSchema) {
+  const json schema = load_schema();
+  const json doc = json::parse(emit_colltune_json(result()));
+  EXPECT_EQ(validate(doc, schema, schema, ""), "");
+  EXPECT_EQ(doc["version"], kColltuneJsonVersion);
+  EXPECT_DOUBLE_EQ(doc["predicted"]["step_time_ms"].get<double>(), result().best.step_time_us / 1000.0);
+  EXPECT_DOUBLE_EQ(doc["speedup"].get<double>(), result().speedup());
+  EXPECT_FALSE(doc["top"].empty());
+  // The validator does reject what the schema forbids.
+  json broken = doc;
+  broken["chosen"].erase("cycle_time_ms");
+  EXPECT_NE(validate(broken, schema, schema, ""), "");
+  broken = doc;
+  broken["algorithms"][0]["min_bytes"] = "zero";
+  EXPECT_NE(validate(broken, schema, schema, ""), "");
+  broken = doc;
+  broken["version"] = 2;
+  EXPECT_NE(validate(broken, schema, schema, ""), "");
+}
+
+TEST(Emit, ReportIsSelfContained) {
+  const std::string html = emit_report_html(result());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  std::size_t svgs = 0;
+  for (auto pos = html.find("<svg"); pos != std::string::npos; pos = html.find("<svg", pos + 1)) ++svgs;
+  EXPECT_GE(svgs, 4u);  // busbw, two heatmaps, timeline
+  for (const char* banned : {"<script", " src=", "href=", "url(", "@import"})
+    EXPECT_EQ(html.find(banned), std::string::npos) << banned;
+  for (const char* section : {"bus bandwidth", "fusion threshold x cycle time", "fp16 compression on",
+                              "timeline", "Top configurations", "What fp16 compression costs"})
+    EXPECT_NE(html.find(section), std::string::npos) << section;
+  EXPECT_EQ(html.find("<polyline"), html.find("<polyline"));
+  EXPECT_NE(html.find("<polyline"), std::string::npos);
+}
+
+TEST(Emit, WritesAllSixFiles) {
+  const fs::path dir = fs::temp_directory_path() / ("colltune-emit-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto files = write_configs(dir / "out", result());
+  ASSERT_EQ(files.size(), 6u);
+  for (std::size_t i = 0; i < files.size(); ++i) EXPECT_EQ(files[i].filename(), emitted_file_names()[i]);
+  EXPECT_EQ(read_file(dir / "out" / "horovod.yaml"), emit_horovod_yaml(result()));
+  EXPECT_EQ(read_file(dir / "out" / "colltune.json"), emit_colltune_json(result()));
+  fs::remove_all(dir);
+}
+
+TEST(Emit, AFailedWriteLeavesNoFiles) {
+  const fs::path dir = fs::temp_directory_path() / ("colltune-emit-fail-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "report.html");  // the last file cannot be renamed into place
+  EXPECT_THROW(write_configs(dir, result()), Error);
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    EXPECT_FALSE(entry.is_regular_file()) << entry.path();
+  // An output path below a regular file cannot be created.
+  write_file_atomic(dir / "plain", "x");
+  EXPECT_THROW(write_configs(dir / "plain" / "out", result()), Error);
+  fs::remove_all(dir);
+}

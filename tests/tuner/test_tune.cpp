@@ -1,0 +1,158 @@
+// The tuner end to end on the analytical model: never slower than Horovod's defaults,
+// hierarchical where it must win and not where it cannot, BO close to the grid optimum,
+// the fp16 accuracy limit.
+#include <gtest/gtest.h>
+
+#include "colltune/common/error.hpp"
+#include "colltune/sim/profiles.hpp"
+#include "tuner_test_util.hpp"
+
+using namespace colltune;
+using namespace colltune::tuner;
+using colltune::tuner::test::cluster;
+using colltune::tuner::test::tune_analytic;
+
+namespace {
+
+const char* const kModels[] = {"resnet50", "vgg16", "bert-large", "gpt2-xl"};
+
+const topo::Topology& dgx4() {
+  static const topo::Topology t = topo::load_topology("dgx-h100:nodes=4");
+  return t;
+}
+
+// The grid optimum per model on dgx-h100:nodes=4, computed once.
+const TuneResult& grid_result(const std::string& model) {
+  static std::map<std::string, TuneResult> cache;
+  auto it = cache.find(model);
+  if (it == cache.end()) it = cache.emplace(model, tune_analytic(dgx4(), sim::load_workload(model))).first;
+  return it->second;
+}
+
+}  // namespace
+
+TEST(Tune, NeverPredictedSlowerThanHorovodDefaults) {
+  for (const char* model : kModels) {
+    const auto& r = grid_result(model);
+    EXPECT_EQ(r.baseline.candidate, horovod_baseline());
+    EXPECT_LE(r.best.step_time_us, r.baseline.step_time_us) << model;
+    EXPECT_GE(r.speedup(), 1.0) << model;
+    EXPECT_EQ(r.history.size(), r.space_size) << model;
+    EXPECT_GE(r.space_size, 2000u);
+    EXPECT_TRUE(r.best.feasible());
+    ASSERT_FALSE(r.top.empty());
+    EXPECT_EQ(r.top.front().step_time_us, best_of(r.history).step_time_us);
+    for (std::size_t i = 1; i < r.top.size(); ++i) EXPECT_LE(r.top[i - 1].step_time_us, r.top[i].step_time_us);
+    EXPECT_FALSE(r.best_step.buffers.empty());
+  }
+}
+
+TEST(Tune, NeverSlowerThanBaselineOnHandBuiltClusters) {
+  const auto workload = sim::load_workload("resnet50");
+  for (const auto& t : {cluster(2, 4, 25.0), cluster(8, 1, 50.0), cluster(1, 8, 25.0)}) {
+    const auto r = tune_analytic(t, workload);
+    EXPECT_LE(r.best.step_time_us, r.baseline.step_time_us) << t.name;
+  }
+}
+
+// Many GPUs per host behind one slow NIC (4 hosts x 8 GPUs, 12.5 GB/s = 100 Gb/s): a flat ring
+// sends 2(p-1)/p of the buffer through every NIC, hierarchical only 2(H-1)/H of a 1/8 shard.
+TEST(Tune, HierarchicalChosenWhereItMustWin) {
+  const auto t = cluster(4, 8, 12.5);
+  const auto workload = sim::load_workload("resnet50");
+  EXPECT_TRUE(tune_analytic(t, workload).hierarchical_allreduce);
+  TuneOptions pinned;
+  pinned.fixes = {"algorithm=ring"};
+  const auto r = tune_analytic(t, workload, pinned);
+  EXPECT_TRUE(r.best.candidate.hierarchical);
+  EXPECT_TRUE(r.hierarchical_allreduce);
+}
+
+// One GPU per host: there is nothing to reduce inside a host, so hierarchical can only add
+// steps (or does not apply); it must not be chosen.
+TEST(Tune, HierarchicalNotChosenWhereItMustLose) {
+  const auto t = cluster(16, 1, 25.0);
+  const auto workload = sim::load_workload("resnet50");
+  EXPECT_FALSE(tune_analytic(t, workload).hierarchical_allreduce);
+  TuneOptions pinned;
+  pinned.fixes = {"algorithm=ring"};
+  const auto r = tune_analytic(t, workload, pinned);
+  EXPECT_FALSE(r.best.candidate.hierarchical);
+  EXPECT_FALSE(r.hierarchical_allreduce);
+}
+
+TEST(Tune, BayesWithin5PercentOfTheGridIn30Evaluations) {
+  for (const char* model : kModels) {
+    const double optimum = best_of(grid_result(model).history).step_time_us;
+    const auto workload = sim::load_workload(model);
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      TuneOptions options;
+      options.strategy = StrategyKind::bayes;
+      options.budget = 30;
+      options.seed = seed;
+      const auto r = tune_analytic(dgx4(), workload, options);
+      EXPECT_EQ(r.history.size(), 30u);
+      EXPECT_LE(best_of(r.history).step_time_us, 1.05 * optimum) << model << " seed " << seed;
+    }
+  }
+}
+
+TEST(Tune, SameSeedSameAnswer) {
+  const auto workload = sim::load_workload("bert-large");
+  TuneOptions options;
+  options.strategy = StrategyKind::bayes;
+  options.budget = 12;
+  options.seed = 42;
+  const auto a = tune_analytic(dgx4(), workload, options);
+  const auto b = tune_analytic(dgx4(), workload, options);
+  ASSERT_EQ(a.history.size(), b.history.size());
+  for (std::size_t i = 0; i < a.history.size(); ++i) EXPECT_EQ(a.history[i].candidate, b.history[i].candidate);
+}
+
+TEST(Tune, Fp16RejectedOverTheErrorLimit) {
+  const auto workload = sim::load_workload("vgg16");
+  TuneOptions options;
+  options.max_fp16_error = 1e-5;  // below one fp16 rounding: nothing can pass
+  const auto r = tune_analytic(dgx4(), workload, options);
+  EXPECT_FALSE(r.best.candidate.fp16);
+  for (const auto& e : r.history) EXPECT_FALSE(e.candidate.fp16);
+  EXPECT_FALSE(r.fp16.accepted);
+  options.fixes = {"fp16=on"};
+  EXPECT_THROW(tune_analytic(dgx4(), workload, options), Error);
+}
+
+TEST(Tune, Fp16ErrorModel) {
+  const auto layout = RankLayout::uniform(4, 8);
+  const auto ring = estimate_fp16_error("ring", false, layout, 1e-2);
+  EXPECT_EQ(ring.summation_depth, 31);
+  EXPECT_NEAR(ring.relative_error, std::ldexp(1.0, -11) / std::sqrt(3.0) * std::sqrt(32.0), 1e-15);
+  EXPECT_TRUE(ring.accepted);
+  EXPECT_EQ(estimate_fp16_error("rhd", false, layout, 1e-2).summation_depth, 5);
+  EXPECT_EQ(estimate_fp16_error("ring", true, layout, 1e-2).summation_depth, 7 + 3);
+  EXPECT_EQ(estimate_fp16_error("ring", false, RankLayout::single_host(1), 1e-2).summation_depth, 0);
+  EXPECT_FALSE(estimate_fp16_error("ring", false, RankLayout::uniform(512, 8), 1e-2).accepted);
+}
+
+TEST(Tune, EventObjectiveWithBayes) {
+  const auto t = cluster(2, 4, 25.0);
+  const auto workload = sim::load_workload(TUNER_TEST_DATA "/tiny_workload.json");
+  SimulatedObjective objective(t, workload, sim::Engine::event);
+  TuneOptions options;
+  options.strategy = StrategyKind::bayes;
+  options.budget = 8;
+  const auto r = tune(t, workload, objective, options);
+  EXPECT_EQ(r.objective, "event");
+  EXPECT_EQ(r.history.size(), 8u);
+  EXPECT_LE(r.best.step_time_us, r.baseline.step_time_us);
+  EXPECT_GE(r.best.step_time_us, workload.forward_us + workload.backward_us);
+}
+
+TEST(Tune, BadOptions) {
+  const auto workload = sim::load_workload("resnet50");
+  TuneOptions options;
+  options.max_fp16_error = 0;
+  EXPECT_THROW(tune_analytic(dgx4(), workload, options), Error);
+  options.max_fp16_error = 1e-2;
+  options.fixes = {"chunk=lots"};
+  EXPECT_THROW(tune_analytic(dgx4(), workload, options), Error);
+}
