@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "colltune/common/units.hpp"
 #include "colltune/sim/step_model.hpp"
@@ -92,7 +93,9 @@ void run_step(const StepArgs& a) {
   config.algorithm = a.algorithm;
   const sim::Engine engine = sim::parse_engine(a.engine);
   const topo::Topology topology = topo::load_topology(a.topology);
-  const sim::Workload workload = sim::load_workload(a.model);
+  std::vector<std::string> notes;
+  const sim::Workload workload = sim::load_workload(a.model, &notes);
+  for (const std::string& note : notes) std::cerr << "colltune: note: " << a.model << ": " << note << "\n";
   const sim::StepSimulator simulator(topology);
   const sim::StepResult result = simulator.run(workload, config, engine);
   if (a.json) {

@@ -20,11 +20,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <span>
-#include <tuple>
+#include <unordered_map>
 
 #include "colltune/collectives/fusion.hpp"
 #include "colltune/common/error.hpp"
@@ -43,6 +43,31 @@ struct Priced {
   const std::string* algorithm = nullptr;
   double time_us = kInf;
 };
+
+// What a buffer's price depends on besides the topology. `algorithm` is nullptr for "auto".
+struct PriceKey {
+  Engine engine = Engine::analytic;
+  const coll::Algorithm* algorithm = nullptr;
+  std::size_t bytes = 0;
+  std::size_t elem_size = 0;
+  std::size_t chunk_elems = 0;
+  std::string inner;
+  bool operator==(const PriceKey&) const = default;
+};
+
+struct PriceKeyHash {
+  std::size_t operator()(const PriceKey& k) const noexcept {
+    std::size_t h = std::hash<const void*>()(k.algorithm);
+    for (std::size_t v : {static_cast<std::size_t>(k.engine), k.bytes, k.elem_size, k.chunk_elems,
+                          std::hash<std::string>()(k.inner)}) {
+      h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);  // boost::hash_combine
+    }
+    return h;
+  }
+};
+
+// Bound on cached prices (a sweep over sizes cannot grow memory without limit).
+constexpr std::size_t kMaxCachedPrices = std::size_t{1} << 20;
 
 // Tick index of a tensor ready at `ready_us`: the first tick at or after it. The small
 // tolerance keeps a ready time that is a multiple of the cycle on its own tick despite rounding.
@@ -106,24 +131,15 @@ struct StepSimulator::Impl {
     return cost.time_us(algo, request);
   }
 
-  // Event simulation of the algorithm's schedule; cached by (algorithm, size, options) since
-  // a model's buffers repeat sizes and the tuner repeats configurations.
+  // Event simulation of the algorithm's schedule.
   double event_time(const coll::Algorithm& algo, std::size_t bytes, std::size_t elem_size,
                     const coll::AlgoOptions& options) const {
     const std::size_t count = bytes / elem_size;
     if (algo.not_applicable && algo.not_applicable(layout, count, options)) return kInf;
-    const auto key = std::make_tuple(algo.id, count, elem_size, options.chunk_elems, options.inner);
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (auto it = event_cache.find(key); it != event_cache.end()) return it->second;
-    }
     const coll::Schedule schedule = coll::build_schedule(algo.id, layout, count, options);
     EventSimOptions sim_options;
     sim_options.elem_size = elem_size;
-    const double us = simulate_schedule(schedule, topology, sim_options).time_us;
-    std::lock_guard<std::mutex> lock(mutex);
-    event_cache.emplace(key, us);
-    return us;
+    return simulate_schedule(schedule, topology, sim_options).time_us;
   }
 
   double time(Engine engine, const coll::Algorithm& algo, std::size_t bytes, std::size_t elem_size,
@@ -132,9 +148,12 @@ struct StepSimulator::Impl {
                                    : analytic_time(algo, bytes, elem_size, options);
   }
 
-  // `fixed` is the configured algorithm, or nullptr for "auto".
+  // `fixed` is the configured algorithm, or nullptr for "auto". Cached: a model's buffers
+  // repeat sizes, and the tuner repeats them across thousands of configurations.
   Priced price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
                std::size_t elem_size) const;
+  Priced compute_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
+                       std::size_t elem_size) const;
   [[noreturn]] void not_applicable(const StepConfig& c, std::size_t bytes, std::size_t elem_size) const;
 
   const topo::Topology& topology;
@@ -142,12 +161,26 @@ struct StepSimulator::Impl {
   RankLayout layout;
   std::vector<const coll::Algorithm*> allreduce;  // the registry's allreduce entries
   double negotiation = kInf;
-  mutable std::mutex mutex;
-  mutable std::map<std::tuple<std::string, std::size_t, std::size_t, std::size_t, std::string>, double> event_cache;
+  mutable std::mutex mutex;  // guards prices: run() may be called from several threads
+  mutable std::unordered_map<PriceKey, Priced, PriceKeyHash> prices;
 };
 
 Priced StepSimulator::Impl::price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
                                   std::size_t bytes, std::size_t elem_size) const {
+  PriceKey key{engine, fixed, bytes, elem_size, c.options.chunk_elems, c.options.inner};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = prices.find(key); it != prices.end()) return it->second;
+  }
+  const Priced p = compute_price(c, fixed, engine, bytes, elem_size);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (prices.size() >= kMaxCachedPrices) prices.clear();
+  prices.emplace(std::move(key), p);
+  return p;
+}
+
+Priced StepSimulator::Impl::compute_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
+                                          std::size_t bytes, std::size_t elem_size) const {
   Priced best;
   if (fixed != nullptr) {
     best = {&fixed->id, time(engine, *fixed, bytes, elem_size, c.options)};

@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
@@ -197,7 +198,7 @@ std::string workload_to_json(const Workload& w) {
   return doc.dump(1) + "\n";
 }
 
-Workload load_workload(const std::string& spec) {
+Workload load_workload(const std::string& spec, std::vector<std::string>* notes) {
   if (is_profile_spec(spec)) return parse_profile_spec(spec);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(spec, ec)) {
@@ -205,7 +206,11 @@ Workload load_workload(const std::string& spec) {
     return parse_profile_spec(spec);  // throws "unknown model ..." listing the profiles
   }
   const std::string text = read_file(spec);
-  if (looks_like_timeline(text)) return import_horovod_timeline_text(text, spec).workload;
+  if (looks_like_timeline(text)) {
+    TimelineImport imported = import_horovod_timeline_text(text, spec);
+    if (notes != nullptr) notes->insert(notes->end(), imported.notes.begin(), imported.notes.end());
+    return std::move(imported.workload);
+  }
   return parse_workload_json(text, spec);
 }
 

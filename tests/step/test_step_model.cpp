@@ -14,7 +14,11 @@ namespace {
 // `n` tensors of `count` fp32 elements, all ready when the backward pass starts.
 Workload small_tensors(std::size_t n, std::size_t count, double backward_us = 0) {
   Workload w{"small", 10, backward_us, {}};
-  for (std::size_t i = 0; i < n; ++i) w.tensors.push_back({"t" + std::to_string(i), count, coll::DType::f32, 0});
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string name = "t";
+    name += std::to_string(i);
+    w.tensors.push_back({name, count, coll::DType::f32, 0});
+  }
   return w;
 }
 
@@ -55,7 +59,8 @@ TEST(StepModel, ResultsAreConsistentForEveryProfileAndAlgorithm) {
     for (const char* algo : {"ring", "auto"}) {
       StepConfig c;
       c.algorithm = algo;
-      SCOPED_TRACE(std::string(model) + " " + algo);
+      SCOPED_TRACE(model);
+      SCOPED_TRACE(algo);
       expect_consistent(sim.run(w, c), w);
     }
   }

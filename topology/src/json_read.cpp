@@ -35,7 +35,7 @@ class Reader {
   }
   const json& array(const json& obj, const char* key, const std::string& field) const {
     const json& v = required(obj, key, field);
-    if (!v.is_array()) fail(field + "." + key, "expected an array, got " + shown(v));
+    if (!v.is_array()) fail(field.empty() ? key : field + "." + key, "expected an array, got " + shown(v));
     return v;
   }
   const json& required(const json& obj, const char* key, const std::string& field) const {

@@ -40,7 +40,7 @@ Topology load_topology(const std::string& spec) {
       t = load_topology_json(spec);
     else if (ext == ".xml")
       t = load_nccl_xml(spec);
-    else if (std::filesystem::is_regular_file(spec))
+    else if (std::filesystem::exists(spec) && !std::filesystem::is_directory(spec))
       t = load_by_content(spec);
     else
       t = make_preset(spec);  // not a file: report it as an unknown preset, listing the valid ones

@@ -102,11 +102,18 @@ std::vector<double> gp_targets(const std::vector<Evaluation>& history) {
   return y;
 }
 
+int knobs_changed(const Candidate& a, const Candidate& b) {
+  return (a.fusion_threshold_bytes != b.fusion_threshold_bytes) + (a.cycle_time_us != b.cycle_time_us) +
+         (a.fp16 != b.fp16) + (a.algorithm != b.algorithm) + (a.chunk_bytes != b.chunk_bytes) +
+         (a.hierarchical != b.hierarchical);
+}
+
 // Bayesian optimisation over the finite candidate set:
 //  1. evaluate the initial points and random ones up to max(4, budget/5);
 //  2. repeat: fit the GP to (encode(c), log t) of everything seen; score every unseen candidate
 //     (or a seeded sample of 4096 when the space is larger) by expected improvement over the
-//     best log t; evaluate the highest score (ties: the first in the seeded order).
+//     best log t; evaluate the highest score (ties: the first in the seeded order). Every third
+//     step scores only the unseen neighbours of the best so far (one knob changed).
 std::vector<Evaluation> run_bayes(const SearchSpace& space, const std::vector<Candidate>& all, Objective& objective,
                                   const SearchOptions& options, std::size_t budget) {
   Runner runner(objective, options, budget);
@@ -131,6 +138,15 @@ std::vector<Evaluation> run_bayes(const SearchSpace& space, const std::vector<Ca
     for (std::size_t i : order)
       if (!seen[i]) pool.push_back(i);
     if (pool.empty()) break;
+    // Every third step looks only next to the incumbent (one knob changed): the global EI
+    // explores, this exploits, which the GP alone does poorly on steep, narrow valleys.
+    if (runner.history().size() % 3 == 2) {
+      const Candidate& incumbent = best_of(runner.history()).candidate;
+      std::vector<std::size_t> local;
+      for (std::size_t i : pool)
+        if (knobs_changed(all[i], incumbent) == 1) local.push_back(i);
+      if (!local.empty()) pool = std::move(local);
+    }
     if (pool.size() > 4096) {
       std::shuffle(pool.begin(), pool.end(), rng);
       pool.resize(4096);

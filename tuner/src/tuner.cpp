@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -15,6 +16,12 @@ namespace colltune::tuner {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 std::vector<Evaluation> fastest_distinct(const std::vector<Evaluation>& history, std::size_t n) {
   std::vector<Evaluation> sorted;
@@ -159,7 +166,7 @@ SearchSpace make_space(const std::vector<std::string>& fixes) {
 TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, Objective& objective,
                 const TuneOptions& options) {
   if (!(options.max_fp16_error > 0) || !std::isfinite(options.max_fp16_error))
-    throw Error("--max-fp16-error " + std::to_string(options.max_fp16_error) + ": must be a positive number");
+    throw Error("--max-fp16-error " + short_number(options.max_fp16_error) + ": must be a positive number");
   if (workload.tensors.empty()) throw Error("model '" + workload.name + "' has no gradient tensors");
   TuneResult r;
   const SearchSpace space = make_space(options.fixes);
@@ -179,7 +186,7 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
   } catch (const Error& e) {
     if (space.is_fixed("fp16") && space.fp16 == std::vector<bool>{true})
       throw Error(std::string(e.what()) + "; fp16=on is pinned but its predicted error exceeds --max-fp16-error " +
-                  std::to_string(options.max_fp16_error));
+                  short_number(options.max_fp16_error));
     throw;
   }
   r.search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

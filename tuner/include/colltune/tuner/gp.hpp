@@ -1,12 +1,15 @@
 #pragma once
 // A Gaussian-process surrogate for Bayesian optimisation.
 //
-// Kernel: Matern 5/2 over Euclidean distance r of feature vectors (features in [0,1]),
-//   k(r) = s2 (1 + sqrt5 r/l + 5 r^2 / (3 l^2)) exp(-sqrt5 r/l),
-// on standardised targets (so the signal variance s2 is 1), plus noise variance on the diagonal.
-// Hyperparameters (lengthscale l, noise) are chosen by maximising the log marginal likelihood
-//   log p(y|X) = -1/2 y^T K^-1 y - sum log diag(L) - n/2 log(2 pi),  K = L L^T (Cholesky, Eigen LLT)
-// over a small grid. Prediction: mean = k*^T K^-1 y, var = k(0) - k*^T K^-1 k*.
+// Kernel: Matern 5/2 with one lengthscale per feature (automatic relevance determination),
+//   r^2 = sum_d ((a_d - b_d) / l_d)^2,   k(r) = (1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r),
+// on standardised targets (so the signal variance is 1), plus noise variance on the diagonal.
+// Hyperparameters maximise the log marginal likelihood
+//   log p(y|X) = -1/2 y^T K^-1 y - sum log diag(L) - n/2 log(2 pi),  K = L L^T (Eigen LLT):
+//   1. one shared lengthscale and the noise over a small grid;
+//   2. two sweeps of coordinate ascent: each feature's lengthscale over the same grid (plus
+//      "irrelevant", a very long one), the others held.
+// Prediction: mean = k*^T K^-1 y, var = 1 - k*^T K^-1 k*.
 #include <memory>
 #include <vector>
 
@@ -30,7 +33,8 @@ class GaussianProcess {
   // In the units of the targets given to fit().
   Prediction predict(const std::vector<double>& x) const;
 
-  double lengthscale() const;
+  // Per feature, after fit().
+  std::vector<double> lengthscales() const;
   double noise() const;
   double log_marginal_likelihood() const;
 

@@ -1,0 +1,99 @@
+// Every bad input of the issue through load_topology(): one clear message naming the file,
+// the field and the problem (the CLI prints it as one line and exits 2).
+#include <cctype>
+
+#include "colltune/topology/json_io.hpp"
+#include "topo_test_util.hpp"
+
+namespace colltune::topo {
+namespace {
+
+using test::data_path;
+using test::error_of;
+using ::testing::HasSubstr;
+
+struct BadFile {
+  const char* file;
+  const char* expected;  // after "PATH: "
+};
+
+class BadTopologyFile : public ::testing::TestWithParam<BadFile> {};
+
+TEST_P(BadTopologyFile, FailsWithFileFieldAndProblem) {
+  const BadFile& bad = GetParam();
+  const std::string path = data_path(bad.file);
+  const std::string message = error_of([&] { load_topology(path); });
+  EXPECT_THAT(message, HasSubstr(path + ": " + bad.expected));
+  EXPECT_EQ(message.find('\n'), std::string::npos) << "one line";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, BadTopologyFile,
+    ::testing::Values(
+        BadFile{"bad-malformed.json", "parse error at line 9, column 3: syntax error while parsing value"},
+        BadFile{"bad-truncated.json", "parse error at line 91, column 5"},
+        BadFile{"bad-zero-bandwidth.json", "links[4].bandwidth_gbps: must be > 0, got 0"},
+        BadFile{"bad-negative-bandwidth.json", "links[6].bandwidth_gbps: must be > 0, got -12.5"},
+        BadFile{"bad-missing-device.json", "links[7].to: no device \"h2/nic0\" in \"devices\""},
+        BadFile{"bad-rank-twice.json", "ranks[3].rank: rank 1 mapped twice (also ranks[1])"},
+        BadFile{"bad-rank-missing.json", "ranks: rank 3 is not mapped (4 entries, so ranks must be 0..3)"},
+        BadFile{"bad-disconnected.json",
+                "graph: disconnected: rank 2 (device 'h1/gpu0') cannot be reached from rank 0 (device 'h0/gpu0')"},
+        BadFile{"bad-one-way.json", "graph: disconnected: rank 2 (device 'h1/gpu0') cannot reach rank 0"},
+        BadFile{"bad-unknown-kind.json", "links[8].kind: unknown link kind 'infiniband' (valid: nvlink, pcie, net, shm, sys)"},
+        BadFile{"bad-version.json", "version: unsupported version 2 (this colltune reads version 1)"},
+        BadFile{"bad-duplicate-device.json", "devices[4].id: duplicate device id \"h1/gpu0\""},
+        BadFile{"bad-xml-not-nccl.xml", "system: no <system> element: not an NCCL topology file"}),
+    [](const ::testing::TestParamInfo<BadFile>& p) {
+      std::string name = p.param.file;
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
+
+TEST(BadTopologyXml, ParseErrorsCarryTheLine) {
+  EXPECT_THAT(error_of([] { load_topology(data_path("bad-malformed.xml")); }),
+              ::testing::MatchesRegex(".*bad-malformed.xml:64: XML parse error: .*"));
+  EXPECT_THAT(error_of([] { load_topology(data_path("bad-truncated.xml")); }),
+              ::testing::MatchesRegex(".*bad-truncated.xml:[0-9]+: XML parse error: .*"));
+}
+
+TEST(BadTopologySpec, UnknownPresetParameterAndMissingFile) {
+  EXPECT_THAT(error_of([] { load_topology("dgx-h900:nodes=2"); }),
+              HasSubstr("unknown topology preset 'dgx-h900' (valid: dgx-h100"));
+  EXPECT_THAT(error_of([] { load_topology("fat-tree:racks=4"); }),
+              HasSubstr("preset fat-tree: unknown parameter 'racks' (valid: nodes, gpus, nics, nic_gbit, oversub, leaf_ports, nvlink)"));
+  EXPECT_THAT(error_of([] { load_topology("flat:bw=-1"); }), HasSubstr("preset flat: bw=-1: expected a number > 0"));
+  EXPECT_THAT(error_of([] { load_topology("/no/such/machine.json"); }), HasSubstr("/no/such/machine.json: cannot read"));
+  EXPECT_THAT(error_of([] { load_topology(""); }), HasSubstr("empty topology spec"));
+  EXPECT_THAT(error_of([] { load_topology(COLLTUNE_TEST_DATA); }), HasSubstr("unknown topology preset"));
+}
+
+TEST(BadTopologyJson, FieldErrors) {
+  auto err = [](const std::string& text) { return error_of([&] { topology_from_json(text, "t.json"); }); };
+  const std::string head = R"({"format":"colltune-topology","version":1,"hosts":["h"],)";
+  EXPECT_THAT(err("[]"), HasSubstr("t.json: (top level): expected an object"));
+  EXPECT_THAT(err(R"({"format":"nccl","version":1})"), HasSubstr("t.json: format: expected \"colltune-topology\""));
+  EXPECT_THAT(err(R"({"format":"colltune-topology"})"), HasSubstr("t.json: version: missing"));
+  EXPECT_THAT(err(head + R"("devices":[],"links":[],"ranks":[]})"), HasSubstr("t.json: ranks: no ranks listed"));
+  EXPECT_THAT(err(head + R"("devices":{},"links":[],"ranks":[]})"), HasSubstr("t.json: devices: expected an array"));
+  EXPECT_THAT(err(head + R"("devices":[{"id":"g","kind":"gpu","host":"x"}],"links":[],"ranks":[]})"),
+              HasSubstr("devices[0].host: no such host \"x\""));
+  EXPECT_THAT(err(head + R"("devices":[{"id":"","kind":"gpu"}],"links":[],"ranks":[]})"),
+              HasSubstr("devices[0].id: expected a non-empty string, got \"\""));
+  EXPECT_THAT(err(head + R"("devices":[{"id":"g","kind":"gpu","reduce_gbps":-1}],"links":[],"ranks":[]})"),
+              HasSubstr("devices[0].reduce_gbps: must be >= 0, got -1"));
+  EXPECT_THAT(err(head + R"("devices":[{"id":"g","kind":"gpu"}],"links":[{"from":"g","to":"g","kind":"net","bandwidth_gbps":"fast","latency_us":1}],"ranks":[]})"),
+              HasSubstr("links[0].bandwidth_gbps: expected a number, got \"fast\""));
+  EXPECT_THAT(err(head + R"("devices":[{"id":"g","kind":"gpu"}],"links":[{"from":"g","to":"g","kind":"net","bandwidth_gbps":1,"latency_us":-2}],"ranks":[]})"),
+              HasSubstr("links[0].latency_us: must be >= 0, got -2"));
+  EXPECT_THAT(err(head + R"("devices":[{"id":"g","kind":"gpu"}],"links":[],"ranks":[{"rank":0.5,"device":"g"}]})"),
+              HasSubstr("ranks[0].rank: expected a non-negative integer, got 0.5"));
+  EXPECT_THAT(err(head + R"("devices":[{"id":"g","kind":"gpu"}],"links":[],"ranks":[{"rank":0,"device":"q"}]})"),
+              HasSubstr("ranks[0].device: no device \"q\""));
+  EXPECT_THAT(err(head + R"("devices":[{"id":"g","kind":"gpu"}],"links":[],"ranks":[{"rank":1000000000,"device":"g"}]})"),
+              HasSubstr("ranks: rank 0 is not mapped (1 entries, so ranks must be 0..0)"));
+}
+
+}  // namespace
+}  // namespace colltune::topo

@@ -1,0 +1,185 @@
+// The graph itself: construction, copies, route / widest-path queries, validate().
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "topo_test_util.hpp"
+
+namespace colltune::topo {
+namespace {
+
+using test::error_of;
+using ::testing::HasSubstr;
+
+VertexId gpu(Topology& t, const std::string& id, int host = 0) { return t.add_device(Device{id, DeviceKind::gpu, host, 100}); }
+
+// a -> b directly (1 hop, 1.0 us, 10 GB/s) or a -> m -> b (2 hops, 0.5 + 0.5 us, 100 GB/s);
+// a parallel direct link of 2 us; ranks 0 = a, 1 = b.
+Topology diamond() {
+  Topology t;
+  t.add_host("h");
+  const VertexId a = gpu(t, "a"), m = gpu(t, "m"), b = gpu(t, "b");
+  t.add_duplex_link(a, b, LinkKind::net, 10, 1.0);
+  t.add_duplex_link(a, b, LinkKind::net, 400, 2.0);
+  t.add_duplex_link(a, m, LinkKind::nvlink, 100, 0.5);
+  t.add_duplex_link(m, b, LinkKind::nvlink, 100, 0.5);
+  t.map_rank(0, a);
+  t.map_rank(1, b);
+  return t;
+}
+
+TEST(TopologyGraph, KindsRoundTripAndListValidNames) {
+  for (DeviceKind k : {DeviceKind::gpu, DeviceKind::cpu, DeviceKind::nic, DeviceKind::nvswitch, DeviceKind::pcie_switch,
+                       DeviceKind::net_switch})
+    EXPECT_EQ(parse_device_kind(to_string(k)), k);
+  for (LinkKind k : {LinkKind::nvlink, LinkKind::pcie, LinkKind::net, LinkKind::shm, LinkKind::sys})
+    EXPECT_EQ(parse_link_kind(to_string(k)), k);
+  EXPECT_THAT(error_of([] { parse_device_kind("tpu"); }), HasSubstr("'tpu' (valid: gpu, cpu, nic"));
+  EXPECT_THAT(error_of([] { parse_link_kind("ib"); }), HasSubstr("'ib' (valid: nvlink, pcie, net, shm, sys)"));
+}
+
+TEST(TopologyGraph, RouteTiesOnLatencyGoToFewerHops) {
+  const Topology t = diamond();
+  t.validate();
+  const Path& p = t.route(0, 1);
+  ASSERT_EQ(p.links.size(), 1u);  // 1.0 us either way; the direct link has one hop
+  EXPECT_DOUBLE_EQ(p.latency_us, 1.0);
+  EXPECT_DOUBLE_EQ(p.bottleneck_gbps, 10);
+  EXPECT_EQ(t.link(p.links[0]).latency_us, 1.0);  // not the parallel 2 us link
+}
+
+TEST(TopologyGraph, LatencySumsCompareExactly) {
+  // 0.1 + 0.2 != 0.3 in doubles; in integer picoseconds they tie and the 1-hop path wins.
+  Topology t;
+  t.add_host("h");
+  const VertexId a = gpu(t, "a"), m = gpu(t, "m"), b = gpu(t, "b");
+  t.add_link(a, m, LinkKind::nvlink, 50, 0.1);
+  t.add_link(m, b, LinkKind::nvlink, 50, 0.2);
+  t.add_link(a, b, LinkKind::pcie, 20, 0.3);
+  t.add_link(b, a, LinkKind::pcie, 20, 0.3);
+  t.map_rank(0, a);
+  t.map_rank(1, b);
+  EXPECT_EQ(t.route(0, 1).links.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.route(0, 1).bottleneck_gbps, 20);
+}
+
+TEST(TopologyGraph, WidestPathDiffersFromFastestPath) {
+  const Topology t = diamond();
+  EXPECT_DOUBLE_EQ(t.widest_bandwidth(0, 1), 400);  // the slow parallel link is the widest
+  EXPECT_DOUBLE_EQ(t.route(0, 1).bottleneck_gbps, 10);
+  EXPECT_TRUE(std::isinf(t.widest_bandwidth(0, 0)));
+}
+
+TEST(TopologyGraph, RouteToSelfIsEmpty) {
+  Topology t = diamond();
+  t.map_rank(2, t.device_of_rank(0));  // two ranks on one device
+  const Path& p = t.route(0, 2);
+  EXPECT_TRUE(p.links.empty());
+  EXPECT_TRUE(std::isinf(p.bottleneck_gbps));
+  EXPECT_EQ(p.latency_us, 0);
+}
+
+TEST(TopologyGraph, RouteIsCachedAndMatchesRoutesFrom) {
+  const Topology t = diamond();
+  const Path& first = t.route(1, 0);
+  EXPECT_EQ(&first, &t.route(1, 0));
+  const std::vector<Path> all = t.routes_from(1);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].links, first.links);
+  EXPECT_TRUE(all[1].links.empty());
+}
+
+TEST(TopologyGraph, CopiesAndMovesKeepLinksUsable) {
+  Topology original = diamond();
+  const std::vector<std::size_t> expected = original.route(0, 1).links;
+  Topology copy = original;
+  Topology moved = std::move(original);
+  Topology assigned;
+  assigned = copy;
+  for (const Topology* t : {&copy, &moved, &assigned}) {
+    ASSERT_EQ(t->num_links(), 8u);
+    for (std::size_t i = 0; i < t->num_links(); ++i) EXPECT_EQ(t->link(i).index, i);
+    EXPECT_EQ(t->route(0, 1).links, expected);
+    EXPECT_EQ(t->device(t->link_source(0)).id, "a");
+  }
+}
+
+TEST(TopologyGraph, ScaledBandwidthTouchesOneKind) {
+  const Topology t = diamond();
+  const Topology fast = t.with_scaled_bandwidth(LinkKind::net, 4);
+  EXPECT_DOUBLE_EQ(fast.widest_bandwidth(0, 1), 1600);
+  EXPECT_DOUBLE_EQ(fast.route(0, 1).bottleneck_gbps, 40);
+  EXPECT_DOUBLE_EQ(t.route(0, 1).bottleneck_gbps, 10);  // the original is untouched
+  EXPECT_THAT(error_of([&] { (void)t.with_scaled_bandwidth(LinkKind::net, 0); }), HasSubstr("positive"));
+}
+
+TEST(TopologyGraph, AddingALinkInvalidatesCachedRoutes) {
+  Topology t = diamond();
+  EXPECT_EQ(t.route(0, 1).latency_us, 1.0);
+  t.add_link(t.device_of_rank(0), t.device_of_rank(1), LinkKind::nvlink, 900, 0.25);
+  EXPECT_EQ(t.route(0, 1).latency_us, 0.25);
+}
+
+TEST(TopologyGraph, RankLayoutGroupsByHost) {
+  Topology t;
+  t.add_host("x");
+  t.add_host("empty");
+  t.add_host("y");
+  const VertexId sw = t.add_device(Device{"sw", DeviceKind::net_switch, -1, 0});
+  const VertexId y0 = gpu(t, "y0", 2), x0 = gpu(t, "x0", 0), y1 = gpu(t, "y1", 2);
+  for (VertexId v : {y0, x0, y1}) t.add_duplex_link(v, sw, LinkKind::net, 10, 1);
+  t.map_rank(0, y0);
+  t.map_rank(1, x0);
+  t.map_rank(2, y1);
+  t.validate();
+  const RankLayout layout = t.rank_layout();
+  EXPECT_EQ(layout.nhosts(), 2);  // the host without ranks is left out
+  EXPECT_EQ(layout.host_of_rank(), (std::vector<int>{1, 0, 1}));
+  EXPECT_EQ(t.host_of_rank(0), 2);
+}
+
+TEST(TopologyGraph, ConcurrentRoutesAgree) {
+  const Topology t = diamond();
+  std::vector<std::thread> threads;
+  std::vector<std::size_t> hops(8);
+  for (std::size_t i = 0; i < hops.size(); ++i)
+    threads.emplace_back([&, i] { hops[i] = t.route(static_cast<int>(i % 2), static_cast<int>(1 - i % 2)).links.size(); });
+  for (auto& th : threads) th.join();
+  for (std::size_t h : hops) EXPECT_EQ(h, 1u);
+}
+
+TEST(TopologyGraph, QueriesRejectBadRanks) {
+  const Topology t = diamond();
+  EXPECT_THAT(error_of([&] { (void)t.route(0, 5); }), HasSubstr("rank 5 out of range (topology has 2 ranks)"));
+  EXPECT_THAT(error_of([&] { (void)t.widest_bandwidth(-1, 0); }), HasSubstr("rank -1 out of range"));
+  EXPECT_THAT(error_of([&] { (void)t.device_route(0, 99); }), HasSubstr("device index 99 does not exist"));
+}
+
+TEST(TopologyValidate, NamesEachProblem) {
+  auto check = [](const std::function<void(Topology&)>& spoil, const std::string& expected) {
+    Topology t = diamond();
+    spoil(t);
+    EXPECT_THAT(error_of([&] { t.validate(); }), HasSubstr(expected)) << expected;
+  };
+  check([](Topology& t) { t.add_link(0, 1, LinkKind::net, 0, 1); }, "links[8] (a -> m).bandwidth_gbps: must be positive");
+  check([](Topology& t) { t.add_link(0, 1, LinkKind::net, -3, 1); }, "got -3");
+  check([](Topology& t) { t.add_link(0, 1, LinkKind::net, std::numeric_limits<double>::infinity(), 1); }, "got inf");
+  check([](Topology& t) { t.add_link(0, 1, LinkKind::net, 5, -1); }, "latency_us: must be finite and >= 0, got -1");
+  check([](Topology& t) { t.map_rank(3, 0); }, "ranks: rank 2 is not mapped");
+  check([](Topology& t) { t.map_rank(1, 1); }, "ranks: rank 1 is mapped 2 times");
+  check([](Topology& t) { t.map_rank(2, 42); }, "rank 2 is mapped to a device that does not exist");
+  check([](Topology& t) { gpu(t, "a"); }, "duplicate device id 'a'");
+  check([](Topology& t) { gpu(t, "orphan", 3); }, "names host 3 of 1");
+  check([](Topology& t) { t.add_host("h"); }, "duplicate host name 'h'");
+  check([](Topology& t) { t.map_rank(2, gpu(t, "island")); }, "disconnected: rank 2 (device 'island') cannot be reached");
+  check([](Topology& t) {
+    const VertexId v = gpu(t, "sink");
+    t.add_link(0, v, LinkKind::net, 1, 1);  // reachable, but no way back
+    t.map_rank(2, v);
+  }, "rank 2 (device 'sink') cannot reach rank 0");
+  EXPECT_THAT(error_of([] { Topology().validate(); }), HasSubstr("no ranks"));
+  EXPECT_THAT(error_of([] { Topology().map_rank(-1, 0); }), HasSubstr("rank must be >= 0"));
+}
+
+}  // namespace
+}  // namespace colltune::topo

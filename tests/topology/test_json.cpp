@@ -1,0 +1,99 @@
+// The JSON format: hand-computed routes on a small file, and load -> save -> load on every
+// preset, the NCCL XML import and the examples.
+#include "colltune/topology/json_io.hpp"
+
+#include <filesystem>
+
+#include "colltune/common/atomic_file.hpp"
+#include "colltune/topology/nccl_xml.hpp"
+#include "colltune/topology/presets.hpp"
+#include "topo_test_util.hpp"
+
+namespace colltune::topo {
+namespace {
+
+using test::data_path;
+using test::error_of;
+using ::testing::HasSubstr;
+
+void expect_round_trip(const Topology& t) {
+  const std::string text = to_json(t);
+  const Topology again = topology_from_json(text, "first");
+  test::expect_same_graph(t, again);
+  EXPECT_EQ(to_json(again), text);
+  again.validate();
+}
+
+TEST(TopologyJson, SmallFileRoutesByHand) {
+  const Topology t = load_topology(data_path("small.json"));
+  EXPECT_EQ(t.name, "small");
+  EXPECT_EQ(t.num_ranks(), 4);
+  EXPECT_EQ(t.num_links(), 16u);  // 7 duplex entries + 2 one-way links
+  // h0/gpu0 -> h0/nic0 (0.5) -> sw (1) -> h1/nic0 (1) -> h1/gpu0 (0.5)
+  const Path& there = t.route(0, 2);
+  EXPECT_DOUBLE_EQ(there.latency_us, 3.0);
+  EXPECT_DOUBLE_EQ(there.bottleneck_gbps, 12.5);
+  EXPECT_EQ(test::path_devices(t, there, t.device_of_rank(0)),
+            (std::vector<std::string>{"h0/gpu0", "h0/nic0", "sw", "h1/nic0", "h1/gpu0"}));
+  // The way back uses the slower one-way link h1/nic0 -> sw (2 us, 10 GB/s).
+  const Path& back = t.route(2, 0);
+  EXPECT_DOUBLE_EQ(back.latency_us, 4.0);
+  EXPECT_DOUBLE_EQ(back.bottleneck_gbps, 10);
+  EXPECT_DOUBLE_EQ(t.route(0, 1).bottleneck_gbps, 100);
+}
+
+TEST(TopologyJson, RoundTripEveryPreset) {
+  for (const PresetInfo& info : preset_catalog()) {
+    SCOPED_TRACE(info.name);
+    expect_round_trip(load_topology(info.name));
+  }
+  for (const char* spec : {"dgx-h100:nodes=3", "fat-tree:nodes=8,gpus=4,nics=2,leaf_ports=4,oversub=3", "torus:dims=3x3x2,per_host=3",
+                           "flat:ranks=6,alpha=3.3,bw=7.1,nodes=2", "dgx1-v100:nodes=2", "pcie-box:gpus=3,nics=1,nodes=2"}) {
+    SCOPED_TRACE(spec);
+    expect_round_trip(load_topology(spec));
+  }
+}
+
+TEST(TopologyJson, RoundTripImportsAndExamples) {
+  expect_round_trip(load_topology(data_path("dgx-h100-nccl-topo.xml")));
+  expect_round_trip(load_topology(data_path("small.json")));
+  int examples = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(COLLTUNE_EXAMPLES) + "/topologies")) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    expect_round_trip(load_topology(entry.path().string()));
+    ++examples;
+  }
+  EXPECT_GE(examples, 2);
+}
+
+TEST(TopologyJson, OneWayLinksStayOneWay) {
+  const Topology t = load_topology(data_path("small.json"));
+  const std::string text = to_json(t);
+  EXPECT_THAT(text, HasSubstr("\"duplex\": true"));
+  const Topology again = topology_from_json(text, "x");
+  EXPECT_DOUBLE_EQ(again.route(2, 0).bottleneck_gbps, 10);
+}
+
+TEST(TopologyJson, FileWithoutExtensionIsSniffed) {
+  const auto dir = std::filesystem::temp_directory_path() / ("colltune-topo-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir);
+  write_file_atomic(dir / "machine", to_json(load_topology("flat:ranks=3")));
+  write_file_atomic(dir / "dump", read_file(data_path("dgx-h100-nccl-topo.xml")));
+  EXPECT_EQ(load_topology((dir / "machine").string()).num_ranks(), 3);
+  EXPECT_EQ(load_topology((dir / "dump").string()).num_ranks(), 8);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TopologyJson, CommentsAllowedUnknownKeysNot) {
+  const std::string ok = R"({"format":"colltune-topology","version":1,"comment":"hi","hosts":["h"],
+    "devices":[{"id":"g","kind":"gpu","host":"h","comment":"x"}],"links":[],"ranks":[{"rank":0,"device":"g"}]})";
+  EXPECT_EQ(topology_from_json(ok, "ok.json").num_ranks(), 1);
+  std::string bad = ok;
+  bad.replace(bad.find("\"comment\":\"x\""), 13, "\"colour\":\"red\"");
+  EXPECT_THAT(error_of([&] { topology_from_json(bad, "bad.json"); }),
+              HasSubstr("bad.json: devices[0].colour: unknown key (valid: id, kind, host, reduce_gbps)"));
+}
+
+}  // namespace
+}  // namespace colltune::topo
