@@ -66,7 +66,20 @@ void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem
   for (const auto& f : files) std::cout << "  wrote " << f.string() << "\n";
 }
 
-void run_tune(const TuneArgs& a) {
+// The measured objective runs on the ranks of this MPI job, which --topology must describe.
+std::unique_ptr<tuner::Objective> make_measured(const TuneArgs& a, const topo::Topology& topology,
+                                                const sim::Workload& workload) {
+  if (tuner::mpi_world_size() != topology.num_ranks())
+    throw Error("--objective measured: " + std::to_string(tuner::mpi_world_size()) + " MPI ranks but --topology " +
+                a.topology + " has " + std::to_string(topology.num_ranks()) + "; describe the machine it runs on");
+  tuner::MeasuredOptions measured;
+  tuner::AlgoTableOptions table;
+  table.algorithms = tuner::flat_allreduce_algorithms();
+  measured.auto_table = tuner::build_algo_table(sim::CostModel(topology), table);
+  return tuner::make_measured_objective(workload, measured);
+}
+
+tuner::TuneOptions tune_options(const TuneArgs& a) {
   if (a.out.empty()) throw Error("--out: an output directory is required");
   tuner::TuneOptions options;
   options.strategy = tuner::parse_strategy(a.strategy.empty() ? (a.objective == "analytic" ? "grid" : "bayes")
@@ -76,31 +89,25 @@ void run_tune(const TuneArgs& a) {
   options.fixes = a.fixes;
   options.max_fp16_error = a.max_fp16_error;
   tuner::make_space(options.fixes);  // reject a bad --fix before any work
+  if (a.objective != "analytic" && a.objective != "event" && a.objective != "measured")
+    throw Error("--objective " + a.objective + ": unknown (expected analytic, event or measured)");
+  return options;
+}
+
+void run_tune(const TuneArgs& a) {
+  tuner::TuneOptions options = tune_options(a);
   const topo::Topology topology = topo::load_topology(a.topology);
   const sim::Workload workload = sim::load_workload(a.model);
-  std::unique_ptr<tuner::Objective> objective;
 #ifdef COLLTUNE_HAVE_MPI
-  std::optional<coll::MpiSession> mpi;
+  std::optional<coll::MpiSession> mpi;  // declared first: outlives the objective's communicator
+  if (a.objective == "measured") mpi.emplace(nullptr, nullptr);
 #endif
-  if (a.objective == "analytic" || a.objective == "event") {
+  std::unique_ptr<tuner::Objective> objective;
+  if (a.objective == "measured")
+    objective = make_measured(a, topology, workload);
+  else
     objective = std::make_unique<tuner::SimulatedObjective>(
         topology, workload, a.objective == "analytic" ? sim::Engine::analytic : sim::Engine::event);
-  } else if (a.objective == "measured") {
-    if (!tuner::measured_objective_available()) tuner::make_measured_objective(workload, {});  // throws
-#ifdef COLLTUNE_HAVE_MPI
-    mpi.emplace(nullptr, nullptr);
-#endif
-    if (tuner::mpi_world_size() != topology.num_ranks())
-      throw Error("--objective measured: " + std::to_string(tuner::mpi_world_size()) + " MPI ranks but --topology " +
-                  a.topology + " has " + std::to_string(topology.num_ranks()) + "; describe the machine it runs on");
-    tuner::MeasuredOptions measured;
-    tuner::AlgoTableOptions table;
-    table.algorithms = tuner::flat_allreduce_algorithms();
-    measured.auto_table = tuner::build_algo_table(sim::CostModel(topology), table);
-    objective = tuner::make_measured_objective(workload, measured);
-  } else {
-    throw Error("--objective " + a.objective + ": unknown (expected analytic, event or measured)");
-  }
   const bool leader = tuner::mpi_world_rank() == 0;
   if (leader && !a.json && isatty(STDERR_FILENO)) options.progress = progress_bar();
   const auto result = tuner::tune(topology, workload, *objective, options);

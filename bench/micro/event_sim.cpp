@@ -1,5 +1,5 @@
 // Event simulator throughput: events per second on large schedules (a 4096-rank ring with one
-// chunk per segment, a 1024-rank double binary tree), plus the analytical model's cost per
+// chunk per segment, a 1024-rank pipelined double binary tree), plus the analytical model's cost per
 // evaluation for comparison. Schedules are built once, outside the timed loop.
 #include <benchmark/benchmark.h>
 
@@ -22,13 +22,15 @@ struct Fixture {
 };
 
 // One schedule per (spec, algorithm), built on first use and kept for the process.
-const Fixture& fixture(const std::string& spec, const std::string& algo, std::size_t count) {
+const Fixture& fixture(const std::string& spec, const std::string& algo, std::size_t count, std::size_t chunk = 0) {
   static std::map<std::string, std::unique_ptr<Fixture>> cache;
   auto& slot = cache[spec + "|" + algo];
   if (!slot) {
     slot = std::make_unique<Fixture>();
     slot->topology = topo::load_topology(spec);
-    slot->schedule = coll::build_schedule(algo, slot->topology.rank_layout(), count);
+    coll::AlgoOptions options;
+    options.chunk_elems = chunk;
+    slot->schedule = coll::build_schedule(algo, slot->topology.rank_layout(), count, options);
   }
   return *slot;
 }
@@ -54,11 +56,12 @@ void BM_EventSim_Ring4096_Flat(benchmark::State& state) {
 void BM_EventSim_Ring4096_FatTree(benchmark::State& state) {
   run(state, fixture("fat-tree:nodes=512,gpus=8,nics=8,oversub=2", "ring", 4096 * 256));
 }
+// 1024 ranks, 4 MiB of fp32 pipelined in 64 KiB chunks: 32 chunks per tree.
 void BM_EventSim_Dbtree1024_Flat(benchmark::State& state) {
-  run(state, fixture("flat:ranks=1024", "dbtree", 1024 * 1024));
+  run(state, fixture("flat:ranks=1024", "dbtree", 1024 * 1024, 16 * 1024));
 }
 void BM_EventSim_Dbtree1024_FatTree(benchmark::State& state) {
-  run(state, fixture("fat-tree:nodes=128,gpus=8,nics=8,oversub=2", "dbtree", 1024 * 1024));
+  run(state, fixture("fat-tree:nodes=128,gpus=8,nics=8,oversub=2", "dbtree", 1024 * 1024, 16 * 1024));
 }
 
 void BM_CostModel_Ring(benchmark::State& state) {

@@ -83,25 +83,27 @@ EventSimResult Engine::run() {
   for (int r = 0; r < schedule_.nranks; ++r) enter_step(r, 0.0);
   update_rates(0.0);
   while (!queue_.empty()) {
-    const double t = queue_.top().t;
-    while (!queue_.empty() && queue_.top().t == t) {
-      const Event ev = queue_.top();
-      queue_.pop();
-      const std::uint32_t index = ev.id & kIndexMask;
-      if (ev.id & kFlowBit) {
-        if (flows_[index].version == ev.version && flows_[index].on_links) end_flow(index, t);
-      } else if (ev.id & kArrivalBit) {
-        reduce_arrival(index, t);
-      } else {
-        auto& rank = ranks_[ev.id];
-        ++rank.step;
-        enter_step(static_cast<int>(ev.id), t);
-      }
+    const double t = queue_.next_time();
+    while (!queue_.empty() && queue_.next_time() == t) {
+      queue_.pop_instant(instant_);
+      for (const Event& ev : instant_) handle(ev, t);
     }
     update_rates(t);
   }
   check_finished();
   return collect();
+}
+
+void Engine::handle(const Event& ev, double t) {
+  const std::uint32_t index = ev.id & kIndexMask;
+  if (ev.id & kFlowBit) {
+    if (flows_[index].version == ev.version && flows_[index].on_links) end_flow(index, t);
+  } else if (ev.id & kArrivalBit) {
+    reduce_arrival(index, t);
+  } else {
+    ++ranks_[index].step;
+    enter_step(static_cast<int>(index), t);
+  }
 }
 
 // Starts the rank's current step at t (skipping empty steps) and posts its ops.

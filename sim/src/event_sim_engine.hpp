@@ -6,13 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <queue>
 #include <utility>
 #include <vector>
 
 #include "colltune/collectives/schedule.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/topology/topology.hpp"
+#include "event_sim_queue.hpp"
 
 namespace colltune::sim::detail {
 
@@ -66,13 +66,6 @@ struct RankState {
   std::vector<std::pair<int, std::uint32_t>> out;  // peer -> channel of sends to it, by peer
 };
 
-struct Event {
-  double t = 0;
-  std::uint32_t id = 0;       // kind bit | index
-  std::uint32_t version = 0;  // flows only
-  bool operator>(const Event& o) const { return t != o.t ? t > o.t : id > o.id; }
-};
-
 struct HeapEntry {
   double share = 0;
   std::size_t link = 0;
@@ -92,6 +85,7 @@ class Engine {
   static constexpr std::uint32_t kIndexMask = 0x3fffffffu;
 
   // event_sim.cpp
+  void handle(const Event& ev, double t);
   void enter_step(int rank, double t);
   void post(int rank, std::uint32_t op_index, const coll::Op& op, double t);
   std::uint32_t channel(int src, int dst);
@@ -110,8 +104,11 @@ class Engine {
   void update_rates(double t);
   void visit_link(std::size_t link);
   void visit_flow(std::uint32_t f);
+  void expand_component();
+  bool alone_on_links(const FlowState& flow) const;
   void fill_progressively();
   void apply_rates(double t);
+  void set_rate(std::uint32_t f, double rate, double t);
 
   const coll::Schedule& schedule_;
   const topo::Topology& topology_;
@@ -123,7 +120,8 @@ class Engine {
   std::vector<LinkState> links_;
   std::vector<FlowState> flows_;
   std::vector<std::uint32_t> free_flows_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
+  EventQueue queue_;
+  std::vector<Event> instant_;  // the events being handled
   // flows whose rates must be (re)computed at the end of the current instant
   std::vector<std::uint32_t> new_flows_;
   std::vector<std::size_t> dirty_links_;

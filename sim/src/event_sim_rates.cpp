@@ -22,18 +22,36 @@ void Engine::update_rates(double t) {
   comp_links_.clear();
   comp_flows_.clear();
   stack_.clear();
-  for (std::uint32_t f : new_flows_)
-    if (flows_[f].on_links) visit_flow(f);
   for (std::size_t l : dirty_links_) visit_link(l);
+  expand_component();
+  for (std::uint32_t f : new_flows_) {
+    FlowState& fl = flows_[f];
+    if (!fl.on_links || fl.mark == epoch_) continue;
+    if (alone_on_links(fl)) {
+      set_rate(f, fl.path->bottleneck_gbps * 1e3, t);  // the common uncontended case: no search
+    } else {
+      visit_flow(f);
+    }
+  }
+  expand_component();
   new_flows_.clear();
   dirty_links_.clear();
+  fill_progressively();
+  apply_rates(t);
+}
+
+bool Engine::alone_on_links(const FlowState& fl) const {
+  for (std::size_t l : fl.path->links)
+    if (links_[l].flows.size() != 1) return false;
+  return true;
+}
+
+void Engine::expand_component() {
   while (!stack_.empty()) {
     const std::size_t l = stack_.back();
     stack_.pop_back();
     for (std::uint32_t f : links_[l].flows) visit_flow(f);
   }
-  fill_progressively();
-  apply_rates(t);
 }
 
 void Engine::visit_link(std::size_t l) {
@@ -53,6 +71,12 @@ void Engine::visit_flow(std::uint32_t f) {
 }
 
 void Engine::fill_progressively() {
+  bool shared = false;
+  for (std::size_t l : comp_links_) shared = shared || links_[l].flows.size() > 1;
+  if (!shared) {  // no link carries two flows: each flow runs at its path's bottleneck
+    for (std::uint32_t f : comp_flows_) flows_[f].new_rate = flows_[f].path->bottleneck_gbps * 1e3;
+    return;
+  }
   heap_.clear();
   for (std::size_t l : comp_links_) {
     LinkState& link = links_[l];
@@ -89,20 +113,26 @@ void Engine::fill_progressively() {
   }
 }
 
-// Flows whose rate changed: account the bytes sent at the old rate, reschedule their end.
 void Engine::apply_rates(double t) {
   for (std::uint32_t f : comp_flows_) {
     FlowState& fl = flows_[f];
-    // Shares are positive in exact arithmetic; keep rounding from stalling a flow forever.
-    const double rate = std::max(fl.new_rate, 1e-9);
+    const double rate = fl.new_rate;
     fl.new_rate = -1;
-    if (fl.rate > 0 && std::abs(rate - fl.rate) <= 1e-12 * fl.rate) continue;
-    fl.left = std::max(0.0, fl.left - fl.rate * (t - fl.last_t));
-    fl.last_t = t;
-    fl.rate = rate;
-    ++fl.version;
-    queue_.push(Event{t + fl.left / rate, kFlowBit | f, fl.version});
+    set_rate(f, rate, t);
   }
+}
+
+// A flow's rate changes at t: account the bytes sent at the old rate, reschedule its end.
+void Engine::set_rate(std::uint32_t f, double rate, double t) {
+  FlowState& fl = flows_[f];
+  // Shares are positive in exact arithmetic; keep rounding from stalling a flow forever.
+  rate = std::max(rate, 1e-9);
+  if (fl.rate > 0 && std::abs(rate - fl.rate) <= 1e-12 * fl.rate) return;  // its end event stands
+  fl.left = std::max(0.0, fl.left - fl.rate * (t - fl.last_t));
+  fl.last_t = t;
+  fl.rate = rate;
+  ++fl.version;
+  queue_.push(Event{t + fl.left / rate, kFlowBit | f, fl.version});
 }
 
 }  // namespace colltune::sim::detail

@@ -73,6 +73,7 @@ TEST(BadTopologyJson, FieldErrors) {
   auto err = [](const std::string& text) { return error_of([&] { topology_from_json(text, "t.json"); }); };
   const std::string head = R"({"format":"colltune-topology","version":1,"hosts":["h"],)";
   EXPECT_THAT(err("[]"), HasSubstr("t.json: (top level): expected an object"));
+  EXPECT_THAT(err(R"({"format": 1e400})"), HasSubstr("t.json: number overflow parsing '1e400'"));
   EXPECT_THAT(err(R"({"format":"nccl","version":1})"), HasSubstr("t.json: format: expected \"colltune-topology\""));
   EXPECT_THAT(err(R"({"format":"colltune-topology"})"), HasSubstr("t.json: version: missing"));
   EXPECT_THAT(err(head + R"("devices":[],"links":[],"ranks":[]})"), HasSubstr("t.json: ranks: no ranks listed"));

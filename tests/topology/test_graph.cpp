@@ -89,6 +89,24 @@ TEST(TopologyGraph, RouteIsCachedAndMatchesRoutesFrom) {
   EXPECT_TRUE(all[1].links.empty());
 }
 
+// route() runs A* with lower bounds, routes_from() plain Dijkstra: with the canonical tie
+// break they must return identical routes for every pair.
+TEST(TopologyGraph, AStarRoutesEqualDijkstraRoutes) {
+  for (const char* spec : {"dgx-h100:nodes=3", "fat-tree:nodes=8,gpus=4,nics=4,leaf_ports=8,oversub=2", "dgx1-v100:nodes=2",
+                           "dgx-a100:nodes=5,leaf_ports=16", "pcie-box:nodes=2,gpus=5,per_switch=2,nics=1",
+                           "torus:dims=3x3x2,per_host=3", "flat:ranks=5,nodes=5"}) {
+    SCOPED_TRACE(spec);
+    const Topology t = load_topology(spec);
+    for (int a = 0; a < t.num_ranks(); ++a) {
+      const std::vector<Path> all = t.routes_from(a);
+      for (int b = 0; b < t.num_ranks(); ++b) {
+        ASSERT_EQ(t.route(a, b).links, all[static_cast<std::size_t>(b)].links) << a << " -> " << b;
+        ASSERT_EQ(t.route(a, b).latency_us, all[static_cast<std::size_t>(b)].latency_us);
+      }
+    }
+  }
+}
+
 TEST(TopologyGraph, CopiesAndMovesKeepLinksUsable) {
   Topology original = diamond();
   const std::vector<std::size_t> expected = original.route(0, 1).links;

@@ -44,6 +44,12 @@ TEST(Tune, NeverPredictedSlowerThanHorovodDefaults) {
     EXPECT_EQ(r.top.front().step_time_us, best_of(r.history).step_time_us);
     for (std::size_t i = 1; i < r.top.size(); ++i) EXPECT_LE(r.top[i - 1].step_time_us, r.top[i].step_time_us);
     EXPECT_FALSE(r.best_step.buffers.empty());
+    // fp16 is only chosen when it buys at least 1% over the best configuration without it.
+    if (r.best.candidate.fp16) {
+      EXPECT_LE(r.best_fp16_on_us, 0.99 * r.best_fp16_off_us) << model;
+    } else {
+      EXPECT_LE(r.best.step_time_us, r.best_fp16_off_us * 1.001) << model;
+    }
   }
 }
 

@@ -79,7 +79,7 @@ class Reader {
 
 // Turns "[json.exception.parse_error.101] parse error at line 3, column 5: ..." into
 // "parse error at line 3, column 5: ...".
-std::string parse_message(const json::parse_error& e) {
+std::string parse_message(const json::exception& e) {
   std::string msg = e.what();
   if (auto pos = msg.find("] "); pos != std::string::npos) msg = msg.substr(pos + 2);
   return msg;
@@ -213,7 +213,7 @@ Topology topology_from_json(std::string_view text, const std::string& source) {
   json root;
   try {
     root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax errors, and numbers beyond double range
     throw Error(source + ": " + parse_message(e));
   }
   Topology t;

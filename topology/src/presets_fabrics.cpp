@@ -1,5 +1,6 @@
 // Fabric presets: a leaf/spine fat-tree of GPU servers, a 2-D/3-D torus of GPUs, and the
 // textbook flat alpha-beta machine.
+#include <algorithm>
 #include <numeric>
 
 #include "colltune/common/error.hpp"
@@ -29,13 +30,15 @@ long torus_index(const std::vector<int>& coords, const std::vector<int>& dims) {
 }  // namespace
 
 // Servers like a DGX H100 (per-GPU NVSwitch bandwidth `nvlink`, PCIe Gen5, Xeon 8480C CPUs;
-// figures in hw_figures.hpp) with `nics` NICs of `nic_gbit` each, on leaf switches of
+// figures in hw_figures.hpp; gpus/nics GPUs share a PCIe switch with one NIC) with `nics`
+// NICs of `nic_gbit` each, on leaf switches of
 // `leaf_ports` NIC ports (a 64-port NVIDIA Quantum-2 QM9700 has 64 x 400 Gb/s ports: 32 down,
 // 32 up when non-blocking) joined by a spine; `oversub` thins each leaf's uplink trunk.
 Topology build_fat_tree(const PresetParams& p) {
   HostPlan plan;
   plan.gpus = p.integer("gpus", 1, 1024);
   plan.nics = p.integer("nics", 1, 1024);
+  plan.gpus_per_switch = std::max(1, plan.gpus / plan.nics);  // as on a DGX H100: a NIC per GPU group
   plan.gpu_reduce_gbps = hw::kH100ReduceGbps;
   plan.nvswitch_gbps = p.non_negative("nvlink");
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(5, 16);

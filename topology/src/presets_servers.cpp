@@ -10,10 +10,13 @@ namespace colltune::topo::detail {
 
 // DGX H100 (NVIDIA DGX H100 user guide / data sheet): 8 H100 SXM5 with 18 NVLink4 links each
 // (18 x 25 = 450 GB/s per direction) into 4 NVSwitch chips; 2 Xeon Platinum 8480C joined by
-// UPI 2.0; 4 PCIe Gen5 switches, each with 2 GPUs and 2 ConnectX-7 400 Gb/s compute NICs.
+// UPI 2.0; 8 ConnectX-7 400 Gb/s compute NICs, each sharing a PCIe Gen5 switch with one GPU
+// (`nvidia-smi topo -m` on the machine: GPUi-NICi PIX, every other GPU-NIC pair SYS), four
+// switches per CPU.
 Topology build_dgx_h100(const PresetParams& p) {
   HostPlan plan;
   plan.gpus = 8;
+  plan.gpus_per_switch = 1;
   plan.gpu_reduce_gbps = hw::kH100ReduceGbps;
   plan.nvswitch_gbps = 18 * hw::kNvlinkLinkGbps;
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(5, 16);

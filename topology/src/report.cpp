@@ -115,6 +115,10 @@ std::string summary_text(const Topology& t) {
   devices_section(out, t);
   links_section(out, t);
   ranks_section(out, t);
+  if (t.num_ranks() < 2) {
+    out << "slowest rank-to-rank route: none (one rank)\n";
+    return out.str();
+  }
   const RankPairRoute slow = slowest_route(t);
   out << "slowest rank-to-rank route: rank " << slow.src << " (" << t.device(t.device_of_rank(slow.src)).id
       << ") -> rank " << slow.dst << " (" << t.device(t.device_of_rank(slow.dst)).id << "): "

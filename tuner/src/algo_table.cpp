@@ -46,14 +46,18 @@ std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoT
   std::vector<SizeRange> table;
   std::size_t previous = 0;
   for (std::size_t s = std::max<std::size_t>(options.min_bytes, 1); s <= options.max_bytes; s *= 2) {
-    SizeRange best{table.empty() ? 0 : previous + 1, s, {}, std::numeric_limits<double>::infinity()};
+    SizeRange best{table.empty() ? 0 : previous + 1, s, {}, s, std::numeric_limits<double>::infinity()};
     for (const auto& c : choices) {
       const double t = time_of(model, c, s, options.fp16);
-      if (t < best.time_us) best.choice = c, best.time_us = t;
+      if (t < best.time_us) {
+        best.choice = c;
+        best.time_us = t;
+      }
     }
     if (!std::isfinite(best.time_us)) throw Error("no allreduce algorithm applies at " + format_bytes(s));
     if (!table.empty() && table.back().choice == best.choice) {
       table.back().max_bytes = s;
+      table.back().sampled_bytes = s;
       table.back().time_us = best.time_us;
     } else {
       table.push_back(best);

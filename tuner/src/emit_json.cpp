@@ -28,6 +28,7 @@ json table_json(const std::vector<SizeRange>& table) {
                     {"algorithm", r.choice.algorithm},
                     {"inner", r.choice.inner},
                     {"chunk_bytes", r.choice.chunk_bytes},
+                    {"sampled_bytes", r.sampled_bytes},
                     {"time_us", r.time_us}});
   return rows;
 }

@@ -111,7 +111,8 @@ std::string emit_nccl_tuner_conf(const TuneResult& r) {
     const auto algo = nccl_algorithm(range.choice.algorithm);
     if (!algo) throw Error("nccl_tuner.conf: algorithm " + range.choice.algorithm + " has no NCCL equivalent");
     out << "# " << format_bytes(range.min_bytes) << " .. " << format_bytes(range.max_bytes) << ": "
-        << range.choice.algorithm << ", predicted " << format_time_us(range.time_us) << " at the range's top\n"
+        << range.choice.algorithm << ", predicted " << format_time_us(range.time_us) << " at "
+        << format_bytes(range.sampled_bytes) << "\n"
         << "allreduce," << range.min_bytes << "," << range.max_bytes << "," << *algo << ",simple,-1," << r.hosts
         << "," << r.ranks << ",-1,-1\n";
   }

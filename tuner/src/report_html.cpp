@@ -138,11 +138,12 @@ std::string top_section(const TuneResult& r) {
 std::string table_section(const TuneResult& r) {
   std::ostringstream o;
   o << "<h2>Fastest algorithm per message size</h2>\n<table><tr><th>from</th><th>to</th><th>algorithm</th>"
-    << "<th>chunk</th><th>predicted time at the top of the range</th></tr>\n";
+    << "<th>chunk</th><th>predicted time at the largest sampled size</th></tr>\n";
   for (const auto& s : r.algo_table)
     o << "<tr><td>" << escape(format_bytes(s.min_bytes)) << "</td><td>" << escape(format_bytes(s.max_bytes))
       << "</td><td>" << escape(s.choice.inner.empty() ? s.choice.algorithm : s.choice.algorithm + "(" + s.choice.inner + ")")
-      << "</td><td>" << escape(format_bytes(s.choice.chunk_bytes)) << "</td><td>" << escape(format_time_us(s.time_us))
+      << "</td><td>" << escape(format_bytes(s.choice.chunk_bytes)) << "</td><td>"
+      << escape(format_time_us(s.time_us) + " at " + format_bytes(s.sampled_bytes))
       << "</td></tr>\n";
   o << "</table>\n";
   return o.str();

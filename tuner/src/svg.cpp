@@ -117,7 +117,8 @@ std::string heatmap(const HeatmapSpec& spec) {
       const double v = spec.values[i][j];
       const double x = left + cell_w * static_cast<double>(j);
       const bool ok = std::isfinite(v);
-      const double t = spec.hi > spec.lo ? (v - spec.lo) / (spec.hi - spec.lo) : 0.0;
+      // Log colour scale: step times span orders of magnitude, the interesting ones are near lo.
+      const double t = spec.hi > spec.lo && spec.lo > 0 ? std::log(v / spec.lo) / std::log(spec.hi / spec.lo) : 0.0;
       o << "<rect x=\"" << fmt(x) << "\" y=\"" << fmt(y) << "\" width=\"" << cell_w - 1 << "\" height=\""
         << cell_h - 1 << "\" fill=\"" << (ok ? heat_colour(t) : std::string("#eee")) << "\"><title>"
         << escape(spec.row_labels[i] + ", " + spec.column_labels[j]) << ": " << (ok ? fmt(v) : "n/a")

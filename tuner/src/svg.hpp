@@ -23,7 +23,7 @@ struct HeatmapSpec {
   std::vector<std::string> row_labels;     // y axis, top to bottom
   std::vector<std::string> column_labels;  // x axis
   std::vector<std::vector<double>> values; // [row][column]; non-finite = not applicable
-  double lo = 0, hi = 1;                   // colour scale range (shared between maps)
+  double lo = 0, hi = 1;                   // colour scale range (shared between maps), log scale
   std::string title;
 };
 std::string heatmap(const HeatmapSpec& spec);

@@ -27,7 +27,8 @@ struct SizeRange {
   std::size_t min_bytes = 0;  // inclusive
   std::size_t max_bytes = 0;  // inclusive
   AlgoChoice choice;
-  double time_us = 0;         // predicted time at the largest sampled size of the range
+  std::size_t sampled_bytes = 0;  // the largest size sampled in the range
+  double time_us = 0;             // predicted time at sampled_bytes
 };
 
 struct AlgoTableOptions {
