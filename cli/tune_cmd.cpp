@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <optional>
 
 #include "colltune/common/error.hpp"
 #include "colltune/sim/cost_model.hpp"
@@ -94,14 +93,8 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
   return options;
 }
 
-void run_tune(const TuneArgs& a) {
-  tuner::TuneOptions options = tune_options(a);
-  const topo::Topology topology = topo::load_topology(a.topology);
-  const sim::Workload workload = sim::load_workload(a.model);
-#ifdef COLLTUNE_HAVE_MPI
-  std::optional<coll::MpiSession> mpi;  // declared first: outlives the objective's communicator
-  if (a.objective == "measured") mpi.emplace(nullptr, nullptr);
-#endif
+void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::Topology& topology,
+                    const sim::Workload& workload) {
   std::unique_ptr<tuner::Objective> objective;
   if (a.objective == "measured")
     objective = make_measured(a, topology, workload);
@@ -117,6 +110,25 @@ void run_tune(const TuneArgs& a) {
     std::cout << tuner::summary_json(result, files) << "\n";
   else
     print_summary(result, files);
+}
+
+void run_tune(const TuneArgs& a) {
+  const tuner::TuneOptions options = tune_options(a);
+  const topo::Topology topology = topo::load_topology(a.topology);
+  const sim::Workload workload = sim::load_workload(a.model);
+  if (a.objective != "measured") return tune_and_write(a, options, topology, workload);
+  if (!tuner::measured_objective_available()) tuner::make_measured_objective(workload, {});  // throws
+#ifdef COLLTUNE_HAVE_MPI
+  // An error while MPI is up ends the job with MPI_Abort (MpiSession), before main() could print
+  // it: print it here first.
+  coll::MpiSession mpi(nullptr, nullptr);
+  try {
+    tune_and_write(a, options, topology, workload);
+  } catch (const std::exception& e) {
+    std::cerr << "colltune: error: " << e.what() << "\n";
+    throw;
+  }
+#endif
 }
 
 }  // namespace

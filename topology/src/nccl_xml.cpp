@@ -151,9 +151,10 @@ void XmlImporter::nic(const pt::ptree& node, const std::string& where, VertexId 
     const int speed_mbps = integer(net, at, "speed", std::nullopt);
     if (speed_mbps <= 0) fail(at + "@speed", "NIC speed must be positive (Mb/s), got " + std::to_string(speed_mbps));
     const double net_gbps = speed_mbps / 8000.0;
-    const std::string name = attr(net, "name").value_or("net" + std::to_string(integer(net, at, "dev", 0)));
-    const std::string id = t_.host_name(host_) + "/" + name;
-    if (t_.find_device(id)) fail(at + "@name", "second NIC named '" + name + "' on one host");
+    std::optional<std::string> name = attr(net, "name");
+    if (!name) name = "net" + std::to_string(integer(net, at, "dev", static_cast<int>(n - 1)));
+    const std::string id = t_.host_name(host_) + "/" + *name;
+    if (t_.find_device(id)) fail(at + "@name", "second NIC named '" + *name + "' on one host");
     const VertexId v = t_.add_device(Device{id, DeviceKind::nic, host_, 0});
     t_.add_duplex_link(v, parent, LinkKind::pcie, gbps > 0 ? gbps : net_gbps, hw::kPcieLatencyUs);
     if (!fabric_) fabric_ = t_.add_device(Device{"fabric", DeviceKind::net_switch, -1, 0});

@@ -2,6 +2,7 @@
 #include "preset_hosts.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "colltune/common/error.hpp"
 #include "hw_figures.hpp"

@@ -59,7 +59,8 @@ Topology build_torus(const PresetParams& p) {
   const double reduce = p.non_negative("reduce");
   const long total = std::accumulate(dims.begin(), dims.end(), 1L, std::multiplies<long>());
   const int per_host = p.integer("per_host", 1, 1 << 16);
-  if (total > (1L << 16)) throw Error("preset torus: dims=" + std::to_string(total) + " GPUs is more than 65536");
+  if (total > (1L << 16))
+    throw Error("preset torus: dims make " + std::to_string(total) + " GPUs, more than the 65536 allowed");
   if (total % per_host != 0)
     throw Error("preset torus: per_host=" + std::to_string(per_host) + " does not divide the " + std::to_string(total) +
                 " GPUs");

@@ -1,0 +1,44 @@
+// The `topo show` summary, the slowest-route scan and the DOT export.
+#include "colltune/topology/report.hpp"
+
+#include "topo_test_util.hpp"
+
+namespace colltune::topo {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(TopologyReport, SummaryOfTwoDgxH100) {
+  const std::string s = summary_text(load_topology("dgx-h100:nodes=2"));
+  EXPECT_THAT(s, HasSubstr("topology: dgx-h100:nodes=2\n"));
+  EXPECT_THAT(s, HasSubstr("hosts: 2\n"));
+  // Per host: 8 GPUs, 2 CPUs, 8 NICs, 1 NVSwitch, 8 PCIe switches; plus one leaf.
+  EXPECT_THAT(s, HasSubstr("devices: 55 (gpu 16, cpu 4, nic 16, nvswitch 2, pcie_switch 16, net_switch 1)"));
+  EXPECT_THAT(s, ::testing::ContainsRegex("nvlink +450 GB/s +0.35 us  x 32"));
+  EXPECT_THAT(s, ::testing::ContainsRegex("net +50 GB/s +1 us  x 32"));
+  EXPECT_THAT(s, HasSubstr("ranks: 16 on 2 host(s), 8 per host\n  node0: ranks 0-7\n  node1: ranks 8-15\n"));
+  EXPECT_THAT(s, HasSubstr("slowest rank-to-rank route: rank 0 (node0/gpu0) -> rank 8 (node1/gpu0): 50 GB/s bottleneck, "
+                           "4 us, 6 hop(s)\n  node0/gpu0 -> node0/pcie0  pcie  63.0154 GB/s  0.5 us\n"));
+}
+
+TEST(TopologyReport, SlowestRouteIsTheNarrowestThenTheLatest) {
+  const RankPairRoute slow = slowest_route(load_topology("dgx1-v100"));
+  EXPECT_DOUBLE_EQ(slow.path.bottleneck_gbps, 25);  // an NV1 hop
+  EXPECT_DOUBLE_EQ(slow.path.latency_us, 0.7);       // two hops beat one at the same width
+  EXPECT_EQ(slow.sources_searched, 8);
+  const RankPairRoute sampled = slowest_route(load_topology("flat:ranks=40"), 10);
+  EXPECT_EQ(sampled.sources_searched, 10);
+  EXPECT_DOUBLE_EQ(sampled.path.latency_us, 5);
+}
+
+TEST(TopologyReport, DotHasClustersRanksAndDuplexEdges) {
+  const std::string dot = to_dot(load_topology("flat:ranks=2,nodes=2"));
+  EXPECT_THAT(dot, HasSubstr("digraph \"flat:ranks=2,nodes=2\" {"));
+  EXPECT_THAT(dot, HasSubstr("subgraph \"cluster_1\" {\n    label=\"node1\";"));
+  EXPECT_THAT(dot, HasSubstr("\"node1/rank1\" [shape=box, label=\"node1/rank1\\nrank 1\"];"));
+  EXPECT_THAT(dot, HasSubstr("\"node0/rank0\" -> \"crossbar\" [label=\"net 12.5 GB/s\", dir=both];"));
+  EXPECT_EQ(dot.back(), '\n');
+}
+
+}  // namespace
+}  // namespace colltune::topo
