@@ -216,7 +216,8 @@ std::string describe(const SetPtr& set, int nranks) {
   for (int r = 0; r < nranks; ++r) {
     if (((*set)[static_cast<std::size_t>(r) / 64] >> (r % 64)) & 1U) {
       if (shown == 8) { out += ",..."; break; }
-      out += (shown++ ? "," : "") + std::to_string(r);
+      if (shown++) out += ',';
+      out += std::to_string(r);
     }
   }
   return out + "}";

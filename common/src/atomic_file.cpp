@@ -17,8 +17,12 @@ namespace {
 // A name beside `final` that no concurrent writer (thread or process) will pick.
 fs::path temp_beside(const fs::path& final) {
   static std::atomic<unsigned> counter{0};
-  const std::string name = "." + final.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                           std::to_string(counter.fetch_add(1));
+  std::string name = ".";
+  name += final.filename().string();
+  name += ".tmp.";
+  name += std::to_string(::getpid());
+  name += '.';
+  name += std::to_string(counter.fetch_add(1));
   return final.parent_path() / name;
 }
 

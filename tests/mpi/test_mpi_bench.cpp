@@ -29,7 +29,9 @@ TEST(MpiBench, CheckedSweepWithTheVendorBaseline) {
     const auto report = bench::run_mpi_bench(c, comm, &out);
     EXPECT_EQ(report.total_wrong(), 0) << out.str();
     EXPECT_EQ(report.rows.size(), c.algorithms.size() * bench::sweep_sizes(c).size());
-    if (comm.rank() == 0) EXPECT_NE(out.str().find("Avg bus bandwidth"), std::string::npos);
+    if (comm.rank() == 0) {
+      EXPECT_NE(out.str().find("Avg bus bandwidth"), std::string::npos);
+    }
   }
 }
 

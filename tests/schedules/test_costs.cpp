@@ -63,7 +63,7 @@ TEST(CostHints, OneRankAndNoDataCostNothing) {
 }
 
 // Hint vs the priced schedule for p = 1..17 on one host and several uniform multi-host
-// layouts, with and without chunking. Exact where docs/readme/algorithms.md says so; an upper
+// layouts, with and without chunking. Exact where the README ("Cost model of the hints") says so; an upper
 // bound elsewhere.
 TEST(CostHints, MatchThePricedSchedule) {
   std::vector<RankLayout> layouts;
