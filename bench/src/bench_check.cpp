@@ -12,6 +12,7 @@
 
 #include "bench_detail.hpp"
 #include "colltune/collectives/compression.hpp"
+#include "colltune/collectives/element.hpp"
 #include "colltune/collectives/half.hpp"
 #include "colltune/collectives/reducer.hpp"
 
@@ -30,17 +31,6 @@ bool f16_limited(const BenchConfig& config, int nranks) {
 double s_of(std::size_t i, bool limited) {
   if (i % 7 == 3 && !limited) return 2.0;
   return i % 2 == 1 ? -1.0 : 1.0;
-}
-
-void store(coll::DType dtype, void* buffer, std::size_t i, double v) {
-  switch (dtype) {
-    case coll::DType::f32: static_cast<float*>(buffer)[i] = static_cast<float>(v); break;
-    case coll::DType::f64: static_cast<double*>(buffer)[i] = v; break;
-    case coll::DType::f16: static_cast<std::uint16_t*>(buffer)[i] = coll::f64_to_f16(v); break;
-    case coll::DType::bf16: static_cast<std::uint16_t*>(buffer)[i] = coll::f64_to_bf16(v); break;
-    case coll::DType::i32: static_cast<std::int32_t*>(buffer)[i] = static_cast<std::int32_t>(v); break;
-    case coll::DType::i64: static_cast<std::int64_t*>(buffer)[i] = static_cast<std::int64_t>(v); break;
-  }
 }
 
 // What the reference needs from the rank terms, computed once per fill.
@@ -86,7 +76,7 @@ void fill_input(const BenchConfig& config, int rank, int nranks, void* buffer, s
   const bool prod = config.op == coll::ReduceOp::prod;
   const bool limited = f16_limited(config, nranks);
   for (std::size_t i = 0; i < count; ++i) {
-    store(config.dtype, buffer, i, prod ? s_of(i, limited) * t_of(rank) : a_of(i) + b_of(rank));
+    coll::store_element(config.dtype, buffer, i, prod ? s_of(i, limited) * t_of(rank) : a_of(i) + b_of(rank));
   }
 }
 
@@ -94,7 +84,7 @@ void fill_reference(const BenchConfig& config, int nranks, void* reference, std:
   const RankTerms terms(nranks);
   const bool limited = f16_limited(config, nranks);
   for (std::size_t i = 0; i < count; ++i) {
-    store(config.dtype, reference, i, reference_value(config.op, nranks, terms, limited, i));
+    coll::store_element(config.dtype, reference, i, reference_value(config.op, nranks, terms, limited, i));
   }
   const double post = config.op == coll::ReduceOp::avg ? 1.0 / static_cast<double>(nranks) : 1.0;
   if (config.compression != coll::Compression::none) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "colltune/collectives/dtype.hpp"
+#include "colltune/collectives/element.hpp"
 #include "colltune/collectives/half.hpp"
 #include "colltune/collectives/reducer.hpp"
 #include "colltune/collectives/schedule.hpp"
@@ -26,20 +27,9 @@ inline double input_value(coll::ReduceOp op, int rank, std::size_t i) {
   return static_cast<double>((i * 7 + static_cast<std::size_t>(rank) * 3) % 9) - 4.0;
 }
 
-inline void store(coll::DType dtype, void* buffer, std::size_t i, double v) {
-  switch (dtype) {
-    case coll::DType::f32: static_cast<float*>(buffer)[i] = static_cast<float>(v); break;
-    case coll::DType::f64: static_cast<double*>(buffer)[i] = v; break;
-    case coll::DType::f16: static_cast<std::uint16_t*>(buffer)[i] = coll::f64_to_f16(v); break;
-    case coll::DType::bf16: static_cast<std::uint16_t*>(buffer)[i] = coll::f64_to_bf16(v); break;
-    case coll::DType::i32: static_cast<std::int32_t*>(buffer)[i] = static_cast<std::int32_t>(v); break;
-    case coll::DType::i64: static_cast<std::int64_t*>(buffer)[i] = static_cast<std::int64_t>(v); break;
-  }
-}
-
 inline std::vector<std::byte> make_input(coll::DType dtype, coll::ReduceOp op, int rank, std::size_t count) {
   std::vector<std::byte> buf(count * coll::dtype_size(dtype));
-  for (std::size_t i = 0; i < count; ++i) store(dtype, buf.data(), i, input_value(op, rank, i));
+  for (std::size_t i = 0; i < count; ++i) coll::store_element(dtype, buf.data(), i, input_value(op, rank, i));
   return buf;
 }
 
@@ -59,7 +49,7 @@ inline std::vector<std::byte> make_reference(coll::DType dtype, coll::ReduceOp o
         case coll::ReduceOp::prod: acc *= x; break;
       }
     }
-    store(dtype, buf.data(), i, acc);
+    coll::store_element(dtype, buf.data(), i, acc);
   }
   if (op == coll::ReduceOp::avg) coll::scale(dtype, buf.data(), count, 1.0 / nranks);
   return buf;
