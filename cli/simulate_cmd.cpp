@@ -42,14 +42,22 @@ struct Row {
 };
 
 constexpr std::size_t kElem = 4;  // fp32 payloads, as nccl-tests' default
+// Larger than any buffer a GPU holds by orders of magnitude: a typo, not a question.
+constexpr std::size_t kMaxBytes = std::size_t{1} << 50;  // 1 PiB
+
+std::size_t checked_size(const std::string& text, const char* what) {
+  const std::size_t bytes = parse_size(text, what);
+  if (bytes > kMaxBytes) throw Error(std::string(what) + ": '" + text + "' is absurdly large (limit 1 PiB per rank)");
+  return bytes;
+}
 
 // Sizes of `--bytes SIZE` or `--bytes MIN:MAX` (MIN, 2 MIN, ... <= MAX), rounded down to whole
 // fp32 elements.
 std::vector<std::size_t> sizes_of(const std::string& text) {
   const auto colon = text.find(':');
-  if (colon == std::string::npos) return {parse_size(text, "--bytes") / kElem * kElem};
-  const std::size_t lo = parse_size(text.substr(0, colon), "--bytes MIN");
-  const std::size_t hi = parse_size(text.substr(colon + 1), "--bytes MAX");
+  if (colon == std::string::npos) return {checked_size(text, "--bytes") / kElem * kElem};
+  const std::size_t lo = checked_size(text.substr(0, colon), "--bytes MIN");
+  const std::size_t hi = checked_size(text.substr(colon + 1), "--bytes MAX");
   if (lo == 0) throw Error("--bytes '" + text + "': MIN must be positive for a x2 sweep");
   if (lo > hi) throw Error("--bytes '" + text + "': MIN is larger than MAX");
   std::vector<std::size_t> sizes;
