@@ -124,6 +124,10 @@ void Engine::enter_step(int rank, double t) {
   rs.outstanding = static_cast<std::uint32_t>(ops.size());
   rs.step_end = t;
   for (std::size_t i = 0; i < ops.size(); ++i) post(rank, static_cast<std::uint32_t>(i), ops[i], t);
+  // The rank's next steps are read when this one ends, after the other ranks' steps of this
+  // round have evicted them from cache on large schedules: fetch them now (no effect on results).
+  if (rs.step + 2 < steps.size()) __builtin_prefetch(&steps[rs.step + 2]);
+  if (rs.step + 1 < steps.size()) __builtin_prefetch(steps[rs.step + 1].ops.data());
 }
 
 void Engine::post(int rank, std::uint32_t op_index, const coll::Op& op, double t) {

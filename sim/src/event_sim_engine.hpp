@@ -26,6 +26,7 @@ struct LinkState {
   double remaining = 0;               // capacity not yet given to frozen flows
   std::uint32_t unfrozen = 0;         // flows on it whose rate is not fixed yet
   std::uint32_t version = 0;          // invalidates stale heap entries
+  double key = 0;                     // share its live heap entry was pushed with
   std::uint64_t mark = 0;             // component search epoch
 };
 
@@ -68,7 +69,7 @@ struct RankState {
 
 struct HeapEntry {
   double share = 0;
-  std::size_t link = 0;
+  std::uint32_t link = 0;
   std::uint32_t version = 0;
   bool operator>(const HeapEntry& o) const { return share != o.share ? share > o.share : link > o.link; }
 };

@@ -77,13 +77,21 @@ void Engine::fill_progressively() {
     for (std::uint32_t f : comp_flows_) flows_[f].new_rate = flows_[f].path->bottleneck_gbps * 1e3;
     return;
   }
+  // Shares only grow as flows freeze (in exact arithmetic), so a link's heap key may lag behind
+  // its share: a popped key that is out of date is pushed again with the current share, and a
+  // share that fell below its key (rounding) is pushed at once. Every key stays a lower bound
+  // of its link's share, so links pop in exactly the order of the eager scheme: least
+  // (share, link) first.
   heap_.clear();
   for (std::size_t l : comp_links_) {
     LinkState& link = links_[l];
     link.remaining = link.capacity;
     link.unfrozen = static_cast<std::uint32_t>(link.flows.size());
     ++link.version;
-    if (link.unfrozen > 0) heap_.push_back({link.remaining / link.unfrozen, l, link.version});
+    if (link.unfrozen > 0) {
+      link.key = link.remaining / link.unfrozen;
+      heap_.push_back({link.key, static_cast<std::uint32_t>(l), link.version});
+    }
   }
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
   while (!heap_.empty()) {
@@ -91,22 +99,34 @@ void Engine::fill_progressively() {
     const HeapEntry top = heap_.back();
     heap_.pop_back();
     LinkState& bottleneck = links_[top.link];
-    if (top.version != bottleneck.version) continue;  // its share changed since
+    if (top.version != bottleneck.version || bottleneck.unfrozen == 0) continue;  // superseded
+    const double share = bottleneck.remaining / bottleneck.unfrozen;
+    if (share != top.share) {  // its share grew since: back in line with the current share
+      ++bottleneck.version;
+      bottleneck.key = share;
+      heap_.push_back({share, top.link, bottleneck.version});
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      continue;
+    }
     ++bottleneck.version;
     bottleneck.unfrozen = 0;
     for (std::uint32_t f : bottleneck.flows) {
       FlowState& fl = flows_[f];
       if (fl.new_rate >= 0) continue;
-      fl.new_rate = top.share;
+      fl.new_rate = share;
       for (std::size_t l : fl.path->links) {
         LinkState& link = links_[l];
         if (l == top.link || link.unfrozen == 0) continue;
-        link.remaining = std::max(0.0, link.remaining - top.share);
+        link.remaining = std::max(0.0, link.remaining - share);
         --link.unfrozen;
-        ++link.version;
         if (link.unfrozen > 0) {
-          heap_.push_back({link.remaining / link.unfrozen, l, link.version});
-          std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+          const double now = link.remaining / link.unfrozen;
+          if (now < link.key) {  // rounding made it smaller: its key must follow
+            ++link.version;
+            link.key = now;
+            heap_.push_back({now, static_cast<std::uint32_t>(l), link.version});
+            std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+          }
         }
       }
     }

@@ -21,6 +21,7 @@ using coll::Schedule;
 struct Ref {
   int rank;
   std::size_t step;
+  std::size_t op = 0;  // index of the op in its step
 };
 
 // partner[r][s][k]: rank and step of the op matching op k of step s of rank r.
@@ -31,9 +32,10 @@ std::vector<std::vector<std::vector<Ref>>> partners(const Schedule& s) {
     out[static_cast<std::size_t>(r)].resize(s.steps(r).size());
     for (std::size_t i = 0; i < s.steps(r).size(); ++i) {
       out[static_cast<std::size_t>(r)][i].resize(s.steps(r)[i].ops.size());
-      for (const Op& op : s.steps(r)[i].ops) {
-        if (op.kind == OpKind::send) sends[{r, op.peer}].push_back({r, i});
-        else recvs[{op.peer, r}].push_back({r, i});
+      for (std::size_t k = 0; k < s.steps(r)[i].ops.size(); ++k) {
+        const Op& op = s.steps(r)[i].ops[k];
+        if (op.kind == OpKind::send) sends[{r, op.peer}].push_back({r, i, k});
+        else recvs[{op.peer, r}].push_back({r, i, k});
       }
     }
   }
@@ -51,32 +53,96 @@ std::vector<std::vector<std::vector<Ref>>> partners(const Schedule& s) {
 }
 
 // Drives the rendezvous progress rule: post(r) when rank r posts a step, complete(r) when it
-// completes. Throws on deadlock.
+// completes. Throws on deadlock. With `settled`, a step completes first only once every partner
+// step is settled too (all of its own partners have posted), so the pricer knows when every
+// message sharing a port with this step's messages began; if no step can complete that way,
+// one completes under the plain rule.
 void drive(const Schedule& s, const std::function<void(int)>& post, const std::function<void(int)>& complete,
-           std::vector<std::size_t>& cur) {
+           std::vector<std::size_t>& cur, bool settled = false) {
   const auto part = partners(s);
   cur.assign(static_cast<std::size_t>(s.nranks), 0);
+  auto posted = [&](const Ref& x) { return cur[static_cast<std::size_t>(x.rank)] >= x.step; };
+  auto ready = [&](int r, std::size_t i, bool strict) {
+    for (const Ref& x : part[static_cast<std::size_t>(r)][i]) {
+      if (!posted(x)) return false;
+      if (!strict) continue;
+      const auto& theirs = part[static_cast<std::size_t>(x.rank)][x.step];
+      if (!std::all_of(theirs.begin(), theirs.end(), posted)) return false;
+    }
+    return true;
+  };
   for (int r = 0; r < s.nranks; ++r) post(r);
   bool moved = true;
+  bool strict = settled;
   while (moved) {
     moved = false;
     for (int r = 0; r < s.nranks; ++r) {
       auto& i = cur[static_cast<std::size_t>(r)];
       while (i < s.steps(r).size()) {
-        const auto& refs = part[static_cast<std::size_t>(r)][i];
-        const bool ready = std::all_of(refs.begin(), refs.end(),
-                                       [&](const Ref& x) { return cur[static_cast<std::size_t>(x.rank)] >= x.step; });
-        if (!ready) break;
+        if (!ready(r, i, strict)) break;
         complete(r);
         ++i;
         post(r);
         moved = true;
+        if (!strict && settled) break;
+      }
+      if (moved && !strict && settled) break;
+    }
+    if (settled) {
+      if (!moved && strict) {
+        strict = false;  // nothing settled: let one step complete under the plain rule
+        moved = true;
+      } else {
+        strict = true;
       }
     }
   }
   for (int r = 0; r < s.nranks; ++r) {
     if (cur[static_cast<std::size_t>(r)] < s.steps(r).size()) throw std::runtime_error("reference: deadlock");
   }
+}
+
+// Processor sharing: finish times of messages transmitted through one port that shares its
+// bandwidth equally among those transmitting; message k begins at begin[k] and needs work[k] us
+// alone on the port.
+std::vector<double> shared_port(const std::vector<double>& begin, const std::vector<double>& work) {
+  const std::size_t n = begin.size();
+  std::vector<std::size_t> order(n);
+  for (std::size_t k = 0; k < n; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return begin[a] < begin[b]; });
+  std::vector<double> left = work, finish(n, 0.0);
+  std::vector<std::size_t> active;
+  double t = 0;
+  std::size_t next = 0;
+  while (next < n || !active.empty()) {
+    if (active.empty()) t = std::max(t, begin[order[next]]);
+    while (next < n && begin[order[next]] <= t) {
+      const std::size_t k = order[next++];
+      if (left[k] > 0) active.push_back(k);
+      else finish[k] = t;
+    }
+    if (active.empty()) continue;
+    double least = left[active[0]];
+    for (std::size_t k : active) least = std::min(least, left[k]);
+    const auto m = static_cast<double>(active.size());
+    if (next < n && begin[order[next]] < t + least * m) {
+      const double dt = begin[order[next]] - t;
+      for (std::size_t k : active) left[k] -= dt / m;
+      t = begin[order[next]];
+      continue;
+    }
+    t += least * m;
+    std::vector<std::size_t> still;
+    for (std::size_t k : active) {
+      if (left[k] <= least) finish[k] = t;
+      else {
+        left[k] -= least;
+        still.push_back(k);
+      }
+    }
+    active.swap(still);
+  }
+  return finish;
 }
 
 }  // namespace
@@ -158,17 +224,27 @@ double price(const Schedule& s, const RankLayout& layout, std::size_t elem_size,
     const bool intra = layout.host_of(a) == layout.host_of(b);
     return std::pair{intra ? c.alpha_intra_us : c.alpha_inter_us, intra ? c.beta_intra_us_per_byte : c.beta_inter_us_per_byte};
   };
-  // Injection (sends) and ejection (receives) load of a step, in us.
-  auto load = [&](int r, std::size_t i, bool sends) {
-    double t = 0;
-    for (const Op& op : s.steps(r)[i].ops) {
-      if ((op.kind == OpKind::send) == sends) t += static_cast<double>(op.block.count * elem_size) * wire_of(r, op.peer).second;
-    }
-    return t;
-  };
   std::vector<std::vector<double>> start(s.ranks.size());
   for (int r = 0; r < s.nranks; ++r) start[static_cast<std::size_t>(r)].assign(s.steps(r).size() + 1, 0.0);
   std::vector<std::size_t> cur;
+  // When op k of step i of rank r finishes transmitting through r's port for its kind (sends
+  // inject, receives eject): processor sharing among the step's ops of that kind whose partner
+  // has posted, each beginning when both ends have started their steps.
+  auto port_finish = [&](int r, std::size_t i, std::size_t k) {
+    const auto& ops = s.steps(r)[i].ops;
+    const bool sends = ops[k].kind == OpKind::send;
+    std::vector<double> begin, work;
+    std::size_t mine = 0;
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      if ((ops[j].kind == OpKind::send) != sends) continue;
+      const Ref x = part[static_cast<std::size_t>(r)][i][j];
+      if (cur[static_cast<std::size_t>(x.rank)] < x.step) continue;  // begins later
+      if (j == k) mine = begin.size();
+      begin.push_back(std::max(start[static_cast<std::size_t>(r)][i], start[static_cast<std::size_t>(x.rank)][x.step]));
+      work.push_back(static_cast<double>(ops[j].block.count * elem_size) * wire_of(r, ops[j].peer).second);
+    }
+    return shared_port(begin, work)[mine];
+  };
   auto complete = [&](int r) {
     const std::size_t i = cur[static_cast<std::size_t>(r)];
     const double t0 = start[static_cast<std::size_t>(r)][i];
@@ -177,11 +253,8 @@ double price(const Schedule& s, const RankLayout& layout, std::size_t elem_size,
     std::vector<std::pair<double, double>> reduces;  // (arrival, bytes)
     for (std::size_t k = 0; k < ops.size(); ++k) {
       const Ref x = part[static_cast<std::size_t>(r)][i][k];
-      const bool send = ops[k].kind == OpKind::send;
-      const double begin = std::max(t0, start[static_cast<std::size_t>(x.rank)][x.step]);
-      const double port = send ? std::max(load(r, i, true), load(x.rank, x.step, false))
-                               : std::max(load(x.rank, x.step, true), load(r, i, false));
-      const double arrive = begin + wire_of(r, ops[k].peer).first + port;
+      const double arrive =
+          wire_of(r, ops[k].peer).first + std::max(port_finish(r, i, k), port_finish(x.rank, x.step, x.op));
       end = std::max(end, arrive);
       if (ops[k].kind == OpKind::recv_reduce) reduces.emplace_back(arrive, static_cast<double>(ops[k].block.count * elem_size));
     }
@@ -190,7 +263,7 @@ double price(const Schedule& s, const RankLayout& layout, std::size_t elem_size,
     for (const auto& [arrive, bytes] : reduces) free = std::max(free, arrive) + bytes * c.gamma_us_per_byte;
     start[static_cast<std::size_t>(r)][i + 1] = std::max(end, free);
   };
-  drive(s, [](int) {}, complete, cur);
+  drive(s, [](int) {}, complete, cur, true);
   double last = 0;
   for (const auto& st : start) last = std::max(last, st.back());
   return last;

