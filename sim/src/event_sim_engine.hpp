@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct FlowState {
   int dst = 0;
   std::uint32_t send_op = 0;          // op index in src's current step
   std::uint32_t recv_op = 0;          // op index in dst's current step
+  std::uint32_t chan = 0;             // its channel (src->dst): stands for its path
   const topo::Path* path = nullptr;
   double bytes = 0;
   double left = 0;                    // bytes still to transmit at last_t
@@ -49,11 +51,19 @@ struct FlowState {
   bool arriving = false;              // transmitted; waiting for its arrival to be reduced
 };
 
+// A posted op waiting for its peer: what the transfer needs of it, so that pairing it later does
+// not read the (possibly evicted) schedule again.
+struct Pending {
+  std::uint32_t op = 0;       // op index in the rank's current step
+  bool reduce = false;        // a recv_reduce
+  std::size_t count = 0;      // elements
+};
+
 // Sends a->b and receives at b from a that are posted but not yet paired, in posting order.
 struct Channel {
   const topo::Path* path = nullptr;
-  std::vector<std::uint32_t> sends;
-  std::vector<std::uint32_t> recvs;
+  std::vector<Pending> sends;
+  std::vector<Pending> recvs;
   std::size_t send_head = 0;
   std::size_t recv_head = 0;
 };
@@ -87,10 +97,13 @@ class Engine {
 
   // event_sim.cpp
   void handle(const Event& ev, double t);
+  static constexpr std::size_t kBlock = 16;
+  void touch_steps(const Event* evs);
+  int touch_sink_ = 0;  // keeps touch_steps' loads
   void enter_step(int rank, double t);
   void post(int rank, std::uint32_t op_index, const coll::Op& op, double t);
   std::uint32_t channel(int src, int dst);
-  void start_flow(std::uint32_t chan, std::uint32_t send_op, std::uint32_t recv_op, int src, int dst, double t);
+  void start_flow(std::uint32_t chan, const Pending& send, const Pending& recv, int src, int dst, double t);
   std::uint32_t new_flow();
   void end_flow(std::uint32_t f, double t);
   void reduce_arrival(std::uint32_t f, double t);
@@ -132,6 +145,23 @@ class Engine {
   std::vector<std::uint32_t> comp_flows_;
   std::vector<std::size_t> stack_;
   std::vector<HeapEntry> heap_;
+  std::vector<HeapEntry> repushed_;
+  // Max-min rates depend only on which paths the component's flows take (with multiplicity):
+  // solved components are remembered by their multiset of channels and reused when it recurs.
+  struct Solved {
+    std::vector<std::uint32_t> chans;   // distinct channels
+    std::vector<std::uint32_t> counts;  // flows on each
+    std::vector<double> rates;          // each one's rate
+  };
+  bool recall_rates();
+  void remember_rates();
+  std::vector<std::uint32_t> chan_count_;  // per channel, flows of the component (scratch, kept 0)
+  std::vector<double> chan_rate_;          // per channel scratch
+  std::vector<std::uint32_t> comp_chans_;
+  std::uint64_t comp_hash_ = 0;
+  std::vector<Solved> solved_;
+  std::unordered_multimap<std::uint64_t, std::uint32_t> solved_index_;
+  std::size_t solved_size_ = 0;            // channels stored over all of solved_
   EventSimResult result_;
 };
 

@@ -7,8 +7,11 @@
 //   2. the link with the smallest such share is the bottleneck of all its unfixed flows: their
 //      rate is that share, and it is taken off every other link they cross;
 //   3. repeat until every flow has a rate.
-// A min-heap of link shares with lazy invalidation makes this O((L + F*h) log L) for L links,
-// F flows of h hops in the component. Flows whose rate did not change keep their end event.
+// The links are taken in order of (share, link index): the initial shares sorted once, plus a
+// small heap of links whose share grew before their turn (a share is only recomputed when its
+// link comes up), O((L + F*h) log L) at worst for L links, F flows of h hops in the component.
+// A component whose multiset of channels (paths) was solved before reuses those rates (they are
+// the same, bit for bit). Flows whose rate did not change keep their end event.
 #include <algorithm>
 #include <cmath>
 
@@ -77,6 +80,7 @@ void Engine::fill_progressively() {
     for (std::uint32_t f : comp_flows_) flows_[f].new_rate = flows_[f].path->bottleneck_gbps * 1e3;
     return;
   }
+  if (recall_rates()) return;
   // Shares only grow as flows freeze (in exact arithmetic), so a link's heap key may lag behind
   // its share: a popped key that is out of date is pushed again with the current share, and a
   // share that fell below its key (rounding) is pushed at once. Every key stays a lower bound
@@ -93,19 +97,28 @@ void Engine::fill_progressively() {
       heap_.push_back({link.key, static_cast<std::uint32_t>(l), link.version});
     }
   }
-  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-    const HeapEntry top = heap_.back();
-    heap_.pop_back();
+  // The initial keys in sorted order, and the keys pushed since in a heap: the next link is the
+  // lesser of the two fronts.
+  std::sort(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) { return b > a; });
+  repushed_.clear();
+  std::size_t next = 0;
+  while (next < heap_.size() || !repushed_.empty()) {
+    HeapEntry top;
+    if (repushed_.empty() || (next < heap_.size() && repushed_.front() > heap_[next])) {
+      top = heap_[next++];
+    } else {
+      std::pop_heap(repushed_.begin(), repushed_.end(), std::greater<>());
+      top = repushed_.back();
+      repushed_.pop_back();
+    }
     LinkState& bottleneck = links_[top.link];
     if (top.version != bottleneck.version || bottleneck.unfrozen == 0) continue;  // superseded
     const double share = bottleneck.remaining / bottleneck.unfrozen;
     if (share != top.share) {  // its share grew since: back in line with the current share
       ++bottleneck.version;
       bottleneck.key = share;
-      heap_.push_back({share, top.link, bottleneck.version});
-      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      repushed_.push_back({share, top.link, bottleneck.version});
+      std::push_heap(repushed_.begin(), repushed_.end(), std::greater<>());
       continue;
     }
     ++bottleneck.version;
@@ -124,13 +137,76 @@ void Engine::fill_progressively() {
           if (now < link.key) {  // rounding made it smaller: its key must follow
             ++link.version;
             link.key = now;
-            heap_.push_back({now, static_cast<std::uint32_t>(l), link.version});
-            std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+            repushed_.push_back({now, static_cast<std::uint32_t>(l), link.version});
+            std::push_heap(repushed_.begin(), repushed_.end(), std::greater<>());
           }
         }
       }
     }
   }
+  remember_rates();
+}
+
+namespace {
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+constexpr std::size_t kMaxSolved = std::size_t{1} << 22;  // channels remembered, at most
+}  // namespace
+
+// Progressive filling over a component reads only its links and its flows' paths, so equal
+// multisets of channels (one path each) get equal rates, bit for bit: look the multiset up.
+bool Engine::recall_rates() {
+  if (chan_count_.size() < channels_.size()) {
+    chan_count_.resize(channels_.size(), 0);
+    chan_rate_.resize(channels_.size(), 0.0);
+  }
+  comp_chans_.clear();
+  for (std::uint32_t f : comp_flows_) {
+    const std::uint32_t c = flows_[f].chan;
+    if (chan_count_[c]++ == 0) comp_chans_.push_back(c);
+  }
+  std::uint64_t h = comp_chans_.size();
+  for (std::uint32_t c : comp_chans_) h += mix((std::uint64_t{c} << 32) | chan_count_[c]);
+  comp_hash_ = h;
+  bool hit = false;
+  const auto [lo, hi] = solved_index_.equal_range(h);
+  for (auto it = lo; it != hi && !hit; ++it) {
+    const Solved& s = solved_[it->second];
+    if (s.chans.size() != comp_chans_.size()) continue;
+    hit = true;
+    for (std::size_t i = 0; i < s.chans.size() && hit; ++i) hit = chan_count_[s.chans[i]] == s.counts[i];
+    if (hit)
+      for (std::size_t i = 0; i < s.chans.size(); ++i) chan_rate_[s.chans[i]] = s.rates[i];
+  }
+  if (hit) {
+    for (std::uint32_t f : comp_flows_) flows_[f].new_rate = chan_rate_[flows_[f].chan];
+    for (std::uint32_t c : comp_chans_) chan_count_[c] = 0;
+  }
+  return hit;
+}
+
+void Engine::remember_rates() {
+  if (solved_size_ + comp_chans_.size() <= kMaxSolved) {
+    for (std::uint32_t f : comp_flows_) chan_rate_[flows_[f].chan] = flows_[f].new_rate;
+    Solved s;
+    s.chans = comp_chans_;
+    s.counts.reserve(comp_chans_.size());
+    s.rates.reserve(comp_chans_.size());
+    for (std::uint32_t c : comp_chans_) {
+      s.counts.push_back(chan_count_[c]);
+      s.rates.push_back(chan_rate_[c]);
+    }
+    solved_size_ += comp_chans_.size();
+    solved_index_.emplace(comp_hash_, static_cast<std::uint32_t>(solved_.size()));
+    solved_.push_back(std::move(s));
+  }
+  for (std::uint32_t c : comp_chans_) chan_count_[c] = 0;
 }
 
 void Engine::apply_rates(double t) {
