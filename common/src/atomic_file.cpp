@@ -70,12 +70,40 @@ void FileSetWriter::stage(const std::string& filename, std::string_view content)
   staged_.emplace_back(tmp, final);
 }
 
+// All or nothing: each destination that already exists is first moved aside; if any rename
+// fails, the files already placed are removed and the originals restored before the error.
 std::vector<fs::path> FileSetWriter::commit() {
-  std::vector<fs::path> out;
+  std::vector<std::pair<fs::path, fs::path>> placed;  // final, backup ("" when there was none)
+  auto roll_back = [&placed]() {
+    std::error_code ignored;
+    for (auto it = placed.rbegin(); it != placed.rend(); ++it) {
+      fs::remove(it->first, ignored);
+      if (!it->second.empty()) fs::rename(it->second, it->first, ignored);
+    }
+  };
   for (const auto& [tmp, final] : staged_) {
     std::error_code ec;
-    fs::rename(tmp, final, ec);
-    if (ec) throw Error(final.string() + ": cannot rename into place (" + ec.message() + ")");
+    std::error_code absent;  // is_regular_file reports "no such file" here; that is fine
+    fs::path backup;
+    if (fs::is_regular_file(final, absent)) {
+      backup = temp_beside(final);
+      fs::rename(final, backup, ec);
+    }
+    if (!ec) fs::rename(tmp, final, ec);
+    if (ec) {
+      if (!backup.empty()) {
+        std::error_code ignored;
+        fs::rename(backup, final, ignored);
+      }
+      roll_back();
+      throw Error(final.string() + ": cannot rename into place (" + ec.message() + ")");
+    }
+    placed.emplace_back(final, backup);
+  }
+  std::vector<fs::path> out;
+  for (const auto& [final, backup] : placed) {
+    std::error_code ignored;
+    if (!backup.empty()) fs::remove(backup, ignored);
     out.push_back(final);
   }
   committed_ = true;

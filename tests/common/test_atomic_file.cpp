@@ -50,6 +50,22 @@ TEST(AtomicFile, FileSetLeavesNothingWithoutCommit) {
   fs::remove_all(d);
 }
 
+TEST(AtomicFile, FileSetCommitIsAllOrNothing) {
+  const fs::path d = fresh_dir("rollback");
+  colltune::write_file_atomic(d / "a", "old a");
+  fs::create_directories(d / "b" / "occupied");  // a file cannot be renamed over a directory
+  {
+    colltune::FileSetWriter w(d);
+    w.stage("a", "new a");
+    w.stage("b", "new b");
+    EXPECT_THROW(w.commit(), colltune::Error);
+  }
+  EXPECT_EQ(colltune::read_file(d / "a"), "old a");
+  EXPECT_TRUE(fs::is_directory(d / "b"));
+  EXPECT_EQ(files_in(d), 2u);  // "a" and the directory "b": no temporaries, no backups
+  fs::remove_all(d);
+}
+
 TEST(AtomicFile, Errors) {
   EXPECT_THROW(colltune::read_file("/nonexistent/colltune/file"), colltune::Error);
   EXPECT_THROW(colltune::write_file_atomic("/nonexistent/colltune/file", "x"), colltune::Error);

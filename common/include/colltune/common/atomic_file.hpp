@@ -23,7 +23,8 @@ class FileSetWriter {
   ~FileSetWriter();
 
   void stage(const std::string& filename, std::string_view content);
-  // Renames every staged file into place; returns the final paths.
+  // Renames every staged file into place; returns the final paths. All or nothing: if one
+  // rename fails, the files already placed are taken back and any originals restored.
   std::vector<std::filesystem::path> commit();
 
  private:
