@@ -1,7 +1,9 @@
 // colltune algos [--json]: lists the algorithm registry (id, collective, name, description).
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include <nlohmann/json.hpp>
 

@@ -15,6 +15,7 @@
 #include "colltune/common/units.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
+#include "colltune/sim/step_model.hpp"
 #include "colltune/sim/trace.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
@@ -70,19 +71,18 @@ std::vector<std::size_t> sizes_of(const std::string& text) {
 
 class Predictor {
  public:
-  Predictor(const SimulateArgs& args, const topo::Topology& topology)
-      : args_(args), topology_(topology),
+  Predictor(const SimulateArgs& args, sim::Engine engine, const topo::Topology& topology)
+      : args_(args), engine_(engine), topology_(topology),
         model_(topology, args.ranks > 0 ? args.ranks : topology.num_ranks()) {
     options_.inner = args.inner;
     if (!args.chunk.empty()) options_.chunk_elems = parse_size(args.chunk, "--chunk") / kElem;
   }
   int ranks() const { return model_.layout.nranks(); }
-  const sim::CostModel& model() const { return model_; }
 
   // Time of one algorithm; +infinity when it does not apply.
   double time_us(const coll::Algorithm& algo, std::size_t bytes, bool trace) const {
     const sim::CollectiveRequest req = request(algo.id, bytes);
-    if (args_.engine == "analytic") return model_.time_us(algo, req);
+    if (engine_ == sim::Engine::analytic) return model_.time_us(algo, req);
     const sim::WireRequest wire = sim::wire_request(req);
     if (algo.not_applicable && algo.not_applicable(model_.layout, wire.bytes / wire.elem_size, options_))
       return std::numeric_limits<double>::infinity();
@@ -127,6 +127,7 @@ class Predictor {
   }
 
   const SimulateArgs& args_;
+  sim::Engine engine_;
   const topo::Topology& topology_;
   sim::CostModel model_;
   coll::AlgoOptions options_;
@@ -160,11 +161,12 @@ void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const t
 
 void run_simulate(const SimulateArgs& args) {
   if (args.algo != "auto") coll::find_algorithm(args.algo);  // unknown ids fail before any work
+  const sim::Engine engine = sim::parse_engine(args.engine);
   const std::vector<std::size_t> sizes = sizes_of(args.bytes);
-  if (!args.trace.empty() && args.engine != "event") throw Error("--trace needs --engine event");
+  if (!args.trace.empty() && engine != sim::Engine::event) throw Error("--trace needs --engine event");
   if (!args.trace.empty() && sizes.size() > 1) throw Error("--trace needs a single --bytes size, not a sweep");
   const topo::Topology topology = topo::load_topology(args.topology);
-  const Predictor predictor(args, topology);
+  const Predictor predictor(args, engine, topology);
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) rows.push_back(predictor.predict(bytes));
   if (!args.json) return print_table(rows, args, topology, predictor.ranks());
@@ -181,8 +183,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--topology", args->topology, "Preset spec (dgx-h100:nodes=4), topology JSON or NCCL XML")->required();
   cmd->add_option("--algo", args->algo, "ring|tree|dbtree|rhd|hierarchical|... or auto (fastest per size)");
   cmd->add_option("--bytes", args->bytes, "Payload per rank: SIZE, or MIN:MAX to sweep x2 (B, KiB, MiB, GiB)")->required();
-  cmd->add_option("--engine", args->engine, "analytic (closed form) or event (discrete-event simulation)")
-      ->check(CLI::IsMember({"analytic", "event"}));
+  cmd->add_option("--engine", args->engine, "analytic (closed form) or event (discrete-event simulation)");
   cmd->add_option("--ranks", args->ranks, "Use only the first N ranks of the topology (default: all)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--inner", args->inner, "hierarchical: the algorithm across hosts");

@@ -99,8 +99,7 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
   if (a.objective == "measured")
     objective = make_measured(a, topology, workload);
   else
-    objective = std::make_unique<tuner::SimulatedObjective>(
-        topology, workload, a.objective == "analytic" ? sim::Engine::analytic : sim::Engine::event);
+    objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective));
   const bool leader = tuner::mpi_world_rank() == 0;
   if (leader && !a.json && isatty(STDERR_FILENO)) options.progress = progress_bar();
   const auto result = tuner::tune(topology, workload, *objective, options);

@@ -9,12 +9,16 @@ namespace colltune {
 
 RankLayout::RankLayout(std::vector<int> host_of_rank) : host_of_rank_(std::move(host_of_rank)) {
   if (host_of_rank_.empty()) throw Error("rank layout: no ranks");
+  // Before sizing by the largest host: with every host negative, max + 1 would wrap around.
+  for (std::size_t r = 0; r < host_of_rank_.size(); ++r) {
+    const int h = host_of_rank_[r];
+    if (h < 0) throw Error("rank layout: rank " + std::to_string(r) + " has negative host " + std::to_string(h));
+  }
   const int max_host = *std::max_element(host_of_rank_.begin(), host_of_rank_.end());
   ranks_of_host_.resize(static_cast<std::size_t>(max_host) + 1);
   local_rank_.resize(host_of_rank_.size());
   for (std::size_t r = 0; r < host_of_rank_.size(); ++r) {
     const int h = host_of_rank_[r];
-    if (h < 0) throw Error("rank layout: rank " + std::to_string(r) + " has negative host " + std::to_string(h));
     auto& members = ranks_of_host_[static_cast<std::size_t>(h)];
     local_rank_[r] = static_cast<int>(members.size());
     members.push_back(static_cast<int>(r));

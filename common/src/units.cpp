@@ -1,11 +1,9 @@
 #include "colltune/common/units.hpp"
 
 #include <array>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <string>
 #include <utility>
 

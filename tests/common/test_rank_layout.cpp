@@ -29,6 +29,8 @@ TEST(RankLayout, RejectsBadLayouts) {
   EXPECT_THROW(RankLayout(std::vector<int>{}), colltune::Error);
   EXPECT_THROW(RankLayout({0, 2}), colltune::Error);  // host 1 empty
   EXPECT_THROW(RankLayout({0, -1}), colltune::Error);
+  EXPECT_THROW(RankLayout({-2}), colltune::Error);  // every host negative: no size_t wrap-around
+  EXPECT_THROW(RankLayout({-1, -3}), colltune::Error);
   EXPECT_THROW(RankLayout::uniform(0, 4), colltune::Error);
   EXPECT_THROW(RankLayout::uniform(2, 0), colltune::Error);
 }

@@ -5,10 +5,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "colltune/collectives/cuda_reduce.hpp"
+#include "colltune/collectives/element.hpp"
 #include "colltune/collectives/reducer.hpp"
 
 namespace coll = colltune::coll;
@@ -36,31 +36,12 @@ class DeviceBuffer {
   std::size_t bytes_;
 };
 
-// Bytes of `count` small integers (1..7) in `dtype`, shifted by `seed` so two inputs differ.
+// Bytes of `count` small integers (1..7) in `dtype`, shifted by `seed` so two inputs differ:
+// exact in every dtype, so any reduction order gives the same bits.
 std::vector<std::uint8_t> small_integers(coll::DType dtype, std::size_t count, int seed) {
   std::vector<std::uint8_t> bytes(count * coll::dtype_size(dtype));
-  std::vector<float> values(count);
-  for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>((i * 7 + static_cast<std::size_t>(seed)) % 7 + 1);
-  // Build the dtype's bytes by reducing into zeros with the CPU reducer's own conversions:
-  // start from an fp32 array and use the scalar representations directly.
   for (std::size_t i = 0; i < count; ++i) {
-    const float v = values[i];
-    switch (dtype) {
-      case coll::DType::f32: std::memcpy(&bytes[i * 4], &v, 4); break;
-      case coll::DType::f64: { const double d = v; std::memcpy(&bytes[i * 8], &d, 8); break; }
-      case coll::DType::i32: { const std::int32_t d = static_cast<std::int32_t>(v); std::memcpy(&bytes[i * 4], &d, 4); break; }
-      case coll::DType::i64: { const std::int64_t d = static_cast<std::int64_t>(v); std::memcpy(&bytes[i * 8], &d, 8); break; }
-      case coll::DType::f16: {  // small integers are exact in fp16: 1.0 = 0x3C00, exponent 15
-        std::uint32_t f; std::memcpy(&f, &v, 4);
-        const std::uint16_t h = static_cast<std::uint16_t>(((f >> 23) - 127 + 15) << 10 | ((f >> 13) & 0x3FF));
-        std::memcpy(&bytes[i * 2], &h, 2); break;
-      }
-      case coll::DType::bf16: {
-        std::uint32_t f; std::memcpy(&f, &v, 4);
-        const std::uint16_t b = static_cast<std::uint16_t>(f >> 16);
-        std::memcpy(&bytes[i * 2], &b, 2); break;
-      }
-    }
+    coll::store_element(dtype, bytes.data(), i, static_cast<double>((i * 3 + static_cast<std::size_t>(seed)) % 7 + 1));
   }
   return bytes;
 }
@@ -96,6 +77,23 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, GpuReduce,
                                                               coll::DType::bf16, coll::DType::i32, coll::DType::i64),
                                             ::testing::Values(coll::ReduceOp::sum, coll::ReduceOp::min,
                                                               coll::ReduceOp::max, coll::ReduceOp::prod)));
+
+TEST_P(GpuReduce, ScaleMatchesCpuBitForBit) {
+  if (std::get<1>(GetParam()) != coll::ReduceOp::sum) GTEST_SKIP() << "scaling does not depend on the op";
+  const coll::DType dtype = std::get<0>(GetParam());
+  const std::size_t count = 4097;
+  for (double factor : {1.0 / 3.0, 1.0 / 16.0, 0.37, -1.0, 2.5}) {
+    auto host = small_integers(dtype, count, 2);
+    DeviceBuffer dev(host.size());
+    dev.upload(host.data());
+    cuda::scale(dtype, dev.get(), count, factor, nullptr);
+    cuda::synchronize(nullptr);
+    std::vector<std::uint8_t> gpu(host.size());
+    dev.download(gpu.data());
+    coll::scale(dtype, host.data(), count, factor);
+    EXPECT_EQ(gpu, host) << "factor " << factor;
+  }
+}
 
 TEST(GpuCompression, RoundTripsAndCountsOverflow) {
   if (!cuda::device_available()) GTEST_SKIP() << "no CUDA device";

@@ -4,11 +4,13 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "colltune/bench/bench.hpp"
+#include "colltune/collectives/threads.hpp"
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 
@@ -100,13 +102,40 @@ TEST(Bench, CompressedAndEveryDtypeRunsAreChecked) {
       c.max_bytes = 1024;
       c.dtype = dtype;
       c.op = op;
-      EXPECT_EQ(bench::run_threads_bench(c, nullptr).total_wrong(), 0) << coll::to_string(dtype);
+      const auto report = bench::run_threads_bench(c, nullptr);
+      EXPECT_EQ(report.total_wrong(), 0) << coll::to_string(dtype);
+      for (const auto& row : report.rows) {
+        if (row.not_applicable.empty()) {  // every applicable row was checked, and found right
+          EXPECT_EQ(row.wrong, 0) << coll::to_string(dtype) << " " << row.bytes;
+        }
+      }
     }
   }
   auto c = small_config();
   c.compression = coll::Compression::fp16_fp32acc;
   c.op = coll::ReduceOp::avg;
   EXPECT_EQ(bench::run_threads_bench(c, nullptr).total_wrong(), 0);
+}
+
+// The check must be able to fail: a runner that returns its input unreduced is caught on every
+// non-empty size (each rank's input differs from the allreduce for p = 3).
+TEST(Bench, CheckCountsWrongElementsOfABrokenRunner) {
+  auto c = small_config();
+  c.algorithms = {"ring"};
+  const bench::RunnerFactory broken = [](coll::Communicator&, const std::string&) -> bench::AllreduceRunner {
+    return [](const void* in, void* out, std::size_t count) { std::memcpy(out, in, count * sizeof(float)); };
+  };
+  std::vector<bench::BenchRow> rows;
+  coll::run_threads(c.ranks, [&](coll::Communicator& comm) {
+    auto mine = bench::run_sweep(comm, c, broken, nullptr);
+    if (comm.rank() == 0) rows = std::move(mine);
+  });
+  ASSERT_EQ(rows.size(), bench::sweep_sizes(c).size());
+  for (const auto& row : rows) {
+    if (row.count > 0) {
+      EXPECT_GT(row.wrong, 0) << row.bytes;
+    }
+  }
 }
 
 }  // namespace

@@ -67,6 +67,8 @@ TEST(BadTopologySpec, UnknownPresetParameterAndMissingFile) {
   EXPECT_THAT(error_of([] { load_topology("/no/such/machine.json"); }), HasSubstr("/no/such/machine.json: cannot read"));
   EXPECT_THAT(error_of([] { load_topology(""); }), HasSubstr("empty topology spec"));
   EXPECT_THAT(error_of([] { load_topology(COLLTUNE_TEST_DATA); }), HasSubstr("unknown topology preset"));
+  // Too long to be a file name (ENAMETOOLONG): an unknown preset, not a std::filesystem_error.
+  EXPECT_THAT(error_of([] { load_topology(std::string(5000, 'a') + ".topo"); }), HasSubstr("unknown topology preset"));
 }
 
 TEST(BadTopologyJson, FieldErrors) {

@@ -153,6 +153,47 @@ TEST(Tune, EventObjectiveWithBayes) {
   EXPECT_GE(r.best.step_time_us, workload.forward_us + workload.backward_us);
 }
 
+namespace {
+// Counts evaluations of the analytical objective.
+class CountingObjective : public Objective {
+ public:
+  CountingObjective(const topo::Topology& t, const sim::Workload& w) : inner_(t, w, sim::Engine::analytic) {}
+  std::string name() const override { return inner_.name(); }
+  double evaluate(const Candidate& c) override {
+    ++calls;
+    return inner_.evaluate(c);
+  }
+  std::size_t calls = 0;
+
+ private:
+  SimulatedObjective inner_;
+};
+}  // namespace
+
+// The baseline is evaluated once: taken from the search when it is in the space, run on its own
+// only when the fixes exclude it.
+TEST(Tune, BaselineEvaluatedOnce) {
+  const auto workload = sim::load_workload(TUNER_TEST_DATA "/tiny_workload.json");
+  TuneOptions options;
+  options.strategy = StrategyKind::random;
+  options.budget = 5;
+  {
+    CountingObjective objective(dgx4(), workload);
+    const auto r = tune(dgx4(), workload, objective, options);
+    EXPECT_EQ(objective.calls, r.history.size());
+    EXPECT_EQ(r.baseline.candidate, r.history.front().candidate);
+    EXPECT_EQ(r.baseline.step_time_us, r.history.front().step_time_us);
+  }
+  options.fixes = {"cycle-time=5ms"};
+  {
+    CountingObjective objective(dgx4(), workload);
+    const auto r = tune(dgx4(), workload, objective, options);
+    EXPECT_EQ(objective.calls, r.history.size() + 1);
+    EXPECT_EQ(r.baseline.candidate, horovod_baseline());
+    EXPECT_TRUE(r.baseline.feasible());
+  }
+}
+
 TEST(Tune, BadOptions) {
   const auto workload = sim::load_workload("resnet50");
   TuneOptions options;

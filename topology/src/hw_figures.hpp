@@ -25,7 +25,7 @@
 //    near NCCL's hardware latency table (src/graph/tuning.cc: ~0.6 us NVLink, ~1 us PCIe,
 //    a few us over the network): NVLink hop 0.35 us (GPU -> NVSwitch -> GPU = 0.7 us), PCIe hop
 //    0.5 us, CPU socket link 0.6 us, network cable + switch port 1.0 us.
-#include <string>
+#include <iterator>
 
 namespace colltune::topo::hw {
 
@@ -55,11 +55,14 @@ inline double gpu_reduce_gbps(int sm) {
   return 2667.0;  // B200 8 TB/s
 }
 
+// PCIe lane rate in GT/s of generation g at index g - 1 (Gen1..Gen6).
+inline constexpr double kPcieGts[] = {2.5, 5, 8, 16, 32, 64};
+inline constexpr int kPcieGenerations = static_cast<int>(std::size(kPcieGts));
+
 // One direction of a PCIe link of `width` lanes at generation `gen` (1..6).
 inline double pcie_gbps(int gen, int width) {
-  static constexpr double kGts[] = {2.5, 5, 8, 16, 32, 64};
   const double enc = gen <= 2 ? 0.8 : gen <= 5 ? 128.0 / 130.0 : 242.0 / 256.0;
-  return kGts[gen - 1] * enc * width / 8.0;
+  return kPcieGts[gen - 1] * enc * width / 8.0;
 }
 
 inline constexpr double kH100ReduceGbps = 1117.0;

@@ -1,20 +1,15 @@
-// The versioned topology JSON format: writer and strict reader (every error names the file,
-// the field path such as links[3].bandwidth_gbps, and the offending value).
+// The versioned topology JSON format: the writer, and load_topology_json() over the strict
+// reader in json_read.cpp.
 #include "colltune/topology/json_io.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 
 #include "colltune/common/atomic_file.hpp"
-#include "colltune/common/error.hpp"
 #include "text_util.hpp"
 
 namespace colltune::topo {
 namespace {
 
-using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
 ojson device_json(const Topology& t, const Device& d) {

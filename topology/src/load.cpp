@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <system_error>
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
@@ -16,6 +17,14 @@ std::string lower_extension(const std::filesystem::path& path) {
   std::string ext = path.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext;
+}
+
+// An existing path that is not a directory. Uses the error_code overloads: a spec too long to
+// be a file name, or one behind a directory we may not search, is "not a file", not a crash.
+bool is_regular_path(const std::string& spec) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(spec, ec);
+  return !ec && std::filesystem::exists(status) && !std::filesystem::is_directory(status);
 }
 
 // A file without a telling extension: JSON starts with '{', XML with '<'.
@@ -40,7 +49,7 @@ Topology load_topology(const std::string& spec) {
       t = load_topology_json(spec);
     else if (ext == ".xml")
       t = load_nccl_xml(spec);
-    else if (std::filesystem::exists(spec) && !std::filesystem::is_directory(spec))
+    else if (is_regular_path(spec))
       t = load_by_content(spec);
     else
       t = make_preset(spec);  // not a file: report it as an unknown preset, listing the valid ones

@@ -226,9 +226,8 @@ double pcie_link_gbps(std::string_view link_speed, std::string_view link_width) 
   if (link_speed.empty() || link_speed.rfind("Unknown", 0) == 0 || wec != std::errc() || width <= 0) return 0;
   double gts = 0;
   auto [sp, sec] = std::from_chars(link_speed.data(), link_speed.data() + link_speed.size(), gts);
-  static constexpr double kGts[] = {2.5, 5, 8, 16, 32, 64};
-  for (int gen = 1; sec == std::errc() && gen <= 6; ++gen)
-    if (std::abs(gts - kGts[gen - 1]) < 0.01) return hw::pcie_gbps(gen, width);
+  for (int gen = 1; sec == std::errc() && gen <= hw::kPcieGenerations; ++gen)
+    if (std::abs(gts - hw::kPcieGts[gen - 1]) < 0.01) return hw::pcie_gbps(gen, width);
   throw Error("link_speed '" + std::string(link_speed) + "' is no PCIe generation (2.5, 5, 8, 16, 32 or 64 GT/s)");
 }
 

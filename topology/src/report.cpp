@@ -2,6 +2,8 @@
 #include "colltune/topology/report.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <tuple>

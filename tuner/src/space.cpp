@@ -85,6 +85,15 @@ const std::vector<std::string>& knob_names() {
   return names;
 }
 
+namespace {
+// "fusion-threshold, cycle-time, ..." for error messages.
+std::string known_knobs() {
+  std::string out;
+  for (const auto& k : knob_names()) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+}  // namespace
+
 SearchSpace SearchSpace::defaults(const std::vector<std::string>& flat_algorithms) {
   SearchSpace s;
   s.fusion_thresholds = default_fusion_thresholds();
@@ -104,8 +113,7 @@ bool SearchSpace::is_fixed(std::string_view knob) const {
 void SearchSpace::fix(std::string_view assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == assignment.size()) {
-    throw Error("--fix '" + std::string(assignment) + "': expected knob=value (knobs: fusion-threshold, "
-                "cycle-time, fp16, algorithm, chunk, hierarchical)");
+    throw Error("--fix '" + std::string(assignment) + "': expected knob=value (knobs: " + known_knobs() + ")");
   }
   const std::string knob = canonical_knob(normalise_knob(assignment.substr(0, eq)));
   const std::string_view value = assignment.substr(eq + 1);
@@ -133,8 +141,7 @@ void SearchSpace::fix(std::string_view assignment) {
   } else if (knob == "hierarchical") {
     hierarchical = {parse_switch(knob, value)};
   } else {
-    throw Error("--fix " + knob + ": unknown knob (known: fusion-threshold, cycle-time, fp16, algorithm, chunk, "
-                "hierarchical)");
+    throw Error("--fix " + knob + ": unknown knob (known: " + known_knobs() + ")");
   }
   if (enumerate().empty()) {
     throw Error("--fix " + std::string(assignment) + ": no valid configuration left (algorithm=auto chooses "

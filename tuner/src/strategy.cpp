@@ -122,15 +122,15 @@ std::vector<Evaluation> run_bayes(const SearchSpace& space, const std::vector<Ca
   std::vector<bool> seen(all.size(), false);
   std::vector<std::vector<double>> encoded(all.size());
   for (std::size_t i = 0; i < all.size(); ++i) encoded[i] = encode(all[i], space);
+  std::vector<std::vector<double>> x;  // encoded history, in evaluation order
   for (std::size_t k = 0; k < n_init; ++k) {
     seen[order[k]] = true;
     runner.evaluate(all[order[k]]);
+    x.push_back(encoded[order[k]]);
   }
   std::mt19937_64 rng(options.seed ^ 0x9e3779b97f4a7c15ULL);
   GaussianProcess gp;
   while (runner.history().size() < budget) {
-    std::vector<std::vector<double>> x;
-    for (const auto& e : runner.history()) x.push_back(encode(e.candidate, space));
     const auto y = gp_targets(runner.history());
     gp.fit(x, y);
     const double best = *std::min_element(y.begin(), y.end());
@@ -163,6 +163,7 @@ std::vector<Evaluation> run_bayes(const SearchSpace& space, const std::vector<Ca
     }
     seen[pick] = true;
     runner.evaluate(all[pick]);
+    x.push_back(encoded[pick]);
   }
   return std::move(runner.history());
 }

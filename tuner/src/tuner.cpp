@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 #include "colltune/collectives/registry.hpp"
@@ -127,8 +128,13 @@ std::vector<BusbwCurve> make_busbw_curves(const sim::CostModel& model, const std
 // Everything the emitters and the report need beyond the search itself.
 void add_report_material(const topo::Topology& topology, const sim::Workload& workload, Objective& objective,
                          TuneResult& r) {
-  SimulatedObjective analytic(topology, workload, sim::Engine::analytic);
   auto* simulated = dynamic_cast<SimulatedObjective*>(&objective);
+  // The analytical objective's simulator already holds this topology's cost model and the
+  // prices it computed during the search: reuse it rather than build a second one.
+  std::optional<SimulatedObjective> own_analytic;
+  SimulatedObjective& analytic = simulated && simulated->engine() == sim::Engine::analytic
+                                     ? *simulated
+                                     : own_analytic.emplace(topology, workload, sim::Engine::analytic);
   r.best_step = simulated ? simulated->step(r.best.candidate) : analytic.step(r.best.candidate);
   r.hierarchical_allreduce = hierarchical_flag(r.best.candidate, r.best_step);
   const sim::CostModel model(topology);
@@ -178,8 +184,8 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
   search_options.accept = [&](const Candidate& c) {
     return !c.fp16 || estimate_fp16_error(c.algorithm, c.hierarchical, layout, options.max_fp16_error).accepted;
   };
-  r.baseline = Evaluation{horovod_baseline(), objective.evaluate(horovod_baseline())};
-  search_options.initial = {horovod_baseline()};
+  const Candidate baseline = horovod_baseline();
+  search_options.initial = {baseline};
   const auto start = std::chrono::steady_clock::now();
   try {
     r.history = search(options.strategy, space, objective, search_options);
@@ -190,6 +196,12 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
     throw;
   }
   r.search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // The search evaluates the baseline whenever it is in the space (first, for bayes and random):
+  // take that evaluation - one run fewer, and a measured objective then compares the best and
+  // the baseline from the same samples.
+  const auto searched = std::find_if(r.history.begin(), r.history.end(),
+                                     [&](const Evaluation& e) { return e.candidate == baseline; });
+  r.baseline = searched != r.history.end() ? *searched : Evaluation{baseline, objective.evaluate(baseline)};
   r.best = choose_best(r.history);
   if (!r.best.feasible()) throw Error("no configuration in the search space can run on this topology");
   r.top = fastest_distinct(r.history, options.top_n);

@@ -5,9 +5,12 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
 #include <string>
 
 #include "colltune/collectives/cuda_reduce.hpp"
+#include "colltune/collectives/reducer.hpp"
 #include "colltune/common/error.hpp"
 
 namespace colltune::coll::cuda {
@@ -56,12 +59,57 @@ __global__ void reduce_kernel(ReduceOp op, T* __restrict__ inout, const T* __res
   }
 }
 
-template <typename T>
-__global__ void scale_kernel(T* __restrict__ inout, std::size_t count, double factor) {
-  using M = typename Math<T>::type;
+// Scaling follows the CPU reducer's rules (reducer.hpp), so results match bit for bit:
+// fp32 multiplies by the fp32 factor; fp16/bf16 round the exact double product of the value and
+// the fp32 factor once; integers divide exactly by d when the factor is 1/d (avg), otherwise
+// truncate the double product and saturate.
+__global__ void scale_f32_kernel(float* __restrict__ inout, std::size_t count, float factor) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    inout[i] = store<T>(static_cast<M>(static_cast<double>(load(inout[i])) * factor));
+    inout[i] *= factor;
+  }
+}
+
+__global__ void scale_f64_kernel(double* __restrict__ inout, std::size_t count, double factor) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    inout[i] *= factor;
+  }
+}
+
+__device__ __half narrow(double v, __half) { return __double2half(v); }
+__device__ __nv_bfloat16 narrow(double v, __nv_bfloat16) { return __double2bfloat16(v); }
+
+template <typename T>
+__global__ void scale_half_kernel(T* __restrict__ inout, std::size_t count, float factor) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    inout[i] = narrow(static_cast<double>(load(inout[i])) * static_cast<double>(factor), T{});
+  }
+}
+
+template <typename T>
+__device__ T saturate(double x) {
+  const double lo = static_cast<double>(::cuda::std::numeric_limits<T>::min());
+  const double hi = static_cast<double>(::cuda::std::numeric_limits<T>::max());
+  if (isnan(x)) return 0;
+  if (x <= lo) return ::cuda::std::numeric_limits<T>::min();
+  if (x >= hi) return ::cuda::std::numeric_limits<T>::max();
+  return static_cast<T>(x);
+}
+
+// divisor: 0 = multiply by factor; -1 = negate with wrap-around; else exact division (the host
+// passes 0 for a divisor beyond T's range as "all zero", see launch_scale_int).
+template <typename T>
+__global__ void scale_int_kernel(T* __restrict__ inout, std::size_t count, long long divisor, double factor,
+                                 bool zero) {
+  using U = typename ::cuda::std::make_unsigned<T>::type;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    if (zero) inout[i] = 0;
+    else if (divisor == -1) inout[i] = static_cast<T>(U{0} - static_cast<U>(inout[i]));
+    else if (divisor != 0) inout[i] = static_cast<T>(inout[i] / static_cast<T>(divisor));
+    else inout[i] = saturate<T>(trunc(static_cast<double>(inout[i]) * factor));
   }
 }
 
@@ -93,8 +141,12 @@ void launch_reduce(ReduceOp op, void* inout, const void* in, std::size_t count, 
 }
 
 template <typename T>
-void launch_scale(void* inout, std::size_t count, double factor, Stream s) {
-  scale_kernel<T><<<blocks_for(count), kThreads, 0, as_stream(s)>>>(static_cast<T*>(inout), count, factor);
+void launch_scale_int(void* inout, std::size_t count, double factor, Stream s) {
+  const long long d = inverse_divisor(factor);
+  // A divisor that T cannot hold makes every quotient truncate to zero.
+  const bool zero = d != 0 && static_cast<long long>(static_cast<T>(d)) != d;
+  scale_int_kernel<T><<<blocks_for(count), kThreads, 0, as_stream(s)>>>(static_cast<T*>(inout), count, d, factor,
+                                                                        zero);
 }
 
 }  // namespace
@@ -132,14 +184,21 @@ void reduce(DType dtype, ReduceOp op, void* inout, const void* in, std::size_t c
 }
 
 void scale(DType dtype, void* inout, std::size_t count, double factor, Stream stream) {
-  if (count == 0) return;
+  if (count == 0 || factor == 1.0) return;
+  const unsigned blocks = blocks_for(count);
+  const cudaStream_t st = as_stream(stream);
+  const auto f32 = static_cast<float>(factor);
   switch (dtype) {
-    case DType::f32: launch_scale<float>(inout, count, factor, stream); break;
-    case DType::f64: launch_scale<double>(inout, count, factor, stream); break;
-    case DType::f16: launch_scale<__half>(inout, count, factor, stream); break;
-    case DType::bf16: launch_scale<__nv_bfloat16>(inout, count, factor, stream); break;
-    case DType::i32: launch_scale<int>(inout, count, factor, stream); break;
-    case DType::i64: launch_scale<long long>(inout, count, factor, stream); break;
+    case DType::f32: scale_f32_kernel<<<blocks, kThreads, 0, st>>>(static_cast<float*>(inout), count, f32); break;
+    case DType::f64: scale_f64_kernel<<<blocks, kThreads, 0, st>>>(static_cast<double*>(inout), count, factor); break;
+    case DType::f16:
+      scale_half_kernel<__half><<<blocks, kThreads, 0, st>>>(static_cast<__half*>(inout), count, f32);
+      break;
+    case DType::bf16:
+      scale_half_kernel<__nv_bfloat16><<<blocks, kThreads, 0, st>>>(static_cast<__nv_bfloat16*>(inout), count, f32);
+      break;
+    case DType::i32: launch_scale_int<int>(inout, count, factor, stream); break;
+    case DType::i64: launch_scale_int<long long>(inout, count, factor, stream); break;
   }
   check_last_error("cuda scale launch");
 }

@@ -15,6 +15,8 @@
 // reduces 2 chunks, so the time tends to 2 n b + n g for large n, with R+2H-1 latencies.
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/algorithms/index_math.hpp"
@@ -65,16 +67,31 @@ void messages_at(const Plan& pl, long long t, F f) {
   }
 }
 
+// Buffers of one cost_dbtree call, reused by every time step so a step allocates nothing
+// once they have grown (the tuner prices thousands of candidates).
+struct Scratch {
+  struct Msg { std::size_t from, to; double bytes; Wire w; bool reduce; };
+  std::vector<Msg> msgs;
+  std::vector<double> begin, work, out, in, end, left, before;
+  std::vector<std::vector<std::size_t>> sends, recvs;
+  std::vector<std::vector<std::pair<double, double>>> reduces;
+  std::vector<std::size_t> order, active, still;
+};
+
 // Processor sharing: finish times of the messages `idx` through one port that shares its
 // bandwidth equally among those transmitting; message k begins at begin[k] and needs work[k]
-// us alone on the port. Written to finish[k].
+// us alone on the port. Written to finish[k]. Uses s.order/left/active/still as scratch
+// (s.left sized to begin.size() by the caller; only the entries of idx are read).
 void share_port(const std::vector<std::size_t>& idx, const std::vector<double>& begin, const std::vector<double>& work,
-                std::vector<double>& finish) {
-  std::vector<std::size_t> order = idx;
+                std::vector<double>& finish, Scratch& s) {
+  std::vector<std::size_t>& order = s.order;
+  order.assign(idx.begin(), idx.end());
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return begin[a] < begin[b]; });
-  std::vector<double> left(begin.size(), 0.0);
+  std::vector<double>& left = s.left;
   for (std::size_t k : idx) left[k] = work[k];
-  std::vector<std::size_t> active, still;
+  std::vector<std::size_t>& active = s.active;
+  std::vector<std::size_t>& still = s.still;
+  active.clear();
   double t = 0;
   std::size_t next = 0;
   while (next < order.size() || !active.empty()) {
@@ -112,41 +129,51 @@ void share_port(const std::vector<std::size_t>& idx, const std::vector<double>& 
 // entered its receiver's, and reduced chunks are combined in arrival order. Ranks without
 // messages at t keep their clock.
 void advance(const Plan& pl, long long t, const RankLayout& layout, std::size_t elem_size, const LevelCosts& costs,
-             std::vector<double>& clock) {
+             std::vector<double>& clock, Scratch& s) {
   const auto n = static_cast<std::size_t>(pl.p);
-  struct Msg { std::size_t from, to; double bytes; Wire w; bool reduce; };
-  std::vector<Msg> msgs;
+  auto& msgs = s.msgs;
+  msgs.clear();
   messages_at(pl, t, [&](int from, int to, const Block& blk, bool reduce) {
     if (blk.count == 0) return;
     msgs.push_back({static_cast<std::size_t>(from), static_cast<std::size_t>(to), static_cast<double>(blk.count * elem_size),
                     wire(layout, from, to, costs), reduce});
   });
-  std::vector<double> begin, work, out(msgs.size()), in(msgs.size());
-  std::vector<std::vector<std::size_t>> sends(n), recvs(n);
+  s.begin.clear();
+  s.work.clear();
+  s.out.assign(msgs.size(), 0.0);
+  s.in.assign(msgs.size(), 0.0);
+  s.left.resize(msgs.size());
+  s.sends.resize(n);
+  s.recvs.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    s.sends[r].clear();
+    s.recvs[r].clear();
+  }
   for (std::size_t k = 0; k < msgs.size(); ++k) {
-    begin.push_back(std::max(clock[msgs[k].from], clock[msgs[k].to]));
-    work.push_back(msgs[k].bytes * msgs[k].w.beta);
-    sends[msgs[k].from].push_back(k);
-    recvs[msgs[k].to].push_back(k);
+    s.begin.push_back(std::max(clock[msgs[k].from], clock[msgs[k].to]));
+    s.work.push_back(msgs[k].bytes * msgs[k].w.beta);
+    s.sends[msgs[k].from].push_back(k);
+    s.recvs[msgs[k].to].push_back(k);
   }
   for (std::size_t r = 0; r < n; ++r) {
-    if (!sends[r].empty()) share_port(sends[r], begin, work, out);
-    if (!recvs[r].empty()) share_port(recvs[r], begin, work, in);
+    if (!s.sends[r].empty()) share_port(s.sends[r], s.begin, s.work, s.out, s);
+    if (!s.recvs[r].empty()) share_port(s.recvs[r], s.begin, s.work, s.in, s);
   }
-  std::vector<double> end = clock;
-  std::vector<std::vector<std::pair<double, double>>> reduces(n);
+  s.end.assign(clock.begin(), clock.end());
+  s.reduces.resize(n);
+  for (std::size_t r = 0; r < n; ++r) s.reduces[r].clear();
   for (std::size_t k = 0; k < msgs.size(); ++k) {
-    const Msg& m = msgs[k];
-    const double arrive = m.w.alpha + std::max(out[k], in[k]);
-    end[m.from] = std::max(end[m.from], arrive);
-    end[m.to] = std::max(end[m.to], arrive);
-    if (m.reduce) reduces[m.to].emplace_back(arrive, m.bytes);
+    const Scratch::Msg& m = msgs[k];
+    const double arrive = m.w.alpha + std::max(s.out[k], s.in[k]);
+    s.end[m.from] = std::max(s.end[m.from], arrive);
+    s.end[m.to] = std::max(s.end[m.to], arrive);
+    if (m.reduce) s.reduces[m.to].emplace_back(arrive, m.bytes);
   }
   for (std::size_t r = 0; r < n; ++r) {
-    std::sort(reduces[r].begin(), reduces[r].end());
+    std::sort(s.reduces[r].begin(), s.reduces[r].end());
     double done = clock[r];
-    for (const auto& [arrive, bytes] : reduces[r]) done = std::max(done, arrive) + bytes * costs.gamma_us_per_byte;
-    clock[r] = std::max(end[r], done);
+    for (const auto& [arrive, bytes] : s.reduces[r]) done = std::max(done, arrive) + bytes * costs.gamma_us_per_byte;
+    clock[r] = std::max(s.end[r], done);
   }
 }
 
@@ -188,11 +215,12 @@ double cost_dbtree(const RankLayout& layout, std::size_t bytes, std::size_t elem
   const long long first_steady = 2 * pl.height - 1;
   const long long last_steady = static_cast<long long>(pl.rounds) - 2;
   std::vector<double> clock(static_cast<std::size_t>(p), 0.0);
+  Scratch scratch;
   for (long long t = 0; t < pl.steps(); ++t) {
-    const std::vector<double> before = clock;
-    advance(pl, t, layout, elem_size, costs, clock);
+    scratch.before.assign(clock.begin(), clock.end());
+    advance(pl, t, layout, elem_size, costs, clock, scratch);
     double shift = 0;
-    if (t > first_steady && t < last_steady && uniform_shift(before, clock, shift)) {
+    if (t > first_steady && t < last_steady && uniform_shift(scratch.before, clock, shift)) {
       for (double& c : clock) c += shift * static_cast<double>(last_steady - t);
       t = last_steady;
     }

@@ -30,16 +30,6 @@ std::uint16_t narrow_bf16(double x) { return f64_to_bf16(x); }
 float widen_f16(std::uint16_t h) { return f16_to_f32(h); }
 float widen_bf16(std::uint16_t h) { return bf16_to_f32(h); }
 
-// A factor of 1/d for an integer d (avg over d ranks) becomes an exact integer division.
-// Returns 0 when the factor is not such an inverse.
-std::int64_t inverse_divisor(double factor) {
-  if (factor == 0.0 || std::fabs(factor) > 1.0) return 0;
-  const double inv = 1.0 / factor;
-  const double d = std::nearbyint(inv);
-  if (std::fabs(inv - d) > 1e-9 * std::fabs(d) || std::fabs(d) > 9.0e18) return 0;
-  return static_cast<std::int64_t>(d);
-}
-
 template <class T>
 T saturate(double x) {
   constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
@@ -69,6 +59,14 @@ void scale_int(T* __restrict buf, std::size_t count, double factor) {
 }
 
 }  // namespace
+
+std::int64_t inverse_divisor(double factor) {
+  if (factor == 0.0 || std::fabs(factor) > 1.0) return 0;
+  const double inv = 1.0 / factor;
+  const double d = std::nearbyint(inv);
+  if (std::fabs(inv - d) > 1e-9 * std::fabs(d) || std::fabs(d) > 9.0e18) return 0;
+  return static_cast<std::int64_t>(d);
+}
 
 void scale(DType dtype, void* inout, std::size_t count, double factor) {
   if (count == 0 || factor == 1.0) return;

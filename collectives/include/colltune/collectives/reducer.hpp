@@ -15,6 +15,7 @@
 // Buffers are arrays of `count` elements of the dtype (fp16/bf16 as raw 16-bit patterns);
 // `inout` and `in` must not overlap.
 #include <cstddef>
+#include <cstdint>
 
 #include "colltune/collectives/dtype.hpp"
 
@@ -32,6 +33,10 @@ void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void*
 // within 1e-9 of an integer d divides by d (truncating toward zero), any other factor
 // multiplies in double and truncates toward zero.
 void scale(DType dtype, void* inout, std::size_t count, double factor);
+
+// The integer d when `factor` is 1/d (avg over d ranks): integer scaling by such a factor is an
+// exact division by d (every back end, CPU or CUDA, follows this rule); 0 for other factors.
+std::int64_t inverse_divisor(double factor);
 
 // The post-scale factor of `op` over `nranks` contributions: 1/nranks for avg, 1 otherwise.
 double post_scale_factor(ReduceOp op, int nranks);

@@ -18,7 +18,7 @@ bool device_available();
 
 // inout[i] = inout[i] op in[i] for `count` elements of `dtype` in device memory.
 void reduce(DType dtype, ReduceOp op, void* inout, const void* in, std::size_t count, Stream stream);
-// inout[i] *= factor.
+// inout[i] *= factor, by the same rules as coll::scale (integers: exact division for avg).
 void scale(DType dtype, void* inout, std::size_t count, double factor, Stream stream);
 
 // fp32 -> fp16 (round to nearest even) after multiplying by prescale. Counts finite inputs that
