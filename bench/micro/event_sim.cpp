@@ -1,6 +1,13 @@
-// Event simulator throughput: events per second on large schedules (a 4096-rank ring with one
-// chunk per segment, a 1024-rank pipelined double binary tree), plus the analytical model's cost per
-// evaluation for comparison. Schedules are built once, outside the timed loop.
+// Event simulator throughput on large schedules: a 4096-rank ring with one chunk per segment
+// (2 x 4095 steps per rank, 33.5 M transfers) and a 1024-rank pipelined double binary tree, plus
+// the analytical model's cost per evaluation for comparison.
+//
+// `events` counts the simulated events (step starts, transfer starts and ends, reduction
+// arrivals), whichever way they were resolved: the event queue, or the contention-free fast path
+// that resolves them without a queue and folds rotation-symmetric runs (event_sim_sweep.cpp).
+// *_Cold runs load the topology and open the schedule inside the timed loop, so they include the
+// route lookups a first run pays; *_Queue runs force the event queue (fast_path = false) for the
+// same schedule: the baseline the fast path is measured against in the same run.
 #include <benchmark/benchmark.h>
 
 #include <map>
@@ -8,6 +15,7 @@
 #include <string>
 
 #include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/step_source.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/topology/topology.hpp"
@@ -18,50 +26,91 @@ using namespace colltune;
 
 struct Fixture {
   topo::Topology topology;
-  coll::Schedule schedule;
+  std::unique_ptr<coll::StepSource> source;
 };
 
-// One schedule per (spec, algorithm), built on first use and kept for the process.
+coll::AlgoOptions chunked(std::size_t chunk) {
+  coll::AlgoOptions options;
+  options.chunk_elems = chunk;
+  return options;
+}
+
+// One topology and schedule per case, opened on first use and kept for the process; the routes
+// are looked up once before timing (the *_Cold cases measure them).
 const Fixture& fixture(const std::string& spec, const std::string& algo, std::size_t count, std::size_t chunk = 0) {
   static std::map<std::string, std::unique_ptr<Fixture>> cache;
-  auto& slot = cache[spec + "|" + algo];
+  auto& slot = cache[spec + "|" + algo + "|" + std::to_string(count) + "|" + std::to_string(chunk)];
   if (!slot) {
     slot = std::make_unique<Fixture>();
     slot->topology = topo::load_topology(spec);
-    coll::AlgoOptions options;
-    options.chunk_elems = chunk;
-    slot->schedule = coll::build_schedule(algo, slot->topology.rank_layout(), count, options);
+    slot->source = coll::open_schedule(algo, slot->topology.rank_layout(), count, chunked(chunk));
+    benchmark::DoNotOptimize(sim::simulate_steps(*slot->source, slot->topology).time_us);
   }
   return *slot;
 }
 
-void run(benchmark::State& state, const Fixture& f) {
-  std::size_t events = 0;
-  std::size_t flows = 0;
-  for (auto _ : state) {
-    const sim::EventSimResult r = sim::simulate_schedule(f.schedule, f.topology);
-    events += r.events;
-    flows += r.flows;
-    benchmark::DoNotOptimize(r.time_us);
-  }
+void report(benchmark::State& state, std::size_t events, std::size_t flows, int period) {
   state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["flows_per_s"] = benchmark::Counter(static_cast<double>(flows), benchmark::Counter::kIsRate);
   state.counters["events"] = static_cast<double>(events) / static_cast<double>(state.iterations());
+  state.counters["fast_path_period"] = period;  // 0 = event queue; see EventSimResult
 }
 
-// 4096 ranks, one chunk per segment: 2 * 4095 steps per rank, 33.5 M transfers.
-void BM_EventSim_Ring4096_Flat(benchmark::State& state) {
-  run(state, fixture("flat:ranks=4096", "ring", 4096 * 256));
+void run(benchmark::State& state, const Fixture& f, bool fast_path = true) {
+  sim::EventSimOptions options;
+  options.fast_path = fast_path;
+  std::size_t events = 0;
+  std::size_t flows = 0;
+  int period = 0;
+  for (auto _ : state) {
+    const sim::EventSimResult r = sim::simulate_steps(*f.source, f.topology, options);
+    events += r.events;
+    flows += r.flows;
+    period = r.fast_path_period;
+    benchmark::DoNotOptimize(r.time_us);
+  }
+  report(state, events, flows, period);
 }
-void BM_EventSim_Ring4096_FatTree(benchmark::State& state) {
-  run(state, fixture("fat-tree:nodes=512,gpus=8,nics=8,oversub=2", "ring", 4096 * 256));
+
+// Everything a first `colltune simulate --engine event` pays: topology, routes, schedule, run.
+void run_cold(benchmark::State& state, const std::string& spec, const std::string& algo, std::size_t count,
+              std::size_t chunk = 0) {
+  std::size_t events = 0;
+  std::size_t flows = 0;
+  int period = 0;
+  for (auto _ : state) {
+    const topo::Topology t = topo::load_topology(spec);
+    const auto source = coll::open_schedule(algo, t.rank_layout(), count, chunked(chunk));
+    const sim::EventSimResult r = sim::simulate_steps(*source, t);
+    events += r.events;
+    flows += r.flows;
+    period = r.fast_path_period;
+    benchmark::DoNotOptimize(r.time_us);
+  }
+  report(state, events, flows, period);
 }
-// 1024 ranks, 4 MiB of fp32 pipelined in 64 KiB chunks: 32 chunks per tree.
+
+const char* const kFlat4096 = "flat:ranks=4096";
+const char* const kFatTree4096 = "fat-tree:nodes=512,gpus=8,nics=8,oversub=2";
+constexpr std::size_t kRingCount = 4096 * 256;  // one chunk per segment, 1 KiB segments of fp32
+
+void BM_EventSim_Ring4096_Flat(benchmark::State& state) { run(state, fixture(kFlat4096, "ring", kRingCount)); }
+void BM_EventSim_Ring4096_Flat_Cold(benchmark::State& state) { run_cold(state, kFlat4096, "ring", kRingCount); }
+void BM_EventSim_Ring4096_Flat_Queue(benchmark::State& state) { run(state, fixture(kFlat4096, "ring", kRingCount), false); }
+void BM_EventSim_Ring4096_FatTree(benchmark::State& state) { run(state, fixture(kFatTree4096, "ring", kRingCount)); }
+void BM_EventSim_Ring4096_FatTree_Cold(benchmark::State& state) { run_cold(state, kFatTree4096, "ring", kRingCount); }
+// Uneven segments (count not divisible by 4096): no rotation symmetry, the unfolded fast path.
+void BM_EventSim_Ring4096_Flat_Uneven(benchmark::State& state) { run(state, fixture(kFlat4096, "ring", kRingCount + 1)); }
+// 1024 ranks, 4 MiB of fp32 pipelined in 64 KiB chunks: 32 chunks per tree. A rank sends to
+// two children at once: contention, the event queue throughout.
 void BM_EventSim_Dbtree1024_Flat(benchmark::State& state) {
   run(state, fixture("flat:ranks=1024", "dbtree", 1024 * 1024, 16 * 1024));
 }
 void BM_EventSim_Dbtree1024_FatTree(benchmark::State& state) {
   run(state, fixture("fat-tree:nodes=128,gpus=8,nics=8,oversub=2", "dbtree", 1024 * 1024, 16 * 1024));
+}
+void BM_EventSim_Dbtree1024_FatTree_Cold(benchmark::State& state) {
+  run_cold(state, "fat-tree:nodes=128,gpus=8,nics=8,oversub=2", "dbtree", 1024 * 1024, 16 * 1024);
 }
 
 void BM_CostModel_Ring(benchmark::State& state) {
@@ -73,10 +122,15 @@ void BM_CostModel_Ring(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(model.time_us(algo, req));
 }
 
-BENCHMARK(BM_EventSim_Ring4096_Flat)->Unit(benchmark::kMillisecond)->Iterations(2);
-BENCHMARK(BM_EventSim_Ring4096_FatTree)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_EventSim_Ring4096_Flat)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_EventSim_Ring4096_Flat_Cold)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_EventSim_Ring4096_Flat_Queue)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_EventSim_Ring4096_Flat_Uneven)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_EventSim_Ring4096_FatTree)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_EventSim_Ring4096_FatTree_Cold)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_EventSim_Dbtree1024_Flat)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_EventSim_Dbtree1024_FatTree)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_EventSim_Dbtree1024_FatTree_Cold)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_CostModel_Ring)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

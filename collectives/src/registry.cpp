@@ -4,6 +4,7 @@
 
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/algorithms/index_math.hpp"
+#include "colltune/collectives/step_source.hpp"
 #include "colltune/common/error.hpp"
 
 namespace colltune::coll {
@@ -24,34 +25,35 @@ std::vector<Algorithm> make_table() {
   return {
       {"ring", "ring allreduce",
        "reduce-scatter + allgather around a ring, chunk-pipelined: 2(p-1) steps per chunk round, 2(p-1)/p n bytes per rank",
-       ar, always, build_ring, cost_ring},
+       ar, always, build_ring, cost_ring, generate_ring},
       {"tree", "binomial tree allreduce",
        "pipelined binomial reduce to rank 0 + binomial broadcast: R+lg p-1 steps each, root moves lg p n each way", ar,
-       always, build_tree, cost_tree},
+       always, build_tree, cost_tree, nullptr},
       {"dbtree", "double binary tree allreduce",
        "two binary trees (NCCL 2.4), each reduces+broadcasts half the data, pipelined: R+2H-1 steps, ~n bytes each way per rank",
-       ar, always, build_dbtree, cost_dbtree},
+       ar, always, build_dbtree, cost_dbtree, nullptr},
       {"rhd", "recursive halving-doubling allreduce",
        "Rabenseifner: halving reduce-scatter + doubling allgather, 2 lg p steps, 2(p-1)/p n bytes; extra ranks fold in first",
-       ar, always, build_rhd, cost_rhd},
+       ar, always, build_rhd, cost_rhd, nullptr},
       {"hierarchical", "hierarchical allreduce (Horovod)",
        "ring reduce-scatter in each host, inner allreduce of each n/L shard across hosts, ring allgather in each host",
-       ar, hierarchical_not_applicable, build_hierarchical, cost_hierarchical},
+       ar, hierarchical_not_applicable, build_hierarchical, cost_hierarchical, nullptr},
       {"hierarchical_leader", "hierarchical allreduce with one leader per host",
        "binomial reduce to each host's leader, inner allreduce of n among leaders, binomial broadcast in each host", ar,
-       hierarchical_leader_not_applicable, build_hierarchical_leader, cost_hierarchical_leader},
+       hierarchical_leader_not_applicable, build_hierarchical_leader, cost_hierarchical_leader, nullptr},
       {"reduce_scatter_ring", "ring reduce-scatter",
        "p-1 steps per chunk round around a ring, rank r ends with segment r: (p-1)/p n bytes per rank",
-       Collective::reduce_scatter, always, build_reduce_scatter_ring, cost_reduce_scatter_ring},
+       Collective::reduce_scatter, always, build_reduce_scatter_ring, cost_reduce_scatter_ring,
+       generate_reduce_scatter_ring},
       {"reduce_scatter_rh", "recursive halving reduce-scatter",
        "lg p pairwise exchanges of halving blocks, rank r ends with segment r: (p-1)/p n bytes per rank; p a power of two",
-       Collective::reduce_scatter, power_of_two, build_reduce_scatter_rh, cost_reduce_scatter_rh},
+       Collective::reduce_scatter, power_of_two, build_reduce_scatter_rh, cost_reduce_scatter_rh, nullptr},
       {"allgather_ring", "ring allgather",
        "p-1 steps per chunk round around a ring, rank r starts with segment r: (p-1)/p n bytes per rank",
-       Collective::allgather, always, build_allgather_ring, cost_allgather_ring},
+       Collective::allgather, always, build_allgather_ring, cost_allgather_ring, generate_allgather_ring},
       {"allgather_rd", "recursive doubling allgather",
        "lg p pairwise exchanges of doubling blocks, rank r starts with segment r: (p-1)/p n bytes per rank; p a power of two",
-       Collective::allgather, power_of_two, build_allgather_rd, cost_allgather_rd},
+       Collective::allgather, power_of_two, build_allgather_rd, cost_allgather_rd, nullptr},
   };
 }
 

@@ -58,17 +58,21 @@ Pending take_front(std::vector<Pending>& queue, std::size_t& head) {
 
 }  // namespace
 
-Engine::Engine(const coll::Schedule& schedule, const topo::Topology& topology, const EventSimOptions& options)
-    : schedule_(schedule), topology_(topology), options_(options) {
-  if (schedule.nranks < 0 || static_cast<std::size_t>(schedule.nranks) != schedule.ranks.size())
-    throw Error("schedule '" + schedule.algorithm + "': nranks " + std::to_string(schedule.nranks) +
-                " does not match its " + std::to_string(schedule.ranks.size()) + " rank step lists");
-  if (schedule.nranks > topology.num_ranks())
+void check_simulable(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options) {
+  const coll::ScheduleHeader& h = source.header();
+  if (h.nranks < 0) throw Error("schedule '" + h.algorithm + "': negative rank count " + std::to_string(h.nranks));
+  if (h.nranks > topology.num_ranks())
     throw Error("topology '" + topology.name + "' has " + std::to_string(topology.num_ranks()) +
-                " ranks, fewer than the schedule's " + std::to_string(schedule.nranks));
+                " ranks, fewer than the schedule's " + std::to_string(h.nranks));
   if (options.elem_size == 0) throw Error("event simulator: elem_size must be positive");
-  const auto n = static_cast<std::size_t>(schedule.nranks);
+}
+
+Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options)
+    : source_(source), header_(source.header()), topology_(topology), options_(options) {
+  check_simulable(source, topology, options);
+  const auto n = static_cast<std::size_t>(header_.nranks);
   ranks_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) ranks_[r].nsteps = source.num_steps(static_cast<int>(r));
   gamma_.resize(n);
   reduce_free_.assign(n, 0.0);
   for (std::size_t r = 0; r < n; ++r) {
@@ -80,21 +84,13 @@ Engine::Engine(const coll::Schedule& schedule, const topo::Topology& topology, c
 }
 
 EventSimResult Engine::run() {
-  for (int r = 0; r < schedule_.nranks; ++r) enter_step(r, 0.0);
+  for (int r = 0; r < header_.nranks; ++r) enter_step(r, 0.0);
   update_rates(0.0);
   while (!queue_.empty()) {
     const double t = queue_.next_time();
     while (!queue_.empty() && queue_.next_time() == t) {
       queue_.pop_instant(instant_);
-      // Step starts read the schedule, far larger than the caches on big runs (and spread over
-      // many pages): load the steps of a block of events together, so that their cache and TLB
-      // misses overlap, before handling them. Only a hint: results do not depend on it.
-      const std::size_t n = instant_.size();
-      for (std::size_t i = 0; i < n; i += kBlock) {
-        const std::size_t end = std::min(n, i + kBlock);
-        if (end - i == kBlock) touch_steps(&instant_[i]);
-        for (std::size_t j = i; j < end; ++j) handle(instant_[j], t);
-      }
+      for (const Event& ev : instant_) handle(ev, t);
     }
     update_rates(t);
   }
@@ -114,49 +110,27 @@ void Engine::handle(const Event& ev, double t) {
   }
 }
 
-void Engine::touch_steps(const Event* evs) {
-  const coll::Op* ops[kBlock];
-  for (std::size_t j = 0; j < kBlock; ++j) {
-    ops[j] = nullptr;
-    if (evs[j].id & (kFlowBit | kArrivalBit)) continue;
-    const std::uint32_t rank = evs[j].id & kIndexMask;
-    const auto& steps = schedule_.steps(static_cast<int>(rank));
-    const std::size_t next = ranks_[rank].step + 1;
-    if (next < steps.size()) ops[j] = steps[next].ops.data();
-  }
-  int sink = 0;
-  for (std::size_t j = 0; j < kBlock; ++j)
-    if (ops[j] != nullptr) sink += ops[j]->peer;
-  touch_sink_ += sink;
-}
-
 // Starts the rank's current step at t (skipping empty steps) and posts its ops.
 void Engine::enter_step(int rank, double t) {
   auto& rs = ranks_[static_cast<std::size_t>(rank)];
-  const auto& steps = schedule_.steps(rank);
-  while (rs.step < steps.size() && steps[rs.step].ops.empty()) {
-    ++rs.step;
-    ++result_.events;
+  for (; rs.step < rs.nsteps; ++rs.step) {
+    rs.ops = source_.ops(rank, rs.step, rs.scratch);
+    if (!rs.ops.empty()) break;
   }
-  if (rs.step >= steps.size()) {
+  if (rs.step >= rs.nsteps) {
     rs.finished = true;
     rs.finish_us = t;
     return;
   }
   ++result_.events;
-  const auto& ops = steps[rs.step].ops;
-  rs.outstanding = static_cast<std::uint32_t>(ops.size());
+  rs.outstanding = static_cast<std::uint32_t>(rs.ops.size());
   rs.step_end = t;
-  for (std::size_t i = 0; i < ops.size(); ++i) post(rank, static_cast<std::uint32_t>(i), ops[i], t);
-  // The rank's next steps are read when this one ends, after the other ranks' steps of this
-  // round have evicted them from cache on large schedules: fetch them now (no effect on results).
-  if (rs.step + 2 < steps.size()) __builtin_prefetch(&steps[rs.step + 2]);
-  if (rs.step + 1 < steps.size()) __builtin_prefetch(steps[rs.step + 1].ops.data());
+  for (std::size_t i = 0; i < rs.ops.size(); ++i) post(rank, static_cast<std::uint32_t>(i), rs.ops[i], t);
 }
 
 void Engine::post(int rank, std::uint32_t op_index, const coll::Op& op, double t) {
-  if (op.peer < 0 || op.peer >= schedule_.nranks || op.peer == rank)
-    throw Error("schedule '" + schedule_.algorithm + "': " + where(rank, ranks_[static_cast<std::size_t>(rank)].step) +
+  if (op.peer < 0 || op.peer >= header_.nranks || op.peer == rank)
+    throw Error("schedule '" + header_.algorithm + "': " + where(rank, ranks_[static_cast<std::size_t>(rank)].step) +
                 ": peer " + std::to_string(op.peer) + " out of range or self");
   const Pending me{op_index, op.kind == coll::OpKind::recv_reduce, op.block.count};
   if (op.kind == coll::OpKind::send) {
@@ -194,7 +168,7 @@ std::uint32_t Engine::channel(int src, int dst) {
 }
 
 const coll::Op& Engine::current_op(int rank, std::uint32_t index) const {
-  return schedule_.steps(rank)[ranks_[static_cast<std::size_t>(rank)].step].ops[index];
+  return ranks_[static_cast<std::size_t>(rank)].ops[index];
 }
 
 std::uint32_t Engine::new_flow() {
@@ -210,7 +184,7 @@ std::uint32_t Engine::new_flow() {
 
 void Engine::start_flow(std::uint32_t chan, const Pending& send, const Pending& recv, int src, int dst, double t) {
   if (send.count != recv.count)
-    throw Error("schedule '" + schedule_.algorithm + "': send of " + std::to_string(send.count) +
+    throw Error("schedule '" + header_.algorithm + "': send of " + std::to_string(send.count) +
                 " elements at " + where(src, ranks_[static_cast<std::size_t>(src)].step) + " is received as " +
                 std::to_string(recv.count) + " elements at " + where(dst, ranks_[static_cast<std::size_t>(dst)].step));
   const std::uint32_t f = new_flow();
@@ -317,7 +291,7 @@ void Engine::check_finished() const {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     if (ranks_[r].finished) continue;
     const RankState& rs = ranks_[r];
-    throw Error("schedule '" + schedule_.algorithm + "': deadlock, " + where(static_cast<int>(r), rs.step) + " waits for " +
+    throw Error("schedule '" + header_.algorithm + "': deadlock, " + where(static_cast<int>(r), rs.step) + " waits for " +
                 std::to_string(rs.outstanding) + " op(s) whose peers never post a matching send/receive");
   }
 }

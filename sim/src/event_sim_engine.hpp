@@ -6,11 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "colltune/collectives/schedule.hpp"
+#include "colltune/collectives/step_source.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/topology/topology.hpp"
 #include "event_sim_queue.hpp"
@@ -70,6 +72,9 @@ struct Channel {
 
 struct RankState {
   std::size_t step = 0;               // current step
+  std::size_t nsteps = 0;             // steps of the rank
+  std::span<const coll::Op> ops;      // the current step's ops (valid until the next step)
+  std::vector<coll::Op> scratch;      // where a generated source writes them
   std::uint32_t outstanding = 0;      // ops of the step not yet completed
   double step_end = 0;                // latest completion among the step's ops
   bool finished = false;
@@ -84,9 +89,13 @@ struct HeapEntry {
   bool operator>(const HeapEntry& o) const { return share != o.share ? share > o.share : link > o.link; }
 };
 
+// The checks every interpreter of a StepSource makes first: rank count against the topology,
+// a positive element size. Throws colltune::Error.
+void check_simulable(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options);
+
 class Engine {
  public:
-  Engine(const coll::Schedule& schedule, const topo::Topology& topology, const EventSimOptions& options);
+  Engine(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options);
   EventSimResult run();
 
  private:
@@ -97,9 +106,6 @@ class Engine {
 
   // event_sim.cpp
   void handle(const Event& ev, double t);
-  static constexpr std::size_t kBlock = 16;
-  void touch_steps(const Event* evs);
-  int touch_sink_ = 0;  // keeps touch_steps' loads
   void enter_step(int rank, double t);
   void post(int rank, std::uint32_t op_index, const coll::Op& op, double t);
   std::uint32_t channel(int src, int dst);
@@ -124,7 +130,8 @@ class Engine {
   void apply_rates(double t);
   void set_rate(std::uint32_t f, double rate, double t);
 
-  const coll::Schedule& schedule_;
+  const coll::StepSource& source_;
+  const coll::ScheduleHeader& header_;
   const topo::Topology& topology_;
   EventSimOptions options_;
   std::vector<double> gamma_;        // us per byte reduced, per rank

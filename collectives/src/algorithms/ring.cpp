@@ -12,6 +12,7 @@
 // with one chunk this is the textbook 2(p-1)a + 2(p-1)/p n b + (p-1)/p n g.
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/algorithms/index_math.hpp"
+#include "colltune/collectives/step_source.hpp"
 
 namespace colltune::coll::algo {
 
@@ -28,15 +29,16 @@ Block segment_in(const Block& range, std::size_t index, std::size_t parts) {
   return Block{range.offset + s.offset, s.count};
 }
 
-// One ring step of round j at time t: member i sends chunk j of segment seg(i) to member i+1.
-template <class SegmentOf>
+// One ring step of round j at time t: member i sends chunk j of the segment it sends in step k
+// of the phase to member i+1.
 void ring_step(ScheduleBuilder& b, const std::vector<int>& group, const Block& range, std::size_t chunk_elems,
-               std::size_t j, int t, bool reduce, SegmentOf seg) {
+               std::size_t j, int t, RingPhase phase, int k) {
   const int q = static_cast<int>(group.size());
   for (int i = 0; i < q; ++i) {
-    const Block block = chunk_of(segment_in(range, static_cast<std::size_t>(seg(i)), group.size()), j, chunk_elems);
+    const auto seg = static_cast<std::size_t>(ring_send_segment(phase, i, k, q));
+    const Block block = chunk_of(segment_in(range, seg, group.size()), j, chunk_elems);
     b.message(t, group[static_cast<std::size_t>(i)], group[static_cast<std::size_t>(ring_peer(i, 1, q))], block,
-              reduce);
+              phase == RingPhase::reduce_scatter);
   }
 }
 
@@ -45,17 +47,13 @@ void ring_step(ScheduleBuilder& b, const std::vector<int>& group, const Block& r
 void ring_reduce_scatter_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
                                std::size_t chunk_elems, std::size_t j, int t0) {
   const int q = static_cast<int>(group.size());
-  for (int k = 0; k < q - 1; ++k) {
-    ring_step(b, group, range, chunk_elems, j, t0 + k, true, [&](int i) { return ring_peer(i, -k - 1, q); });
-  }
+  for (int k = 0; k < q - 1; ++k) ring_step(b, group, range, chunk_elems, j, t0 + k, RingPhase::reduce_scatter, k);
 }
 
 void ring_allgather_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
                           std::size_t chunk_elems, std::size_t j, int t0) {
   const int q = static_cast<int>(group.size());
-  for (int k = 0; k < q - 1; ++k) {
-    ring_step(b, group, range, chunk_elems, j, t0 + k, false, [&](int i) { return ring_peer(i, -k, q); });
-  }
+  for (int k = 0; k < q - 1; ++k) ring_step(b, group, range, chunk_elems, j, t0 + k, RingPhase::allgather, k);
 }
 
 std::size_t ring_rounds(std::size_t count, std::size_t parts, std::size_t chunk_elems) {
@@ -82,16 +80,7 @@ double ring_phase_cost(const RankLayout& layout, const std::vector<int>& group, 
 }
 
 Schedule build_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
-  const int p = layout.nranks();
-  ScheduleBuilder b("ring", Collective::allreduce, p, count);
-  const std::vector<int> group = all_ranks(p);
-  const std::size_t rounds = ring_rounds(count, static_cast<std::size_t>(p), options.chunk_elems);
-  for (std::size_t j = 0; j < rounds; ++j) {
-    const int t0 = static_cast<int>(j) * 2 * (p - 1);
-    ring_reduce_scatter_round(b, group, Block{0, count}, options.chunk_elems, j, t0);
-    ring_allgather_round(b, group, Block{0, count}, options.chunk_elems, j, t0 + p - 1);
-  }
-  return b.finish();
+  return materialize(*generate_ring(layout, count, options));
 }
 
 double cost_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
@@ -102,26 +91,11 @@ double cost_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_s
          ring_phase_cost(layout, group, count, elem_size, options.chunk_elems, false, costs);
 }
 
-namespace {
-std::vector<Block> segments(int p, std::size_t count) {
-  std::vector<Block> owned;
-  for (int r = 0; r < p; ++r) owned.push_back(segment_of(static_cast<std::size_t>(r), static_cast<std::size_t>(p), count));
-  return owned;
-}
-}  // namespace
 
 // Reduce-scatter on its own: the first half of the ring allreduce. Rank r ends with segment r.
 // Steps R (p-1); bytes per rank (p-1)/p n; cost R rounds of (p-1)(a + c b + c g).
 Schedule build_reduce_scatter_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
-  const int p = layout.nranks();
-  ScheduleBuilder b("reduce_scatter_ring", Collective::reduce_scatter, p, count);
-  const std::vector<int> group = all_ranks(p);
-  const std::size_t rounds = ring_rounds(count, static_cast<std::size_t>(p), options.chunk_elems);
-  for (std::size_t j = 0; j < rounds; ++j) {
-    ring_reduce_scatter_round(b, group, Block{0, count}, options.chunk_elems, j, static_cast<int>(j) * (p - 1));
-  }
-  b.set_owned(segments(p, count));
-  return b.finish();
+  return materialize(*generate_reduce_scatter_ring(layout, count, options));
 }
 
 double cost_reduce_scatter_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
@@ -133,15 +107,7 @@ double cost_reduce_scatter_ring(const RankLayout& layout, std::size_t bytes, std
 // Allgather on its own: rank r starts with segment r; the second half of the ring allreduce.
 // Steps R (p-1); bytes per rank (p-1)/p n; cost R rounds of (p-1)(a + c b).
 Schedule build_allgather_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
-  const int p = layout.nranks();
-  ScheduleBuilder b("allgather_ring", Collective::allgather, p, count);
-  const std::vector<int> group = all_ranks(p);
-  const std::size_t rounds = ring_rounds(count, static_cast<std::size_t>(p), options.chunk_elems);
-  for (std::size_t j = 0; j < rounds; ++j) {
-    ring_allgather_round(b, group, Block{0, count}, options.chunk_elems, j, static_cast<int>(j) * (p - 1));
-  }
-  b.set_owned(segments(p, count));
-  return b.finish();
+  return materialize(*generate_allgather_ring(layout, count, options));
 }
 
 double cost_allgather_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,

@@ -4,6 +4,7 @@
 // exception), and carries a closed-form cost hint the analytical model prices it with.
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,8 @@
 #include "colltune/common/rank_layout.hpp"
 
 namespace colltune::coll {
+
+class StepSource;  // step_source.hpp
 
 struct AlgoOptions {
   // Pipelining: blocks are cut into chunks of at most this many elements (0 = one chunk).
@@ -43,6 +46,9 @@ struct Algorithm {
   std::function<double(const RankLayout&, std::size_t bytes, std::size_t elem_size, const AlgoOptions&,
                        const LevelCosts&)>
       cost;
+  // Optional: the same schedule generated step by step (step_source.hpp), for algorithms whose
+  // stored form grows too large at scale (the ring family). When set, build is materialize(generate).
+  std::function<std::unique_ptr<StepSource>(const RankLayout&, std::size_t count, const AlgoOptions&)> generate;
 };
 
 const std::vector<Algorithm>& algorithms();

@@ -19,11 +19,17 @@
 //   which reduces one block at a time, in arrival order (a device's reduction rate is its
 //   memory bandwidth: two blocks arriving together take twice as long).
 // - Zero-byte transfers and transfers between ranks on one device take only the path latency.
+//
+// Runs in which no directed link ever carries two transfers at once (rings, most uncontended
+// schedules) take a fast path with the same results: every transfer's time is fixed when it
+// starts, so steps are evaluated in time order without the per-transfer events, and the run
+// falls back to the full event queue at the first shared link (event_sim_sweep.cpp).
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "colltune/collectives/schedule.hpp"
+#include "colltune/collectives/step_source.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/topology/topology.hpp"
 
@@ -31,7 +37,10 @@ namespace colltune::sim {
 
 struct EventSimOptions {
   std::size_t elem_size = 4;    // bytes per element of the schedule's blocks
-  bool record_trace = false;    // keep per-op slices for a Chrome trace
+  bool record_trace = false;    // keep per-op slices for a Chrome trace (always the event queue)
+  // Take the contention-free fast path when it applies (same results); false forces the event
+  // queue throughout (tests compare the two).
+  bool fast_path = true;
 };
 
 struct LinkUsage {
@@ -52,15 +61,21 @@ struct EventSimResult {
   double time_us = 0;                  // when the last rank finishes
   std::vector<double> rank_finish_us;  // per rank
   std::vector<LinkUsage> links;        // links that carried bytes, by link index
-  std::size_t events = 0;              // events processed: step starts, flow starts, flow ends
+  std::size_t events = 0;              // events: step starts, flow starts and ends, reduction arrivals
   std::size_t flows = 0;               // transfers simulated
   std::vector<TraceSlice> trace;       // when record_trace
+  // How the run was simulated: 0 = the event queue; d > 0 = the contention-free fast path over
+  // ranks 0..d-1, each standing for its rotations by d (d = number of ranks: no folding).
+  int fast_path_period = 0;
 };
 
 // Throws colltune::Error if the schedule has more ranks than the topology, or if it is
 // malformed (unmatched or size-mismatched send/receive, a deadlock): never hangs.
 EventSimResult simulate_schedule(const coll::Schedule& schedule, const topo::Topology& topology,
                                  const EventSimOptions& options = {});
+// The same for a schedule read step by step (a generated one: coll::open_schedule).
+EventSimResult simulate_steps(const coll::StepSource& source, const topo::Topology& topology,
+                              const EventSimOptions& options = {});
 
 // Builds the request's schedule for the model's ranks and simulates it on `topology` (the one
 // the model was derived from). fp16 compression as in CostModel: the schedule moves 2-byte

@@ -2,6 +2,7 @@
 // Entry points of every algorithm: the registry table (src/registry.cpp) points at these, the
 // hierarchical algorithms reuse the phase helpers, and tests call them directly.
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "colltune/collectives/algorithms/builder.hpp"
@@ -9,7 +10,18 @@
 
 namespace colltune::coll::algo {
 
-// ---- ring (ring.cpp) ----------------------------------------------------------------------
+// ---- ring (ring.cpp, ring_steps.cpp) ---------------------------------------------------------
+// The segment member `member` of a ring of q sends in step k (0..q-2) of a phase: in the
+// reduce-scatter segment member-k-1 (so it ends holding the reduction of its own segment), in
+// the allgather segment member-k (it starts holding its own). It receives what member-1 sends.
+enum class RingPhase { reduce_scatter, allgather };
+int ring_send_segment(RingPhase phase, int member, int k, int q);
+// The ring family as step generators (the definition; build_* materialise them).
+std::unique_ptr<StepSource> generate_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+std::unique_ptr<StepSource> generate_reduce_scatter_ring(const RankLayout& layout, std::size_t count,
+                                                         const AlgoOptions& options);
+std::unique_ptr<StepSource> generate_allgather_ring(const RankLayout& layout, std::size_t count,
+                                                    const AlgoOptions& options);
 // Round j of a ring reduce-scatter / allgather over `group` (ring order) on `range`, starting at
 // time step t0: the range is cut into group.size() segments, member i ends the reduce-scatter
 // holding the reduction of segment i; round j moves chunk j of each segment.

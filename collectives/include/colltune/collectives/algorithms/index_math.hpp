@@ -25,7 +25,13 @@ inline Block segments_span(std::size_t first, std::size_t last, std::size_t part
 }
 
 // The rank `distance` places after `rank` on a ring of p (distance may be negative).
-inline int ring_peer(int rank, int distance, int p) { return ((rank + distance) % p + p) % p; }
+inline int ring_peer(int rank, int distance, int p) {
+  const int x = rank + distance;  // one wrap covers |distance| <= p, the common case, without dividing
+  if (x >= 0 && x < p) return x;
+  if (x < 0 && x >= -p) return x + p;
+  if (x >= p && x < 2 * p) return x - p;
+  return (x % p + p) % p;
+}
 
 // Pipeline chunks of a block of `n` elements: chunks of `chunk_elems` (0 = one chunk).
 inline std::size_t chunk_count(std::size_t n, std::size_t chunk_elems) {

@@ -1,0 +1,79 @@
+#pragma once
+// Step-by-step read access to a schedule (the IR of schedule.hpp, same semantics).
+//
+// Interpreters that walk every rank's steps in time order (the event simulator) read a schedule
+// through StepSource, so that a large regular schedule can be generated one step at a time
+// instead of stored: a 4096-rank ring with one chunk per segment has 33.5 M transfers, about
+// 1.6 GB as a stored Schedule and a few hundred bytes as a generator. A generated schedule is
+// not a second definition: the algorithm's build() is materialize() of its generator, so the
+// steps an executor runs and the steps the simulator times come from one piece of code.
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/schedule.hpp"
+#include "colltune/common/rank_layout.hpp"
+
+namespace colltune::coll {
+
+// Everything of a Schedule but its steps.
+struct ScheduleHeader {
+  std::string algorithm;
+  Collective collective = Collective::allreduce;
+  int nranks = 0;
+  std::size_t count = 0;
+  std::vector<Block> owned;
+};
+
+class StepSource {
+ public:
+  explicit StepSource(ScheduleHeader header) : header_(std::move(header)) {}
+  StepSource(const StepSource&) = delete;
+  StepSource& operator=(const StepSource&) = delete;
+  virtual ~StepSource() = default;
+
+  const ScheduleHeader& header() const { return header_; }
+  // Steps of `rank`, 0 <= rank < nranks. A generated step may have no ops (an empty chunk):
+  // interpreters skip it and materialize() drops it.
+  virtual std::size_t num_steps(int rank) const = 0;
+  // The ops of step `step` < num_steps(rank) of `rank`, in order. The span stays valid until
+  // `scratch` is used again (a stored source returns its own storage and leaves scratch alone).
+  virtual std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const = 0;
+  // A rotation the schedule is invariant under, for interpreters that exploit symmetry: the
+  // smallest d > 0 such that rank (r + d) mod p has as many steps as rank r and its step s has
+  // the ops of rank r's step s with every peer q replaced by (q + d) mod p and the same kinds
+  // and element counts (offsets may differ). 0 when the source declares none.
+  virtual int rotation_period() const { return 0; }
+
+ private:
+  ScheduleHeader header_;
+};
+
+// A stored Schedule seen as a StepSource: a view of `schedule` (which must outlive it), or the
+// owner of a schedule moved in.
+class StoredSteps final : public StepSource {
+ public:
+  explicit StoredSteps(const Schedule& schedule);
+  explicit StoredSteps(Schedule&& schedule);
+  std::size_t num_steps(int rank) const override;
+  std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override;
+
+ private:
+  std::unique_ptr<const Schedule> owned_;
+  const Schedule* schedule_;
+};
+
+// The stored Schedule of a source: every rank's steps in order, empty steps dropped.
+Schedule materialize(const StepSource& source);
+
+// Algorithm `id`'s schedule as a StepSource: generated step by step when the algorithm has a
+// generator (Algorithm::generate: the ring family), otherwise built and owned. Same checks and
+// errors as build_schedule.
+std::unique_ptr<StepSource> open_schedule(std::string_view id, const RankLayout& layout, std::size_t count,
+                                          const AlgoOptions& options = {});
+
+}  // namespace colltune::coll

@@ -1,0 +1,63 @@
+// Stored schedules as step sources, materialising generated ones, and opening an algorithm's
+// schedule in whichever form it has.
+#include "colltune/collectives/step_source.hpp"
+
+#include "colltune/common/error.hpp"
+
+namespace colltune::coll {
+namespace {
+
+ScheduleHeader header_of(const Schedule& s) {
+  return ScheduleHeader{s.algorithm, s.collective, s.nranks, s.count, s.owned};
+}
+
+}  // namespace
+
+StoredSteps::StoredSteps(const Schedule& schedule) : StepSource(header_of(schedule)), schedule_(&schedule) {}
+
+StoredSteps::StoredSteps(Schedule&& schedule)
+    : StepSource(header_of(schedule)), owned_(std::make_unique<const Schedule>(std::move(schedule))),
+      schedule_(owned_.get()) {}
+
+std::size_t StoredSteps::num_steps(int rank) const {
+  const auto r = static_cast<std::size_t>(rank);
+  return r < schedule_->ranks.size() ? schedule_->ranks[r].size() : 0;
+}
+
+std::span<const Op> StoredSteps::ops(int rank, std::size_t step, std::vector<Op>& /*scratch*/) const {
+  return schedule_->ranks[static_cast<std::size_t>(rank)][step].ops;
+}
+
+Schedule materialize(const StepSource& source) {
+  const ScheduleHeader& h = source.header();
+  Schedule s;
+  s.algorithm = h.algorithm;
+  s.collective = h.collective;
+  s.nranks = h.nranks;
+  s.count = h.count;
+  s.owned = h.owned;
+  s.ranks.resize(static_cast<std::size_t>(std::max(h.nranks, 0)));
+  std::vector<Op> scratch;
+  for (int r = 0; r < h.nranks; ++r) {
+    auto& steps = s.ranks[static_cast<std::size_t>(r)];
+    const std::size_t n = source.num_steps(r);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::span<const Op> ops = source.ops(r, i, scratch);
+      if (!ops.empty()) steps.push_back(Step{std::vector<Op>(ops.begin(), ops.end())});
+    }
+  }
+  return s;
+}
+
+std::unique_ptr<StepSource> open_schedule(std::string_view id, const RankLayout& layout, std::size_t count,
+                                          const AlgoOptions& options) {
+  const Algorithm& a = find_algorithm(id);
+  if (!a.generate) return std::make_unique<StoredSteps>(build_schedule(id, layout, count, options));
+  if (layout.nranks() <= 0) throw Error("algorithm '" + a.id + "': the rank layout has no ranks");
+  if (auto reason = a.not_applicable(layout, count, options)) {
+    throw Error("algorithm '" + a.id + "' is not applicable: " + *reason);
+  }
+  return a.generate(layout, count, options);
+}
+
+}  // namespace colltune::coll

@@ -1,0 +1,113 @@
+// Schedules read step by step: a stored schedule's view, generated schedules (the ring family)
+// against what build() returns, and the rotation symmetry a generator declares, checked by
+// brute force.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/step_source.hpp"
+#include "colltune/common/error.hpp"
+
+namespace colltune::coll {
+namespace {
+
+void expect_same_schedule(const Schedule& a, const Schedule& b) {
+  EXPECT_EQ(a.algorithm, b.algorithm);
+  EXPECT_EQ(a.collective, b.collective);
+  EXPECT_EQ(a.nranks, b.nranks);
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.owned, b.owned);
+  ASSERT_EQ(a.ranks.size(), b.ranks.size());
+  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+    ASSERT_EQ(a.ranks[r].size(), b.ranks[r].size()) << "rank " << r;
+    for (std::size_t s = 0; s < a.ranks[r].size(); ++s) EXPECT_EQ(a.ranks[r][s].ops, b.ranks[r][s].ops);
+  }
+}
+
+// Rank r+d's step s must be rank r's with peers rotated by d and the same kinds and counts.
+void expect_rotation_invariant(const StepSource& src, int d) {
+  const int p = src.header().nranks;
+  std::vector<Op> sa;
+  std::vector<Op> sb;
+  for (int r = 0; r < p; ++r) {
+    const int img = (r + d) % p;
+    ASSERT_EQ(src.num_steps(r), src.num_steps(img));
+    for (std::size_t s = 0; s < src.num_steps(r); ++s) {
+      const std::span<const Op> a = src.ops(r, s, sa);
+      const std::span<const Op> b = src.ops(img, s, sb);
+      ASSERT_EQ(a.size(), b.size()) << "rank " << r << " step " << s;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].kind, b[i].kind);
+        EXPECT_EQ((a[i].peer + d) % p, b[i].peer);
+        EXPECT_EQ(a[i].block.count, b[i].block.count);
+      }
+    }
+  }
+}
+
+TEST(StepSource, OpenedScheduleIsTheBuiltOne) {
+  for (const Algorithm& a : algorithms()) {
+    for (int p = 1; p <= 17; ++p) {
+      const RankLayout layout = p % 4 == 0 ? RankLayout::uniform(p / 4, 4) : RankLayout::uniform(p, 1);
+      for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{97}, static_cast<std::size_t>(p) * 6}) {
+        for (std::size_t chunk : {std::size_t{0}, std::size_t{2}}) {
+          AlgoOptions o;
+          o.chunk_elems = chunk;
+          if (a.not_applicable(layout, count, o)) continue;
+          SCOPED_TRACE(a.id + " p=" + std::to_string(p) + " count=" + std::to_string(count));
+          const auto source = open_schedule(a.id, layout, count, o);
+          expect_same_schedule(materialize(*source), build_schedule(a.id, layout, count, o));
+          if (const int d = source->rotation_period(); d > 0) expect_rotation_invariant(*source, d);
+        }
+      }
+    }
+  }
+}
+
+TEST(StepSource, RingFamilyIsGeneratedAndSymmetricWhenSegmentsAreEqual) {
+  for (const char* id : {"ring", "reduce_scatter_ring", "allgather_ring"}) {
+    EXPECT_TRUE(find_algorithm(id).generate) << id;
+    EXPECT_EQ(open_schedule(id, RankLayout::uniform(8, 1), 8 * 5)->rotation_period(), 1) << id;
+    EXPECT_EQ(open_schedule(id, RankLayout::uniform(8, 1), 8 * 5 + 3)->rotation_period(), 0) << id;
+  }
+  EXPECT_FALSE(find_algorithm("dbtree").generate);
+}
+
+TEST(StepSource, LargeRingIsNotMaterialised) {
+  // 4096 ranks x 8190 steps: only the generator exists; any step can be read at once.
+  const auto ring = open_schedule("ring", RankLayout::uniform(512, 8), 4096 * 256);
+  EXPECT_EQ(ring->num_steps(4095), 2u * 4095u);
+  std::vector<Op> scratch;
+  const std::span<const Op> ops = ring->ops(4095, 8189, scratch);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].peer, 0);
+  EXPECT_EQ(ops[1].peer, 4094);
+  EXPECT_EQ(ops[1].kind, OpKind::recv_copy);
+}
+
+TEST(StepSource, StoredViewReadsTheSchedule) {
+  const Schedule s = build_schedule("dbtree", RankLayout::uniform(6, 1), 60);
+  const StoredSteps view(s);
+  EXPECT_EQ(view.header().algorithm, "dbtree");
+  std::vector<Op> scratch;
+  for (int r = 0; r < 6; ++r) {
+    ASSERT_EQ(view.num_steps(r), s.ranks[static_cast<std::size_t>(r)].size());
+    for (std::size_t i = 0; i < view.num_steps(r); ++i) {
+      const std::span<const Op> ops = view.ops(r, i, scratch);
+      EXPECT_EQ(std::vector<Op>(ops.begin(), ops.end()), s.ranks[static_cast<std::size_t>(r)][i].ops);
+    }
+  }
+  EXPECT_TRUE(scratch.empty());
+  EXPECT_EQ(view.rotation_period(), 0);
+}
+
+TEST(StepSource, OpenRejectsWhatBuildRejects) {
+  EXPECT_THROW(open_schedule("nope", RankLayout::uniform(4, 1), 10), Error);
+  EXPECT_THROW(open_schedule("hierarchical", RankLayout::uniform(2, 2), 10, AlgoOptions{0, "nope"}), Error);
+  EXPECT_THROW(open_schedule("reduce_scatter_rh", RankLayout::uniform(6, 1), 10), Error);
+}
+
+}  // namespace
+}  // namespace colltune::coll

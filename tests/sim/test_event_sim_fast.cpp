@@ -1,0 +1,119 @@
+// The event simulator's contention-free fast path (and its folding by rotation symmetry) must
+// give the event queue's results: every algorithm on several machines, folded and not, with the
+// fast path taken where it applies and refused where the run has contention or the machine is
+// not symmetric.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/step_source.hpp"
+#include "colltune/sim/event_sim.hpp"
+#include "colltune/topology/topology.hpp"
+
+namespace colltune::sim {
+namespace {
+
+EventSimResult run(const coll::StepSource& source, const topo::Topology& t, bool fast) {
+  EventSimOptions o;
+  o.fast_path = fast;
+  return simulate_steps(source, t, o);
+}
+
+void expect_same(const EventSimResult& fast, const EventSimResult& queue) {
+  EXPECT_EQ(queue.fast_path_period, 0);
+  EXPECT_NEAR(fast.time_us, queue.time_us, 1e-12 * queue.time_us);
+  ASSERT_EQ(fast.rank_finish_us.size(), queue.rank_finish_us.size());
+  for (std::size_t r = 0; r < fast.rank_finish_us.size(); ++r)
+    EXPECT_NEAR(fast.rank_finish_us[r], queue.rank_finish_us[r], 1e-12 * queue.time_us) << "rank " << r;
+  EXPECT_EQ(fast.events, queue.events);
+  EXPECT_EQ(fast.flows, queue.flows);
+  ASSERT_EQ(fast.links.size(), queue.links.size());
+  for (std::size_t i = 0; i < fast.links.size(); ++i) {
+    EXPECT_EQ(fast.links[i].link, queue.links[i].link);
+    EXPECT_EQ(fast.links[i].bytes, queue.links[i].bytes);
+    EXPECT_NEAR(fast.links[i].busy_us, queue.links[i].busy_us, 1e-9 * queue.time_us) << "link " << fast.links[i].link;
+  }
+}
+
+
+class FastPath : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(FastPath, GivesTheEventQueuesResults) {
+  const auto& [spec, algo] = GetParam();
+  const topo::Topology t = topo::load_topology(spec);
+  const RankLayout layout = t.rank_layout();
+  const int p = layout.nranks();
+  for (std::size_t count : {std::size_t{0}, std::size_t{1}, static_cast<std::size_t>(p) * 96, static_cast<std::size_t>(p) * 96 + 5}) {
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{32}}) {
+      coll::AlgoOptions options;
+      options.chunk_elems = chunk;
+      const coll::Algorithm& a = coll::find_algorithm(algo);
+      if (a.not_applicable(layout, count, options)) continue;
+      const auto source = coll::open_schedule(algo, layout, count, options);
+      SCOPED_TRACE(spec + " " + algo + " count " + std::to_string(count) + " chunk " + std::to_string(chunk));
+      expect_same(run(*source, t, true), run(*source, t, false));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllAlgorithms, FastPath,
+    ::testing::Combine(::testing::Values("flat:ranks=7", "flat:ranks=8", "dgx-h100", "dgx-h100:nodes=2",
+                                         "fat-tree:nodes=8,gpus=4,nics=4,leaf_ports=8", "torus:dims=4x4", "pcie-box"),
+                       ::testing::Values("ring", "tree", "dbtree", "rhd", "hierarchical", "hierarchical_leader",
+                                         "reduce_scatter_ring", "reduce_scatter_rh", "allgather_ring", "allgather_rd")));
+
+int period_of(const std::string& spec, const std::string& algo, std::size_t count) {
+  const topo::Topology t = topo::load_topology(spec);
+  const auto source = coll::open_schedule(algo, t.rank_layout(), count);
+  const EventSimResult fast = run(*source, t, true);
+  expect_same(fast, run(*source, t, false));
+  return fast.fast_path_period;
+}
+
+TEST(FastPath, RingOnASymmetricMachineFoldsToFewRanks) {
+  EXPECT_EQ(period_of("flat:ranks=64", "ring", 64 * 100), 1);  // every rank alike
+  EXPECT_EQ(period_of("flat:ranks=64", "allgather_ring", 64 * 100), 1);
+  // A fat-tree repeats per leaf: 4 servers of 4 GPUs under each leaf (8 NIC ports, half up).
+  const int d = period_of("fat-tree:nodes=16,gpus=4,nics=4,leaf_ports=8", "ring", 64 * 100);
+  EXPECT_GT(d, 0);
+  EXPECT_LT(d, 64);
+  EXPECT_EQ(64 % d, 0);
+}
+
+TEST(FastPath, UnevenSegmentsAreNotFoldedButStillFast) {
+  EXPECT_EQ(period_of("flat:ranks=64", "ring", 64 * 100 + 1), 64);
+}
+
+TEST(FastPath, ContentionFallsBackToTheEventQueue) {
+  // A rank sends to two children at once over one uplink in a binary tree on flat.
+  EXPECT_EQ(period_of("flat:ranks=16", "dbtree", 16 * 1000), 0);
+  EXPECT_EQ(period_of("fat-tree:nodes=8,gpus=8,nics=8,oversub=4", "rhd", 64 * 1000), 0);
+}
+
+TEST(FastPath, AnAsymmetricMachineIsNotFolded) {
+  // flat:ranks=8 plus a faster direct link 0 -> 1: rotations of the ring no longer look alike.
+  topo::Topology t = topo::load_topology("flat:ranks=8");
+  t.add_link(t.device_of_rank(0), t.device_of_rank(1), topo::LinkKind::nvlink, 400, 0.1);
+  const auto source = coll::open_schedule("ring", t.rank_layout(), 8 * 100);
+  const EventSimResult fast = run(*source, t, true);
+  expect_same(fast, run(*source, t, false));
+  EXPECT_EQ(fast.fast_path_period, 8);
+}
+
+TEST(FastPath, TracesComeFromTheEventQueue) {
+  const topo::Topology t = topo::load_topology("flat:ranks=4");
+  const auto source = coll::open_schedule("ring", t.rank_layout(), 400);
+  EventSimOptions o;
+  o.record_trace = true;
+  const EventSimResult r = simulate_steps(*source, t, o);
+  EXPECT_EQ(r.fast_path_period, 0);
+  EXPECT_FALSE(r.trace.empty());
+}
+
+}  // namespace
+}  // namespace colltune::sim
