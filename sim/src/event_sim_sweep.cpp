@@ -24,6 +24,8 @@
 #include "event_sim_sweep.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <limits>
 #include <memory>
 #include <unordered_map>
@@ -32,7 +34,6 @@
 
 #include "event_sim_engine.hpp"
 #include "event_sim_fold.hpp"
-#include "event_sim_queue.hpp"
 
 namespace colltune::sim::detail {
 namespace {
@@ -92,6 +93,57 @@ struct SweepRank {
   double finish_us = 0;
 };
 
+// Step starts in time order: a radix heap over the bit patterns of the (non-negative) times,
+// which order like the times themselves. Times never go below the last one popped, so a push
+// lands in the bucket of the highest bit where it differs from that time (O(1)), and a pop
+// refills the lowest buckets from the first non-empty one; each entry moves down at most 64
+// times. Equal times share a bucket: a whole instant comes out in one pass.
+class StepQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  void push(double t, int rank) {
+    const std::uint64_t key = bits(t);
+    buckets_[bucket_of(key)].push_back({key, rank});
+    ++size_;
+  }
+  // The ranks due at the earliest instant and that instant; call only when not empty.
+  double pop_instant(std::vector<int>& out) {
+    out.clear();
+    if (buckets_[0].empty()) refill();
+    for (const Due& d : buckets_[0]) out.push_back(d.rank);
+    size_ -= buckets_[0].size();
+    buckets_[0].clear();
+    return std::bit_cast<double>(last_);
+  }
+
+ private:
+  struct Due {
+    std::uint64_t key;
+    int rank;
+  };
+  static std::uint64_t bits(double t) { return std::bit_cast<std::uint64_t>(t + 0.0); }  // -0 -> +0
+  std::size_t bucket_of(std::uint64_t key) const {
+    return key == last_ ? 0 : 64 - static_cast<std::size_t>(std::countl_zero(key ^ last_));
+  }
+  // Moves the first non-empty bucket's entries down, relative to its least key.
+  void refill() {
+    std::size_t i = 1;
+    while (buckets_[i].empty()) ++i;
+    std::uint64_t least = buckets_[i].front().key;
+    for (const Due& d : buckets_[i]) least = std::min(least, d.key);
+    last_ = least;
+    std::vector<Due> moving;
+    moving.swap(buckets_[i]);
+    for (const Due& d : moving) buckets_[bucket_of(d.key)].push_back(d);
+    moving.clear();
+    buckets_[i].swap(moving);  // keep the capacity
+  }
+
+  std::array<std::vector<Due>, 65> buckets_;
+  std::uint64_t last_ = 0;
+  std::size_t size_ = 0;
+};
+
 bool take(std::vector<PostedOp>& queue, std::size_t& head, PostedOp& op) {
   if (head == queue.size()) return false;
   op = queue[head++];
@@ -134,8 +186,8 @@ class Sweep {
   std::unordered_map<std::uint64_t, std::uint32_t> channel_ids_;  // (src rep, dst) -> channel
   std::vector<ClassState> classes_;
   std::vector<coll::Op> scratch_;
-  EventQueue queue_;
-  std::vector<Event> instant_;
+  StepQueue queue_;
+  std::vector<int> instant_;
   std::size_t events_ = 0;
   std::size_t flows_ = 0;
 };
@@ -166,11 +218,10 @@ Outcome Sweep::run() {
   for (int r = 0; r < fold_.period(); ++r)
     if (Outcome o = enter_step(r, 0.0); o != Outcome::done) return o;
   while (!queue_.empty()) {
-    const double t = queue_.next_time();
-    queue_.pop_instant(instant_);
-    for (const Event& ev : instant_) {
-      ++ranks_[ev.id].step;
-      if (Outcome o = enter_step(static_cast<int>(ev.id), t); o != Outcome::done) return o;
+    const double t = queue_.pop_instant(instant_);
+    for (int rank : instant_) {
+      ++ranks_[static_cast<std::size_t>(rank)].step;
+      if (Outcome o = enter_step(rank, t); o != Outcome::done) return o;
     }
   }
   for (const SweepRank& rs : ranks_)
@@ -324,7 +375,7 @@ void Sweep::finish_step(int rank) {
     rs.step_end = std::max(rs.step_end, rs.reduce_free);
   }
   rs.reduces.clear();
-  queue_.push(Event{rs.step_end, static_cast<std::uint32_t>(rank), 0});
+  queue_.push(rs.step_end, rank);
 }
 
 // The unfolded result: every rank as its representative, every link as its class.
