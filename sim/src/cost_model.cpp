@@ -86,6 +86,26 @@ RankLayout layout_of_first_ranks(const topo::Topology& topology, int nranks) {
   return RankLayout(std::move(host_of_rank));
 }
 
+namespace {
+
+// Rank 0's route to a host-mate and its route to another host leave through different first
+// links, and its routes back arrive through different last links.
+bool separate_level_ports(const topo::Topology& topology, const RankLayout& layout) {
+  const auto& home = layout.ranks_on_host(0);
+  if (home.size() < 2 || layout.nhosts() < 2) return false;
+  const int mate = home[1];
+  const int away = layout.ranks_on_host(1).front();
+  const topo::Path& intra_out = topology.route(home[0], mate);
+  const topo::Path& inter_out = topology.route(home[0], away);
+  const topo::Path& intra_in = topology.route(mate, home[0]);
+  const topo::Path& inter_in = topology.route(away, home[0]);
+  if (intra_out.links.empty() || inter_out.links.empty() || intra_in.links.empty() || inter_in.links.empty())
+    return false;
+  return intra_out.links.front() != inter_out.links.front() && intra_in.links.back() != inter_in.links.back();
+}
+
+}  // namespace
+
 coll::LevelCosts derive_level_costs(const topo::Topology& topology, int nranks) {
   const RankLayout layout = layout_of_first_ranks(topology, nranks);
   WorstRoute intra;
@@ -108,6 +128,7 @@ coll::LevelCosts derive_level_costs(const topo::Topology& topology, int nranks) 
   levels.alpha_inter_us = inter.alpha_us;
   levels.beta_inter_us_per_byte = inter.beta_us_per_byte;
   levels.gamma_us_per_byte = reduce_us_per_byte(topology, nranks);
+  levels.separate_level_ports = separate_level_ports(topology, layout);
   return levels;
 }
 

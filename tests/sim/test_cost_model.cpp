@@ -62,6 +62,13 @@ TEST(CostModelLevels, DgxInterHostIsSlowerThanNvlink) {
   EXPECT_EQ(model.layout.nranks(), 16);
 }
 
+TEST(CostModelLevels, PortsPerLevelWhereNvlinkAndNicAreSeparateLinks) {
+  EXPECT_TRUE(CostModel(topo::load_topology("dgx-h100:nodes=2")).levels.separate_level_ports);
+  EXPECT_TRUE(CostModel(topo::load_topology("fat-tree:nodes=2,gpus=4,nics=4")).levels.separate_level_ports);
+  EXPECT_FALSE(CostModel(topo::load_topology("flat:ranks=12,nodes=3")).levels.separate_level_ports);  // one link per rank
+  EXPECT_FALSE(CostModel(topo::load_topology("dgx-h100")).levels.separate_level_ports);  // one host
+}
+
 TEST(CostModelLevels, SubsetOfRanksAndTooFewRanks) {
   const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
   EXPECT_EQ(CostModel(t, 8).layout.nhosts(), 1);

@@ -54,8 +54,10 @@ INSTANTIATE_TEST_SUITE_P(
     Uncontended, Agreement,
     ::testing::Values(Case{"flat:ranks=2", {}}, Case{"flat:ranks=7", {}}, Case{"flat:ranks=8", {}},
                       Case{"flat:ranks=16", {}}, Case{"flat:ranks=12,nodes=3", {}}, Case{"dgx-h100", {}},
-                      // Across hosts the ring leaves each host on one NIC: uncontended.
-                      Case{"dgx-h100:nodes=2", {"ring"}}, Case{"dgx-h100:nodes=4", {"ring"}}));
+                      Case{"dgx-a100", {}},
+                      // Across servers every rank has its own NIC next to its NVLink port.
+                      Case{"dgx-h100:nodes=2", {}}, Case{"dgx-h100:nodes=4", {}},
+                      Case{"fat-tree:nodes=4,gpus=8,nics=8", {}}));
 
 // 8 single-GPU servers, 4 per leaf switch; one 50 GB/s NIC each; leaf trunk 4*50/oversub GB/s.
 topo::Topology fat_tree(int oversub) {

@@ -143,19 +143,25 @@ void advance(const Plan& pl, long long t, const RankLayout& layout, std::size_t 
   s.out.assign(msgs.size(), 0.0);
   s.in.assign(msgs.size(), 0.0);
   s.left.resize(msgs.size());
-  s.sends.resize(n);
-  s.recvs.resize(n);
-  for (std::size_t r = 0; r < n; ++r) {
+  // Ports: one per rank and direction, or one per rank, direction and level when the machine
+  // has separate intra- and inter-host links (NVLink and NIC).
+  s.sends.resize(2 * n);
+  s.recvs.resize(2 * n);
+  for (std::size_t r = 0; r < 2 * n; ++r) {
     s.sends[r].clear();
     s.recvs[r].clear();
   }
   for (std::size_t k = 0; k < msgs.size(); ++k) {
     s.begin.push_back(std::max(clock[msgs[k].from], clock[msgs[k].to]));
     s.work.push_back(msgs[k].bytes * msgs[k].w.beta);
-    s.sends[msgs[k].from].push_back(k);
-    s.recvs[msgs[k].to].push_back(k);
+    const std::size_t level = costs.separate_level_ports && layout.host_of(static_cast<int>(msgs[k].from)) !=
+                                                                layout.host_of(static_cast<int>(msgs[k].to))
+                                  ? 1
+                                  : 0;
+    s.sends[2 * msgs[k].from + level].push_back(k);
+    s.recvs[2 * msgs[k].to + level].push_back(k);
   }
-  for (std::size_t r = 0; r < n; ++r) {
+  for (std::size_t r = 0; r < 2 * n; ++r) {
     if (!s.sends[r].empty()) share_port(s.sends[r], s.begin, s.work, s.out, s);
     if (!s.recvs[r].empty()) share_port(s.recvs[r], s.begin, s.work, s.in, s);
   }

@@ -32,6 +32,9 @@ struct LevelCosts {
   double alpha_inter_us = 0;
   double beta_inter_us_per_byte = 0;
   double gamma_us_per_byte = 0;
+  // A rank's messages inside its host and to other hosts leave (and arrive) through different
+  // links (NVLink vs NIC), so they do not share a port; false when one link carries both (flat).
+  bool separate_level_ports = false;
 };
 
 struct Algorithm {
