@@ -282,6 +282,10 @@ void Engine::record_transfer(const FlowState& fl, double arrival) {
   const coll::Op& send = current_op(fl.src, fl.send_op);
   const coll::Op& recv = current_op(fl.dst, fl.recv_op);
   const auto bytes = static_cast<std::size_t>(fl.bytes);
+  if (result_.trace.size() >= options_.max_trace_slices)
+    throw Error("trace: more than " + std::to_string(options_.max_trace_slices) + " slices (" +
+                std::to_string(header_.nranks) + " ranks of '" + header_.algorithm +
+                "'); trace fewer ranks or larger chunks");
   result_.trace.push_back({fl.src, slice_name("send", fl.src, fl.dst, send.block), fl.start_t, arrival, bytes});
   result_.trace.push_back({fl.dst, slice_name("recv", fl.src, fl.dst, recv.block), fl.start_t, arrival, bytes});
 }

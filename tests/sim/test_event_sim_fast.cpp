@@ -11,6 +11,7 @@
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/collectives/step_source.hpp"
+#include "colltune/common/error.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/topology/topology.hpp"
 
@@ -103,6 +104,15 @@ TEST(FastPath, AnAsymmetricMachineIsNotFolded) {
   const EventSimResult fast = run(*source, t, true);
   expect_same(fast, run(*source, t, false));
   EXPECT_EQ(fast.fast_path_period, 8);
+}
+
+TEST(FastPath, AnOversizedTraceIsRefused) {
+  const topo::Topology t = topo::load_topology("flat:ranks=8");
+  const auto source = coll::open_schedule("ring", t.rank_layout(), 800);
+  EventSimOptions o;
+  o.record_trace = true;
+  o.max_trace_slices = 10;  // the ring has 2 x 8 x 14 slices plus reductions
+  EXPECT_THROW(simulate_steps(*source, t, o), Error);
 }
 
 TEST(FastPath, TracesComeFromTheEventQueue) {

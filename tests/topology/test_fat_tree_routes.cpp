@@ -1,5 +1,20 @@
-// The simulator's load: a ring over a 4096-GPU fat-tree (512 hosts x 8 GPUs) asks route() for
-// every ring-neighbour pair. Checks every route's shape and figures (speed: bench/).
+// The simulator's load: a ring over a 4096-GPU fat-tree (512 hosts x 8 GPUs) or a 4096-rank flat
+// machine asks route() for every ring-neighbour pair. Checks every route's shape and figures
+// (speed: bench/micro/topology_routes.cpp), and that route()'s bidirectional search returns, link
+// for link, the route a plain forward Dijkstra records, against a textbook Dijkstra written here
+// independently of routing.cpp, against routes_from() and against device_route().
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+
 #include "topo_test_util.hpp"
 
 namespace colltune::topo {
@@ -49,6 +64,219 @@ TEST(FatTreeRoutes, RingNeighboursOf4096Gpus) {
   const std::vector<Path> from = t.routes_from(4095);
   EXPECT_EQ(from[0].links, t.route(4095, 0).links);
   EXPECT_DOUBLE_EQ(t.widest_bandwidth(7, 8), 50);
+}
+
+TEST(FatTreeRoutes, RingNeighboursOfAFlat4096RankMachine) {
+  // One crossbar of degree 4096: every route is [rank -> crossbar, crossbar -> rank].
+  const Topology t = load_topology("flat:ranks=4096");
+  for (int r = 0; r < 4096; ++r) {
+    const int next = (r + 1) % 4096;
+    const Path& p = t.route(r, next);
+    ASSERT_EQ(p.links.size(), 2u) << r;
+    expect_chain(t, p, t.device_of_rank(r), t.device_of_rank(next));
+    EXPECT_DOUBLE_EQ(p.latency_us, 5.0);  // alpha
+    EXPECT_DOUBLE_EQ(p.bottleneck_gbps, 12.5);
+  }
+}
+
+// ---- route() against an independent Dijkstra ----
+
+// route()'s order: latency in integer ps, then hops, then the sum of link indices.
+using Cost3 = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+constexpr std::int64_t kFar = std::numeric_limits<std::int64_t>::max();
+
+Cost3 cost_of(const Topology& t, const EdgeId& e) {
+  const Link& l = t.graph()[e];
+  return {std::llround(l.latency_us * 1e6), 1, static_cast<std::int64_t>(l.index)};
+}
+Cost3 plus(const Cost3& a, const Cost3& b) {
+  return {std::get<0>(a) + std::get<0>(b), std::get<1>(a) + std::get<1>(b), std::get<2>(a) + std::get<2>(b)};
+}
+
+// Textbook Dijkstra from one device (std::priority_queue, lazy deletion): the cost of every
+// device and the number of cheapest paths to it (capped at 2).
+struct Reference {
+  std::vector<Cost3> cost;
+  std::vector<int> cheapest_paths;
+};
+Reference reference_from(const Topology& t, VertexId src) {
+  const Graph& g = t.graph();
+  Reference r{std::vector<Cost3>(t.num_devices(), Cost3{kFar, kFar, kFar}), std::vector<int>(t.num_devices(), 0)};
+  using Item = std::pair<Cost3, VertexId>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  std::vector<VertexId> order;  // by increasing cost
+  std::vector<bool> done(t.num_devices(), false);
+  r.cost[src] = Cost3{0, 0, 0};
+  queue.emplace(r.cost[src], src);
+  while (!queue.empty()) {
+    const auto [c, u] = queue.top();
+    queue.pop();
+    if (done[u]) continue;
+    done[u] = true;
+    order.push_back(u);
+    for (auto [it, end] = boost::out_edges(u, g); it != end; ++it) {
+      const VertexId v = boost::target(*it, g);
+      const Cost3 via = plus(c, cost_of(t, *it));
+      if (via < r.cost[v]) {
+        r.cost[v] = via;
+        queue.emplace(via, v);
+      }
+    }
+  }
+  r.cheapest_paths[src] = 1;
+  for (VertexId v : order)  // predecessors on cheapest paths cost less, so they come first
+    for (auto [it, end] = boost::in_edges(v, g); it != end; ++it) {
+      const VertexId u = boost::source(*it, g);
+      if (v != src && r.cost[u] != Cost3{kFar, kFar, kFar} && plus(r.cost[u], cost_of(t, *it)) == r.cost[v])
+        r.cheapest_paths[v] = std::min(2, r.cheapest_paths[v] + r.cheapest_paths[u]);
+    }
+  return r;
+}
+
+// The route a forward Dijkstra records: from the destination, repeatedly the edge from the
+// cheapest tight predecessor (the one Dijkstra settles, and relaxes from, first).
+std::vector<std::size_t> dijkstra_choice(const Topology& t, const Reference& r, VertexId src, VertexId dst) {
+  const Graph& g = t.graph();
+  std::vector<std::size_t> links;
+  for (VertexId v = dst; v != src;) {
+    std::optional<EdgeId> pick;
+    for (auto [it, end] = boost::in_edges(v, g); it != end; ++it) {
+      const VertexId u = boost::source(*it, g);
+      if (r.cost[u] == Cost3{kFar, kFar, kFar} || plus(r.cost[u], cost_of(t, *it)) != r.cost[v]) continue;
+      if (!pick || r.cost[u] < r.cost[boost::source(*pick, g)]) pick = *it;
+    }
+    if (!pick) {
+      ADD_FAILURE() << "no tight predecessor";
+      return {};
+    }
+    links.push_back(g[*pick].index);
+    v = boost::source(*pick, g);
+  }
+  std::reverse(links.begin(), links.end());
+  return links;
+}
+
+// route(a, b) for every a in `sources` and every b: the reference's choice, routes_from()'s
+// route with the same figures, device_route() on a sample. Counts pairs with several cheapest
+// paths in `ties` (there the route must still be Dijkstra's).
+void check_routes(const Topology& t, const std::vector<int>& sources, int& ties) {
+  for (int a : sources) {
+    const VertexId s = t.device_of_rank(a);
+    const Reference ref = reference_from(t, s);
+    const std::vector<Path> all = t.routes_from(a);
+    int singles = 0;  // device_route() runs a Dijkstra per call: a sample of 8 per source
+    for (int b = 0; b < t.num_ranks(); ++b) {
+      const VertexId d = t.device_of_rank(b);
+      const Path& got = t.route(a, b);
+      const Path& dijkstra = all[static_cast<std::size_t>(b)];
+      ASSERT_EQ(got.links, dijkstra_choice(t, ref, s, d)) << t.name << ": " << a << " -> " << b;
+      ASSERT_EQ(got.links, dijkstra.links) << t.name << ": " << a << " -> " << b;
+      ASSERT_EQ(got.latency_us, dijkstra.latency_us) << t.name << ": " << a << " -> " << b;  // bit-identical
+      ASSERT_EQ(got.bottleneck_gbps, dijkstra.bottleneck_gbps) << t.name << ": " << a << " -> " << b;
+      if ((a + b) % 13 == 0 && singles++ < 8) {
+        const Path single = t.device_route(s, d);
+        ASSERT_EQ(got.links, single.links) << t.name << ": " << a << " -> " << b;
+        ASSERT_EQ(got.latency_us, single.latency_us) << t.name << ": " << a << " -> " << b;
+      }
+      if (ref.cheapest_paths[d] > 1) ++ties;
+    }
+  }
+}
+
+std::vector<int> every(int step, int ranks) {
+  std::vector<int> out;
+  for (int r = 0; r < ranks; r += step) out.push_back(r);
+  if (out.back() != ranks - 1) out.push_back(ranks - 1);
+  return out;
+}
+
+// On these presets every checked pair has one cheapest path: any exact search (A* with
+// admissible bounds, Dijkstra, route()'s bidirectional search) must return it.
+TEST(RouteExactness, PresetsHaveUniqueCheapestRoutes) {
+  const std::vector<std::pair<const char*, int>> cases = {
+      {"flat:ranks=300", 1},                                 // every pair
+      {"flat:ranks=512,nodes=512", 37},                      // a host per rank
+      {"fat-tree", 1},                                       // 4 nodes, one leaf
+      {"fat-tree:nodes=64,gpus=8", 29},                      // 16 leaves
+      {"fat-tree:nodes=512,gpus=8,nics=8,oversub=2", 2048},  // 4096 GPUs
+      {"fat-tree:nodes=33,gpus=8,nics=2,leaf_ports=4", 23},  // shared NICs, a partial leaf
+      {"fat-tree:nodes=8,gpus=4,nics=4,leaf_ports=8,oversub=2", 1},
+      {"dgx-h100:nodes=4", 1},
+      {"dgx-a100:nodes=5,leaf_ports=16", 3},
+      {"dgx1-v100:nodes=2", 1},
+      {"pcie-box:nodes=4", 1},
+      {"pcie-box:nodes=3,gpus=5,per_switch=2,nics=1", 1},
+      {"torus:dims=3x3x2,per_host=3", 1},
+  };
+  for (const auto& [spec, step] : cases) {
+    SCOPED_TRACE(spec);
+    const Topology t = load_topology(spec);
+    int ties = 0;
+    check_routes(t, every(step, t.num_ranks()), ties);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(ties, 0);
+  }
+}
+
+// A torus has equally cheap paths (same latency, hops and index sum): route() must still pick
+// the one Dijkstra records, as before.
+TEST(RouteExactness, TorusTiesGoWhereDijkstraPutsThem) {
+  int ties = 0;
+  for (const auto& [spec, step] : std::vector<std::pair<const char*, int>>{
+           {"torus:dims=2x2x2", 1}, {"torus:dims=16x16,per_host=4", 7}, {"torus:dims=8x8x8", 61}, {"torus", 1}}) {
+    SCOPED_TRACE(spec);
+    const Topology t = load_topology(spec);
+    check_routes(t, every(step, t.num_ranks()), ties);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(ties, 0);  // the tie rule was exercised
+}
+
+// Small random multigraphs with few distinct latencies (0, 0.5 or 1 us), parallel links and
+// self-loops: many equally cheap paths, hosts with and without switches between them.
+TEST(RouteExactness, RandomGraphsWithManyTies) {
+  std::mt19937 rng(20240611);
+  int ties = 0;
+  for (int round = 0; round < 40; ++round) {
+    Topology t;
+    t.name = "random#";
+    t.name += std::to_string(round);
+    const int n = 6 + static_cast<int>(rng() % 30);
+    const int hosts = 1 + static_cast<int>(rng() % 4);
+    for (int h = 0; h < hosts; ++h) t.add_host(std::to_string(h));
+    for (int v = 0; v < n; ++v) {
+      const int host = static_cast<int>(rng() % (hosts + 1)) - 1;  // -1: a switch
+      t.add_device(Device{std::to_string(v), DeviceKind::gpu, host, 1});
+      t.map_rank(v, static_cast<VertexId>(v));
+    }
+    auto latency = [&] { return 0.5 * static_cast<double>(rng() % 3); };
+    for (int v = 0; v < n; ++v)  // a ring keeps every pair connected
+      t.add_duplex_link(static_cast<VertexId>(v), static_cast<VertexId>((v + 1) % n), LinkKind::net, 10, latency());
+    for (int k = 0, extra = 2 * n; k < extra; ++k)
+      t.add_link(static_cast<VertexId>(rng() % n), static_cast<VertexId>(rng() % n), LinkKind::net, 10, latency());
+    check_routes(t, every(1, n), ties);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(ties, 0);
+}
+
+TEST(RouteExactness, EquallyCheapPathsResolveAsDijkstra) {
+  // a -> m1 -> b (links 0 + 3) and a -> m2 -> b (links 1 + 2): same latency, hops and index sum.
+  Topology t;
+  t.add_host("h");
+  const VertexId a = t.add_device(Device{"a", DeviceKind::gpu, 0, 1});
+  const VertexId m1 = t.add_device(Device{"m1", DeviceKind::nvswitch, 0, 0});
+  const VertexId m2 = t.add_device(Device{"m2", DeviceKind::nvswitch, 0, 0});
+  const VertexId b = t.add_device(Device{"b", DeviceKind::gpu, 0, 1});
+  t.add_link(a, m1, LinkKind::nvlink, 10, 0.5);
+  t.add_link(a, m2, LinkKind::nvlink, 20, 0.5);
+  t.add_link(m2, b, LinkKind::nvlink, 20, 0.5);
+  t.add_link(m1, b, LinkKind::nvlink, 10, 0.5);
+  t.map_rank(0, a);
+  t.map_rank(1, b);
+  // Dijkstra settles m1 (cost 0.5 us, 1 hop, index 0) before m2 (index 1) and reaches b from m1 first.
+  EXPECT_EQ(t.route(0, 1).links, (std::vector<std::size_t>{0, 3}));
+  EXPECT_EQ(t.route(0, 1).links, t.device_route(a, b).links);
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ TEST(TopologyGraph, RouteIsCachedAndMatchesRoutesFrom) {
   EXPECT_TRUE(all[1].links.empty());
 }
 
-// route() runs A* with lower bounds, routes_from() plain Dijkstra: with the canonical tie
+// route() runs a bidirectional search, routes_from() plain Dijkstra: with the canonical tie
 // break they must return identical routes for every pair.
 TEST(TopologyGraph, AStarRoutesEqualDijkstraRoutes) {
   for (const char* spec : {"dgx-h100:nodes=3", "fat-tree:nodes=8,gpus=4,nics=4,leaf_ports=8,oversub=2", "dgx1-v100:nodes=2",

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -15,8 +14,9 @@ namespace colltune::topo {
 
 // Route distance: (latency in integer picoseconds, hop count, sum of link indices), compared
 // lexicographically. Equal latency sums compare exactly equal, the hop count breaks the tie,
-// and the index sum makes the remaining choice canonical, so that every search (early-exit
-// A*, full Dijkstra) picks the same route between two devices.
+// and the index sum nearly always makes the remaining choice unique. Where it does not (equal
+// index sums, e.g. on a torus), route() still picks what Dijkstra's order picks (routing.cpp),
+// so every search (route()'s bidirectional one, routes_from(), device_route()) agrees.
 struct Cost {
   std::int64_t ps = 0;
   std::int64_t hops = 0;
@@ -38,22 +38,11 @@ struct CostPlus {
 // A link's latency in picoseconds; throws colltune::Error for a negative or non-finite one.
 std::int64_t latency_ps(const Link& link);
 
-// Lower bounds for the A* search of route() (see route_bounds.cpp). Usable only when hosts
-// are "fabric separated": every link stays inside one host or touches a device outside all
-// hosts (a switch), as in every preset and NCCL import. Then a route between two hosts must
-// reach a host-less device, which gives an admissible bound.
-struct RouteBounds {
-  bool usable = false;
-  std::vector<std::int64_t> exit_ps;   // device -> nearest host-less device, ps
-  std::vector<std::int64_t> enter_ps;  // nearest host-less device -> device, ps
-};
-RouteBounds compute_route_bounds(const Graph& g);
-
 // Search arrays kept "at rest" between searches (dist = infinity, color = white); a search
-// records the vertices it discovers and reset() restores only those.
+// records the vertices it discovers and reset() restores only those. Used by the Dijkstra
+// searches of routes_from() and device_route().
 struct SearchScratch {
   std::vector<Cost> dist;
-  std::vector<Cost> estimate;  // A*: dist + lower bound to the target (written before read)
   std::vector<boost::default_color_type> color;
   std::vector<EdgeId> in_edge;  // the edge that last improved each vertex (valid where reached)
   std::vector<VertexId> touched;
@@ -61,7 +50,6 @@ struct SearchScratch {
   void ensure(std::size_t vertices) {
     if (dist.size() == vertices) return;
     dist.assign(vertices, kCostInf);
-    estimate.assign(vertices, kCostInf);
     color.assign(vertices, boost::white_color);
     in_edge.assign(vertices, EdgeId{});
     touched.clear();
@@ -75,13 +63,66 @@ struct SearchScratch {
   }
 };
 
+// The state of route()'s search (routing.cpp): a forward and a backward half, kept at rest
+// between queries (dist = infinity, heap_pos = kNotQueued, cross_first = kNone) so that a query
+// pays only for the vertices it reaches. A vertex is "settled" by a half when its dist there is
+// finite and it is no longer queued there.
+struct BidirectionalScratch {
+  static constexpr std::size_t kNotQueued = static_cast<std::size_t>(-1);  // d_ary_heap's "absent"
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  struct Half {
+    std::vector<Cost> dist;             // forward: from the source; backward: to the destination
+    std::vector<EdgeId> tree_edge;      // forward: the edge into v; backward: the edge out of v
+    std::vector<std::size_t> heap_pos;  // position in this half's heap, kNotQueued when absent
+  };
+  Half forward, backward;
+  std::vector<VertexId> touched;           // vertices whose state a query changed
+  std::vector<VertexId> backward_settled;  // in settling order
+  // The in-edges of the backward-settled vertices, listed per source vertex: cross_first[x]
+  // indexes `cross`, whose entries chain through `next`.
+  struct CrossEdge {
+    EdgeId edge;
+    std::size_t next;
+  };
+  std::vector<std::size_t> cross_first;
+  std::vector<CrossEdge> cross;
+
+  void ensure(std::size_t vertices) {
+    if (forward.dist.size() == vertices) return;
+    for (Half* h : {&forward, &backward}) {
+      h->dist.assign(vertices, kCostInf);
+      h->tree_edge.assign(vertices, EdgeId{});
+      h->heap_pos.assign(vertices, kNotQueued);
+    }
+    cross_first.assign(vertices, kNone);
+    touched.clear();
+    backward_settled.clear();
+    cross.clear();
+  }
+  // Records v the first time either half reaches it (call before writing its dist).
+  void touch(VertexId v) {
+    if (forward.dist[v].ps == kInfPs && backward.dist[v].ps == kInfPs) touched.push_back(v);
+  }
+  void reset() {
+    for (VertexId v : touched) {
+      for (Half* h : {&forward, &backward}) {
+        h->dist[v] = kCostInf;
+        h->heap_pos[v] = kNotQueued;
+      }
+      cross_first[v] = kNone;
+    }
+    touched.clear();
+    backward_settled.clear();
+    cross.clear();
+  }
+};
+
 struct Topology::RouteCache {
   std::mutex mutex;
   // key = src_rank * num_ranks + dst_rank. unordered_map never moves its elements, so the
   // references route() hands out stay valid while the topology lives and is not modified.
   std::unordered_map<std::uint64_t, Path> routes;
-  SearchScratch scratch;               // used under `mutex`
-  std::optional<RouteBounds> bounds;   // computed by the first route() call
+  BidirectionalScratch scratch;        // route()'s search state, used under `mutex`
 };
 
 }  // namespace colltune::topo

@@ -76,7 +76,6 @@ void Topology::invalidate_routes() {
   if (!cache_) return;
   std::lock_guard lock(cache_->mutex);
   cache_->routes.clear();
-  cache_->bounds.reset();
 }
 
 int Topology::add_host(std::string host_name) {

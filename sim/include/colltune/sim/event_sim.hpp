@@ -38,6 +38,9 @@ namespace colltune::sim {
 struct EventSimOptions {
   std::size_t elem_size = 4;    // bytes per element of the schedule's blocks
   bool record_trace = false;    // keep per-op slices for a Chrome trace (always the event queue)
+  // A trace longer than this is refused (colltune::Error) rather than filling memory and disk:
+  // Perfetto opens a few million slices; a 4096-rank ring has 67 M.
+  std::size_t max_trace_slices = 2'000'000;
   // Take the contention-free fast path when it applies (same results); false forces the event
   // queue throughout (tests compare the two).
   bool fast_path = true;

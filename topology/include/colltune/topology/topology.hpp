@@ -92,9 +92,9 @@ class Topology {
   RankLayout rank_layout() const;
 
   // ---- queries ----
-  // The route the simulator uses between two ranks: the minimum-latency path (Boost A* with
-  // admissible bounds, i.e. Dijkstra's answer), ties broken toward fewer hops, then toward
-  // lower link indices (so every search picks the same route). Cached; safe to call from
+  // The route the simulator uses between two ranks: the minimum-latency path (an exact
+  // bidirectional search that returns Dijkstra's answer), ties broken toward fewer hops, then
+  // toward lower link indices (so every search picks the same route). Cached; safe to call from
   // several threads. Throws colltune::Error for a bad rank or when no path exists.
   const Path& route(int src_rank, int dst_rank) const;
   // The routes from one rank to every rank (index = destination rank), the same paths route()
