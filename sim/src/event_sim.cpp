@@ -198,7 +198,6 @@ void Engine::start_flow(std::uint32_t chan, const Pending& send, const Pending& 
   fl.bytes = static_cast<double>(send.count) * static_cast<double>(options_.elem_size);
   fl.left = fl.bytes;
   fl.rate = 0;
-  fl.new_rate = -1;
   fl.last_t = t;
   fl.start_t = t;
   fl.reduce = recv.reduce;

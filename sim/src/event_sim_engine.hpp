@@ -1,13 +1,11 @@
 #pragma once
 // Internals of the discrete-event simulator (see event_sim.hpp for the machine model).
 // event_sim.cpp: steps, rendezvous matching, flow start/end, the event loop.
-// event_sim_rates.cpp: max-min fair bandwidth sharing (progressive filling) over the flows
-// whose rates can have changed.
+// event_sim_rates.cpp, event_sim_solver.cpp: max-min fair bandwidth sharing (progressive
+// filling), re-solved where it can have changed (RateSolver, event_sim_solver.hpp).
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,21 +14,17 @@
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/topology/topology.hpp"
 #include "event_sim_queue.hpp"
+#include "event_sim_solver.hpp"
 
 namespace colltune::sim::detail {
 
-struct LinkState {
+struct alignas(64) LinkState {  // one cache line
   double capacity = 0;                // bytes per us
   std::vector<std::uint32_t> flows;   // flows transmitting on it now
   double bytes = 0;                   // bytes carried so far
   double busy_us = 0;
   double busy_since = 0;
-  // progressive-filling scratch
-  double remaining = 0;               // capacity not yet given to frozen flows
-  std::uint32_t unfrozen = 0;         // flows on it whose rate is not fixed yet
-  std::uint32_t version = 0;          // invalidates stale heap entries
-  double key = 0;                     // share its live heap entry was pushed with
-  std::uint64_t mark = 0;             // component search epoch
+  LinkTag solve;                      // the rate solver's (event_sim_solver.hpp)
 };
 
 struct FlowState {
@@ -40,14 +34,13 @@ struct FlowState {
   std::uint32_t recv_op = 0;          // op index in dst's current step
   std::uint32_t chan = 0;             // its channel (src->dst): stands for its path
   const topo::Path* path = nullptr;
+  FlowSolve solve;                    // the rate solver's (event_sim_solver.hpp)
   double bytes = 0;
   double left = 0;                    // bytes still to transmit at last_t
   double rate = 0;                    // bytes per us
-  double new_rate = -1;               // progressive-filling result; -1 = not fixed yet
   double last_t = 0;
   double start_t = 0;
   std::uint32_t version = 0;          // invalidates stale end events
-  std::uint64_t mark = 0;
   bool reduce = false;
   bool on_links = false;
   bool arriving = false;              // transmitted; waiting for its arrival to be reduced
@@ -82,12 +75,12 @@ struct RankState {
   std::vector<std::pair<int, std::uint32_t>> out;  // peer -> channel of sends to it, by peer
 };
 
-struct HeapEntry {
-  double share = 0;
-  std::uint32_t link = 0;
-  std::uint32_t version = 0;
-  bool operator>(const HeapEntry& o) const { return share != o.share ? share > o.share : link > o.link; }
-};
+// What the rate solver reads on every visit lives in the links and flows (one cache miss, not
+// two, per visit).
+inline LinkTag& RateSolver::tag(std::size_t l) { return (*links_)[l].solve; }
+inline const LinkTag& RateSolver::tag(std::size_t l) const { return (*links_)[l].solve; }
+inline FlowSolve& RateSolver::fs(std::uint32_t f) { return (*flows_)[f].solve; }
+inline const FlowSolve& RateSolver::fs(std::uint32_t f) const { return (*flows_)[f].solve; }
 
 // The checks every interpreter of a StepSource makes first: rank count against the topology,
 // a positive element size. Throws colltune::Error.
@@ -122,12 +115,6 @@ class Engine {
 
   // event_sim_rates.cpp
   void update_rates(double t);
-  void visit_link(std::size_t link);
-  void visit_flow(std::uint32_t f);
-  void expand_component();
-  bool alone_on_links(const FlowState& flow) const;
-  void fill_progressively();
-  void apply_rates(double t);
   void set_rate(std::uint32_t f, double rate, double t);
 
   const coll::StepSource& source_;
@@ -146,29 +133,7 @@ class Engine {
   // flows whose rates must be (re)computed at the end of the current instant
   std::vector<std::uint32_t> new_flows_;
   std::vector<std::size_t> dirty_links_;
-  // component search and progressive-filling scratch, reused
-  std::uint64_t epoch_ = 0;
-  std::vector<std::size_t> comp_links_;
-  std::vector<std::uint32_t> comp_flows_;
-  std::vector<std::size_t> stack_;
-  std::vector<HeapEntry> heap_;
-  std::vector<HeapEntry> repushed_;
-  // Max-min rates depend only on which paths the component's flows take (with multiplicity):
-  // solved components are remembered by their multiset of channels and reused when it recurs.
-  struct Solved {
-    std::vector<std::uint32_t> chans;   // distinct channels
-    std::vector<std::uint32_t> counts;  // flows on each
-    std::vector<double> rates;          // each one's rate
-  };
-  bool recall_rates();
-  void remember_rates();
-  std::vector<std::uint32_t> chan_count_;  // per channel, flows of the component (scratch, kept 0)
-  std::vector<double> chan_rate_;          // per channel scratch
-  std::vector<std::uint32_t> comp_chans_;
-  std::uint64_t comp_hash_ = 0;
-  std::vector<Solved> solved_;
-  std::unordered_multimap<std::uint64_t, std::uint32_t> solved_index_;
-  std::size_t solved_size_ = 0;            // channels stored over all of solved_
+  RateSolver solver_;  // max-min rates, kept between instants
   EventSimResult result_;
 };
 

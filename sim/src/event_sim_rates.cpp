@@ -1,19 +1,26 @@
-// Max-min fair bandwidth sharing (progressive filling), recomputed only where it can change.
+// Max-min fair bandwidth sharing (progressive filling): the engine's side, the choice between
+// the incremental solve (event_sim_solver.cpp) and the full one, and the full solve.
 //
-// When flows start or end, only the flows connected to them through shared links (the
-// connected component of the flow/link graph containing a changed link) can get new rates; a
-// flow alone on its links just gets its path's bottleneck. Over that component:
+// Progressive filling over a set of flows:
 //   1. every link offers its capacity equally to the flows on it whose rate is not yet fixed;
-//   2. the link with the smallest such share is the bottleneck of all its unfixed flows: their
-//      rate is that share, and it is taken off every other link they cross;
+//   2. the link with the smallest such share, least (share, link) first, is the bottleneck of
+//      all its unfixed flows: their rate is that share, and it is taken off every other link
+//      they cross;
 //   3. repeat until every flow has a rate.
-// The links are taken in order of (share, link index): the initial shares sorted once, plus a
-// small heap of links whose share grew before their turn (a share is only recomputed when its
-// link comes up), O((L + F*h) log L) at worst for L links, F flows of h hops in the component.
-// A component whose multiset of channels (paths) was solved before reuses those rates (they are
-// the same, bit for bit). Flows whose rate did not change keep their end event.
+// Only flows connected through shared links interact, so the full solve covers the connected
+// components of the flow/link graph that hold a changed link (flows started or ended there). Its
+// links are taken in order of (share, link index): the initial shares sorted once, plus a small
+// heap of links whose share moved before their turn (a share is only recomputed when its link
+// comes up), O((L + F*h) log L) at worst for L links, F flows of h hops. A component whose links
+// carry one flow each needs no filling (each flow gets its path's least capacity, as the filling
+// would give it), and neither does a new flow alone on its links; a component whose multiset of
+// paths was solved before reuses that solution (event_sim_recall.cpp). Each pop is recorded
+// (PopTime) with the link that fixed each flow: the incremental solve starts from them. Flows
+// whose rate did not change keep their end event.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 
 #include "event_sim_engine.hpp"
 
@@ -21,201 +28,9 @@ namespace colltune::sim::detail {
 
 void Engine::update_rates(double t) {
   if (new_flows_.empty() && dirty_links_.empty()) return;
-  ++epoch_;
-  comp_links_.clear();
-  comp_flows_.clear();
-  stack_.clear();
-  for (std::size_t l : dirty_links_) visit_link(l);
-  expand_component();
-  for (std::uint32_t f : new_flows_) {
-    FlowState& fl = flows_[f];
-    if (!fl.on_links || fl.mark == epoch_) continue;
-    if (alone_on_links(fl)) {
-      set_rate(f, fl.path->bottleneck_gbps * 1e3, t);  // the common uncontended case: no search
-    } else {
-      visit_flow(f);
-    }
-  }
-  expand_component();
+  for (const RateSolver::Rate& r : solver_.solve(links_, flows_, new_flows_, dirty_links_)) set_rate(r.flow, r.rate, t);
   new_flows_.clear();
   dirty_links_.clear();
-  fill_progressively();
-  apply_rates(t);
-}
-
-bool Engine::alone_on_links(const FlowState& fl) const {
-  for (std::size_t l : fl.path->links)
-    if (links_[l].flows.size() != 1) return false;
-  return true;
-}
-
-void Engine::expand_component() {
-  while (!stack_.empty()) {
-    const std::size_t l = stack_.back();
-    stack_.pop_back();
-    for (std::uint32_t f : links_[l].flows) visit_flow(f);
-  }
-}
-
-void Engine::visit_link(std::size_t l) {
-  LinkState& link = links_[l];
-  if (link.mark == epoch_) return;
-  link.mark = epoch_;
-  comp_links_.push_back(l);
-  stack_.push_back(l);
-}
-
-void Engine::visit_flow(std::uint32_t f) {
-  FlowState& fl = flows_[f];
-  if (fl.mark == epoch_) return;
-  fl.mark = epoch_;
-  comp_flows_.push_back(f);
-  for (std::size_t l : fl.path->links) visit_link(l);
-}
-
-void Engine::fill_progressively() {
-  bool shared = false;
-  for (std::size_t l : comp_links_) shared = shared || links_[l].flows.size() > 1;
-  if (!shared) {  // no link carries two flows: each flow runs at its path's bottleneck
-    for (std::uint32_t f : comp_flows_) flows_[f].new_rate = flows_[f].path->bottleneck_gbps * 1e3;
-    return;
-  }
-  if (recall_rates()) return;
-  // Shares only grow as flows freeze (in exact arithmetic), so a link's heap key may lag behind
-  // its share: a popped key that is out of date is pushed again with the current share, and a
-  // share that fell below its key (rounding) is pushed at once. Every key stays a lower bound
-  // of its link's share, so links pop in exactly the order of the eager scheme: least
-  // (share, link) first.
-  heap_.clear();
-  for (std::size_t l : comp_links_) {
-    LinkState& link = links_[l];
-    link.remaining = link.capacity;
-    link.unfrozen = static_cast<std::uint32_t>(link.flows.size());
-    ++link.version;
-    if (link.unfrozen > 0) {
-      link.key = link.remaining / link.unfrozen;
-      heap_.push_back({link.key, static_cast<std::uint32_t>(l), link.version});
-    }
-  }
-  // The initial keys in sorted order, and the keys pushed since in a heap: the next link is the
-  // lesser of the two fronts.
-  std::sort(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) { return b > a; });
-  repushed_.clear();
-  std::size_t next = 0;
-  while (next < heap_.size() || !repushed_.empty()) {
-    HeapEntry top;
-    if (repushed_.empty() || (next < heap_.size() && repushed_.front() > heap_[next])) {
-      top = heap_[next++];
-    } else {
-      std::pop_heap(repushed_.begin(), repushed_.end(), std::greater<>());
-      top = repushed_.back();
-      repushed_.pop_back();
-    }
-    LinkState& bottleneck = links_[top.link];
-    if (top.version != bottleneck.version || bottleneck.unfrozen == 0) continue;  // superseded
-    const double share = bottleneck.remaining / bottleneck.unfrozen;
-    if (share != top.share) {  // its share grew since: back in line with the current share
-      ++bottleneck.version;
-      bottleneck.key = share;
-      repushed_.push_back({share, top.link, bottleneck.version});
-      std::push_heap(repushed_.begin(), repushed_.end(), std::greater<>());
-      continue;
-    }
-    ++bottleneck.version;
-    bottleneck.unfrozen = 0;
-    for (std::uint32_t f : bottleneck.flows) {
-      FlowState& fl = flows_[f];
-      if (fl.new_rate >= 0) continue;
-      fl.new_rate = share;
-      for (std::size_t l : fl.path->links) {
-        LinkState& link = links_[l];
-        if (l == top.link || link.unfrozen == 0) continue;
-        link.remaining = std::max(0.0, link.remaining - share);
-        --link.unfrozen;
-        if (link.unfrozen > 0) {
-          const double now = link.remaining / link.unfrozen;
-          if (now < link.key) {  // rounding made it smaller: its key must follow
-            ++link.version;
-            link.key = now;
-            repushed_.push_back({now, static_cast<std::uint32_t>(l), link.version});
-            std::push_heap(repushed_.begin(), repushed_.end(), std::greater<>());
-          }
-        }
-      }
-    }
-  }
-  remember_rates();
-}
-
-namespace {
-std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-constexpr std::size_t kMaxSolved = std::size_t{1} << 22;  // channels remembered, at most
-}  // namespace
-
-// Progressive filling over a component reads only its links and its flows' paths, so equal
-// multisets of channels (one path each) get equal rates, bit for bit: look the multiset up.
-bool Engine::recall_rates() {
-  if (chan_count_.size() < channels_.size()) {
-    chan_count_.resize(channels_.size(), 0);
-    chan_rate_.resize(channels_.size(), 0.0);
-  }
-  comp_chans_.clear();
-  for (std::uint32_t f : comp_flows_) {
-    const std::uint32_t c = flows_[f].chan;
-    if (chan_count_[c]++ == 0) comp_chans_.push_back(c);
-  }
-  std::uint64_t h = comp_chans_.size();
-  for (std::uint32_t c : comp_chans_) h += mix((std::uint64_t{c} << 32) | chan_count_[c]);
-  comp_hash_ = h;
-  bool hit = false;
-  const auto [lo, hi] = solved_index_.equal_range(h);
-  for (auto it = lo; it != hi && !hit; ++it) {
-    const Solved& s = solved_[it->second];
-    if (s.chans.size() != comp_chans_.size()) continue;
-    hit = true;
-    for (std::size_t i = 0; i < s.chans.size() && hit; ++i) hit = chan_count_[s.chans[i]] == s.counts[i];
-    if (hit)
-      for (std::size_t i = 0; i < s.chans.size(); ++i) chan_rate_[s.chans[i]] = s.rates[i];
-  }
-  if (hit) {
-    for (std::uint32_t f : comp_flows_) flows_[f].new_rate = chan_rate_[flows_[f].chan];
-    for (std::uint32_t c : comp_chans_) chan_count_[c] = 0;
-  }
-  return hit;
-}
-
-void Engine::remember_rates() {
-  if (solved_size_ + comp_chans_.size() <= kMaxSolved) {
-    for (std::uint32_t f : comp_flows_) chan_rate_[flows_[f].chan] = flows_[f].new_rate;
-    Solved s;
-    s.chans = comp_chans_;
-    s.counts.reserve(comp_chans_.size());
-    s.rates.reserve(comp_chans_.size());
-    for (std::uint32_t c : comp_chans_) {
-      s.counts.push_back(chan_count_[c]);
-      s.rates.push_back(chan_rate_[c]);
-    }
-    solved_size_ += comp_chans_.size();
-    solved_index_.emplace(comp_hash_, static_cast<std::uint32_t>(solved_.size()));
-    solved_.push_back(std::move(s));
-  }
-  for (std::uint32_t c : comp_chans_) chan_count_[c] = 0;
-}
-
-void Engine::apply_rates(double t) {
-  for (std::uint32_t f : comp_flows_) {
-    FlowState& fl = flows_[f];
-    const double rate = fl.new_rate;
-    fl.new_rate = -1;
-    set_rate(f, rate, t);
-  }
 }
 
 // A flow's rate changes at t: account the bytes sent at the old rate, reschedule its end.
@@ -229,6 +44,249 @@ void Engine::set_rate(std::uint32_t f, double rate, double t) {
   fl.rate = rate;
   ++fl.version;
   queue_.push(Event{t + fl.left / rate, kFlowBit | f, fl.version});
+}
+
+const std::vector<RateSolver::Rate>& RateSolver::solve(std::vector<LinkState>& links,
+                                                       std::vector<FlowState>& flows,
+                                                       const std::vector<std::uint32_t>& added,
+                                                       const std::vector<std::size_t>& dirty) {
+  links_ = &links;
+  flows_ = &flows;
+  if (ls_.size() < links.size()) {
+    ls_.resize(links.size());
+    marks_.resize(links.size());
+  }
+  out_.clear();
+  changed_.clear();
+  shared_.clear();
+  for (std::uint32_t f : added)
+    if (flows[f].on_links && !solve_alone(f)) shared_.push_back(f);
+  next_epoch();  // marks the changed links
+  auto change = [&](std::size_t l) {
+    if (tag(l).epoch == epoch_ || links[l].flows.empty()) return;
+    tag(l).epoch = epoch_;
+    changed_.push_back(static_cast<std::uint32_t>(l));
+  };
+  for (std::size_t l : dirty) change(l);
+  for (std::uint32_t f : shared_)
+    for (std::size_t l : flows[f].path->links) change(l);
+  if (changed_.empty()) return out_;
+  if (!incremental_pays() || !solve_incremental()) solve_full();
+  return out_;
+}
+
+// A new flow alone on its links (the common uncontended case) gets its path's least (capacity,
+// link), which pops, at once (true); other new flows are marked new (by = kNone).
+bool RateSolver::solve_alone(std::uint32_t f) {
+  const std::vector<std::size_t>& path = (*flows_)[f].path->links;
+  FlowSolve& fl = fs(f);
+  fl.by = kNone;  // its slot may have held another flow
+  for (std::size_t l : path)
+    if ((*links_)[l].flows.size() != 1) return false;
+  const std::uint32_t best = bottleneck(f);
+  const double rate = (*links_)[best].capacity;
+  for (std::size_t l : path) tag(l).pop = PopKind::kNever;
+  tag(best).pop = PopKind::kAtCapacity;
+  fl.rate = rate;
+  fl.by = best;
+  out_.push_back({f, rate});
+  return true;
+}
+
+// The link of f's path with the least (capacity, link): the first to pop, alone on its links.
+std::uint32_t RateSolver::bottleneck(std::uint32_t f) const {
+  std::uint32_t best = kNone;
+  double least = 0;
+  for (std::size_t l : (*flows_)[f].path->links) {
+    const double capacity = (*links_)[l].capacity;
+    if (best == kNone || capacity < least || (capacity == least && l < best)) {
+      best = static_cast<std::uint32_t>(l);
+      least = capacity;
+    }
+  }
+  return best;
+}
+
+// The incremental solve costs a few times more per link than the full one: it is tried when the
+// changed links are few next to their component at its last full solve, and gives up past a
+// budget (a fraction of that component). It never touches more than the component, so a stale
+// estimate costs little. Where it keeps giving up, it is tried less and less often.
+bool RateSolver::incremental_pays() {
+  std::uint32_t component = 0;
+  for (std::uint32_t l : changed_) component = std::max<std::uint32_t>(component, tag(l).component);
+  budget_ = component / kBudgetDivisor;
+  if (changed_.size() >= budget_) return false;
+  if (skip_ == 0) return true;
+  --skip_;
+  return false;
+}
+
+PopTime RateSolver::pop(std::size_t l) const {
+  const PopKind kind = tag(l).pop;
+  if (kind == PopKind::kStored) return ls(l).stored;
+  if (kind == PopKind::kNever) return PopTime{};
+  return {(*links_)[l].capacity, static_cast<std::uint32_t>(l), 0};
+}
+
+// Epochs mark what a solve touched; on wrap-around, old marks are cleared.
+void RateSolver::next_epoch() {
+  if (++epoch_ != 0) return;
+  for (LinkState& link : *links_) link.solve.epoch = 0;
+  for (FlowState& flow : *flows_) flow.solve.epoch = 0;
+  for (LinkMarks& m : marks_) m.watched = m.exploded = 0;
+  epoch_ = 1;
+}
+
+// Flow f's rate is `rate`, fixed by link `by`; reported if it changed (or is new).
+void RateSolver::settle(std::uint32_t f, double rate, std::uint32_t by) {
+  FlowSolve& fl = fs(f);
+  if (fl.by == kNone || fl.rate != rate) out_.push_back({f, rate});
+  fl.rate = rate;
+  fl.by = by;
+}
+
+// The incremental solve's result becomes the current solution.
+void RateSolver::commit() {
+  for (std::uint32_t l : touched_) set_pop(l, ls(l).new_time);
+  for (std::uint32_t f : fixed_) settle(f, fs(f).new_rate, fs(f).new_by);
+}
+
+// The full solve writes the solution of its components in place.
+void RateSolver::solve_full() {
+  next_epoch();
+  touched_.clear();
+  fixed_.clear();
+  if (!find_component()) {
+    solve_unshared();
+  } else if (!recall()) {
+    fill_component();
+    remember();
+  }
+}
+
+// The links and flows connected to the changed links, into touched_ and fixed_, one component
+// after the other (each link's `component` is set). Whether some link carries several flows.
+bool RateSolver::find_component() {
+  const std::vector<LinkState>& links = *links_;
+  bool shared = false;
+  auto visit = [&](std::uint32_t l) {
+    if (tag(l).epoch == epoch_) return;
+    tag(l).epoch = epoch_;
+    touched_.push_back(l);
+    stack_.push_back(l);
+    shared = shared || links[l].flows.size() > 1;
+  };
+  for (std::uint32_t root : changed_) {
+    if (tag(root).epoch == epoch_) continue;
+    const std::size_t first = touched_.size();
+    stack_.clear();
+    visit(root);
+    while (!stack_.empty()) {
+      const std::uint32_t l = stack_.back();
+      stack_.pop_back();
+      for (std::uint32_t f : links[l].flows) {
+        FlowSolve& fl = fs(f);
+        if (fl.epoch == epoch_) continue;
+        fl.epoch = epoch_;
+        fl.new_rate = -1;  // not fixed yet
+        fixed_.push_back(f);
+        for (std::size_t l2 : (*flows_)[f].path->links) visit(static_cast<std::uint32_t>(l2));
+      }
+    }
+    const auto size = static_cast<std::uint16_t>(std::min<std::size_t>(touched_.size() - first, 0xffff));
+    for (std::size_t i = first; i < touched_.size(); ++i) tag(touched_[i]).component = size;
+  }
+  return shared;
+}
+
+// No link carries two flows: each flow gets its path's least (capacity, link), which pops.
+void RateSolver::solve_unshared() {
+  for (std::uint32_t l : touched_) tag(l).pop = PopKind::kNever;
+  for (std::uint32_t f : fixed_) {
+    const std::uint32_t best = bottleneck(f);
+    settle(f, (*links_)[best].capacity, best);
+    tag(best).pop = PopKind::kAtCapacity;
+  }
+}
+
+void RateSolver::fill_component() {
+  // Shares only grow as flows are fixed (in exact arithmetic), so a link's heap key may lag
+  // behind its share: a popped key that is out of date is pushed again with the current share,
+  // and a share that fell below its key (rounding) is pushed at once. Every key stays a lower
+  // bound of its link's share, so links pop in exactly the order of the eager scheme: least
+  // (share, link) first.
+  sorted_.clear();
+  for (std::uint32_t l : touched_) {
+    LinkSolve& s = ls(l);
+    s.remaining = (*links_)[l].capacity;
+    s.unfrozen = static_cast<std::uint32_t>((*links_)[l].flows.size());
+    set_pop(l, PopTime{});  // until it pops
+    ++s.version;
+    s.key = s.remaining / s.unfrozen;
+    sorted_.push_back({s.key, l, s.version});
+  }
+  // The initial keys in sorted order, and the keys pushed since in a heap: the next link is the
+  // lesser of the two fronts.
+  std::sort(sorted_.begin(), sorted_.end(), [](const Share& a, const Share& b) { return b > a; });
+  shares_.clear();
+  PopTime level{-std::numeric_limits<double>::infinity(), 0, 0};  // the last regular pop
+  std::size_t next = 0;
+  while (next < sorted_.size() || !shares_.empty()) {
+    Share top;
+    if (shares_.empty() || (next < sorted_.size() && shares_.front() > sorted_[next])) {
+      top = sorted_[next++];
+    } else {
+      std::pop_heap(shares_.begin(), shares_.end(), std::greater<>());
+      top = shares_.back();
+      shares_.pop_back();
+    }
+    LinkSolve& s = ls(top.link);
+    if (top.version != s.version || s.unfrozen == 0) continue;  // superseded
+    const double share = s.remaining / s.unfrozen;
+    if (share != top.share) {  // its share grew since: back in line with the current share
+      s.key = share;
+      push_share({share, top.link, ++s.version});
+      continue;
+    }
+    fill_pop(top.link, share, level);
+  }
+}
+
+// Link l is the bottleneck of its unfixed flows at `share`; `level` is the last regular pop.
+void RateSolver::fill_pop(std::uint32_t l, double share, PopTime& level) {
+  LinkSolve& s = ls(l);
+  if (level.level < share || (level.level == share && level.root < l)) {
+    level = {share, l, 0};
+  } else {  // its share fell below the last one taken (rounding): part of that pop's cascade
+    ++level.sub;
+  }
+  s.stored = level;
+  ++s.version;
+  s.unfrozen = 0;
+  for (std::uint32_t f : (*links_)[l].flows) {
+    FlowSolve& fl = fs(f);
+    if (fl.new_rate >= 0) continue;
+    fl.new_rate = share;
+    settle(f, share, l);
+    for (std::size_t l2 : (*flows_)[f].path->links) {
+      LinkSolve& o = ls(l2);
+      if (l2 == l || o.unfrozen == 0) continue;
+      o.remaining = std::max(0.0, o.remaining - share);
+      --o.unfrozen;
+      if (o.unfrozen > 0) {
+        const double now = o.remaining / o.unfrozen;
+        if (now < o.key) {  // rounding made it smaller: its key must follow
+          o.key = now;
+          push_share({now, static_cast<std::uint32_t>(l2), ++o.version});
+        }
+      }
+    }
+  }
+}
+
+void RateSolver::push_share(const Share& e) {
+  shares_.push_back(e);
+  std::push_heap(shares_.begin(), shares_.end(), std::greater<>());
 }
 
 }  // namespace colltune::sim::detail
