@@ -45,18 +45,12 @@ void insert_peer(std::vector<std::pair<int, std::uint32_t>>& table, int peer, st
   table.insert(it, {peer, chan});
 }
 
-// Takes the oldest pending index of a queue (kNone if empty), resetting it when drained.
-Pending take_front(std::vector<Pending>& queue, std::size_t& head) {
-  if (head == queue.size()) return Pending{kNone, false, 0};
-  const Pending v = queue[head++];
-  if (head == queue.size()) {
-    queue.clear();
-    head = 0;
-  }
-  return v;
-}
-
 }  // namespace
+
+double rank_gamma(const topo::Topology& topology, int rank) {
+  const double gbps = topology.device(topology.device_of_rank(rank)).reduce_gbps;
+  return gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0;
+}
 
 void check_simulable(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options) {
   const coll::ScheduleHeader& h = source.header();
@@ -72,12 +66,11 @@ Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, c
   check_simulable(source, topology, options);
   const auto n = static_cast<std::size_t>(header_.nranks);
   ranks_.resize(n);
-  for (std::size_t r = 0; r < n; ++r) ranks_[r].nsteps = source.num_steps(static_cast<int>(r));
   gamma_.resize(n);
   reduce_free_.assign(n, 0.0);
   for (std::size_t r = 0; r < n; ++r) {
-    const double gbps = topology.device(topology.device_of_rank(static_cast<int>(r))).reduce_gbps;
-    gamma_[r] = gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0;
+    ranks_[r].nsteps = source.num_steps(static_cast<int>(r));
+    gamma_[r] = rank_gamma(topology, static_cast<int>(r));
   }
   links_.resize(topology.num_links());
   for (std::size_t l = 0; l < links_.size(); ++l) links_[l].capacity = topology.link(l).bandwidth_gbps * 1e3;
@@ -87,12 +80,10 @@ EventSimResult Engine::run() {
   for (int r = 0; r < header_.nranks; ++r) enter_step(r, 0.0);
   update_rates(0.0);
   while (!queue_.empty()) {
-    const double t = queue_.next_time();
-    while (!queue_.empty() && queue_.next_time() == t) {
-      queue_.pop_instant(instant_);
-      for (const Event& ev : instant_) handle(ev, t);
-    }
-    update_rates(t);
+    const double t = queue_.pop_instant(instant_);
+    for (const Event& ev : instant_) handle(ev, t);
+    // Events pushed for t itself are handled first: one rate update per instant.
+    if (!queue_.due_now()) update_rates(t);
   }
   check_finished();
   return collect();
@@ -133,24 +124,16 @@ void Engine::post(int rank, std::uint32_t op_index, const coll::Op& op, double t
     throw Error("schedule '" + header_.algorithm + "': " + where(rank, ranks_[static_cast<std::size_t>(rank)].step) +
                 ": peer " + std::to_string(op.peer) + " out of range or self");
   const Pending me{op_index, op.kind == coll::OpKind::recv_reduce, op.block.count};
-  if (op.kind == coll::OpKind::send) {
-    const std::uint32_t c = channel(rank, op.peer);
-    Channel& ch = channels_[c];
-    const Pending recv = take_front(ch.recvs, ch.recv_head);
-    if (recv.op == kNone) {
-      ch.sends.push_back(me);
-    } else {
-      start_flow(c, me, recv, rank, op.peer, t);
-    }
+  const bool is_send = op.kind == coll::OpKind::send;
+  const int src = is_send ? rank : op.peer;
+  const int dst = is_send ? op.peer : rank;
+  const std::uint32_t c = channel(src, dst);
+  Pending other;
+  if (!channels_[c].posted.pair(is_send, me, other)) return;
+  if (is_send) {
+    start_flow(c, me, other, src, dst, t);
   } else {
-    const std::uint32_t c = channel(op.peer, rank);
-    Channel& ch = channels_[c];
-    const Pending send = take_front(ch.sends, ch.send_head);
-    if (send.op == kNone) {
-      ch.recvs.push_back(me);
-    } else {
-      start_flow(c, send, me, op.peer, rank, t);
-    }
+    start_flow(c, other, me, src, dst, t);
   }
 }
 

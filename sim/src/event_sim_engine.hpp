@@ -54,13 +54,36 @@ struct Pending {
   std::size_t count = 0;      // elements
 };
 
-// Sends a->b and receives at b from a that are posted but not yet paired, in posting order.
+// Sends a->b and receives at b from a that are posted but not yet paired, in posting order
+// (the k-th send pairs with the k-th receive). Only one side can be waiting at a time: a post
+// pairs with the other side's oldest op if there is one.
+class Rendezvous {
+ public:
+  // Pairs `me` (a send when `is_send`) with the oldest waiting op of the other side into
+  // `other`, or queues it; true when paired.
+  bool pair(bool is_send, const Pending& me, Pending& other) {
+    if (head_ < waiting_.size() && sends_waiting_ != is_send) {
+      other = waiting_[head_++];
+      if (head_ == waiting_.size()) {
+        waiting_.clear();
+        head_ = 0;
+      }
+      return true;
+    }
+    sends_waiting_ = is_send;
+    waiting_.push_back(me);
+    return false;
+  }
+
+ private:
+  std::vector<Pending> waiting_;
+  std::size_t head_ = 0;
+  bool sends_waiting_ = false;
+};
+
 struct Channel {
   const topo::Path* path = nullptr;
-  std::vector<Pending> sends;
-  std::vector<Pending> recvs;
-  std::size_t send_head = 0;
-  std::size_t recv_head = 0;
+  Rendezvous posted;
 };
 
 struct RankState {
@@ -81,6 +104,9 @@ inline LinkTag& RateSolver::tag(std::size_t l) { return (*links_)[l].solve; }
 inline const LinkTag& RateSolver::tag(std::size_t l) const { return (*links_)[l].solve; }
 inline FlowSolve& RateSolver::fs(std::uint32_t f) { return (*flows_)[f].solve; }
 inline const FlowSolve& RateSolver::fs(std::uint32_t f) const { return (*flows_)[f].solve; }
+
+// us per byte reduced at the rank's device (0 when the device states no rate).
+double rank_gamma(const topo::Topology& topology, int rank);
 
 // The checks every interpreter of a StepSource makes first: rank count against the topology,
 // a positive element size. Throws colltune::Error.

@@ -24,8 +24,6 @@
 #include "event_sim_sweep.hpp"
 
 #include <algorithm>
-#include <array>
-#include <bit>
 #include <limits>
 #include <memory>
 #include <unordered_map>
@@ -34,6 +32,7 @@
 
 #include "event_sim_engine.hpp"
 #include "event_sim_fold.hpp"
+#include "event_sim_queue.hpp"
 
 namespace colltune::sim::detail {
 namespace {
@@ -51,21 +50,13 @@ struct ClassState {
   int multiplicity = 1;        // copies of each transfer a link of the class carries at once
 };
 
-struct PostedOp {
-  std::size_t count = 0;  // elements
-  bool reduce = false;    // a recv_reduce
-};
-
-// A channel src -> dst up to rotation: posted sends and receives not yet paired, oldest first,
-// and what a transfer needs of the route.
+// A channel src -> dst up to rotation: its posted ops not yet paired, and what a transfer needs
+// of the route.
 struct SweepChannel {
   int src_rep = 0;                // the sending and receiving representatives
   int dst_rep = 0;
   FoldedRoute route;
-  std::vector<PostedOp> sends;
-  std::vector<PostedOp> recvs;
-  std::size_t send_head = 0;
-  std::size_t recv_head = 0;
+  Rendezvous posted;
 };
 
 struct Arrival {
@@ -73,8 +64,14 @@ struct Arrival {
   double bytes = 0;
 };
 
-// A representative rank's state. Channel lookups go through a one-entry cache per direction (a
-// ring rank has one peer each way) before the tables.
+// A representative's most recent channel in one direction: looked up before the channel table
+// (a ring rank has one peer each way).
+struct LastChannel {
+  int peer = -1;
+  std::uint32_t chan = 0;
+};
+
+// A representative rank's state.
 struct SweepRank {
   std::size_t step = 0;
   std::size_t nsteps = 0;
@@ -82,82 +79,12 @@ struct SweepRank {
   double step_end = 0;
   double reduce_free = 0;         // when the device's reduction queue is idle
   double gamma = 0;               // us per byte reduced
-  int out_peer = -1;              // the last channel of sends from this rank, and its peer
-  std::uint32_t out_chan = 0;
-  int in_peer = -1;               // the last channel of receives at this rank, and its peer
-  std::uint32_t in_chan = 0;
+  LastChannel last_out;           // of its sends
+  LastChannel last_in;            // of its receives
   std::vector<Arrival> reduces;   // blocks of this step waiting for the device, to order by arrival
-  std::vector<std::pair<int, std::uint32_t>> out;  // peer -> channel of sends to it
-  std::vector<std::pair<int, std::uint32_t>> in;   // peer -> channel of receives from it
   bool finished = false;
   double finish_us = 0;
 };
-
-// Step starts in time order: a radix heap over the bit patterns of the (non-negative) times,
-// which order like the times themselves. Times never go below the last one popped, so a push
-// lands in the bucket of the highest bit where it differs from that time (O(1)), and a pop
-// refills the lowest buckets from the first non-empty one; each entry moves down at most 64
-// times. Equal times share a bucket: a whole instant comes out in one pass.
-class StepQueue {
- public:
-  bool empty() const { return size_ == 0; }
-  void push(double t, int rank) {
-    const std::uint64_t key = bits(t);
-    buckets_[bucket_of(key)].push_back({key, rank});
-    ++size_;
-  }
-  // The ranks due at the earliest instant and that instant; call only when not empty.
-  double pop_instant(std::vector<int>& out) {
-    out.clear();
-    if (buckets_[0].empty()) refill();
-    for (const Due& d : buckets_[0]) out.push_back(d.rank);
-    size_ -= buckets_[0].size();
-    buckets_[0].clear();
-    return std::bit_cast<double>(last_);
-  }
-
- private:
-  struct Due {
-    std::uint64_t key;
-    int rank;
-  };
-  static std::uint64_t bits(double t) { return std::bit_cast<std::uint64_t>(t + 0.0); }  // -0 -> +0
-  std::size_t bucket_of(std::uint64_t key) const {
-    return key == last_ ? 0 : 64 - static_cast<std::size_t>(std::countl_zero(key ^ last_));
-  }
-  // Moves the first non-empty bucket's entries down, relative to its least key.
-  void refill() {
-    std::size_t i = 1;
-    while (buckets_[i].empty()) ++i;
-    std::uint64_t least = buckets_[i].front().key;
-    for (const Due& d : buckets_[i]) least = std::min(least, d.key);
-    last_ = least;
-    std::vector<Due> moving;
-    moving.swap(buckets_[i]);
-    for (const Due& d : moving) buckets_[bucket_of(d.key)].push_back(d);
-    moving.clear();
-    buckets_[i].swap(moving);  // keep the capacity
-  }
-
-  std::array<std::vector<Due>, 65> buckets_;
-  std::uint64_t last_ = 0;
-  std::size_t size_ = 0;
-};
-
-bool take(std::vector<PostedOp>& queue, std::size_t& head, PostedOp& op) {
-  if (head == queue.size()) return false;
-  op = queue[head++];
-  if (head == queue.size()) {
-    queue.clear();
-    head = 0;
-  }
-  return true;
-}
-
-double gamma_of(const topo::Topology& topology, int rank) {
-  const double gbps = topology.device(topology.device_of_rank(rank)).reduce_gbps;
-  return gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0;
-}
 
 class Sweep {
  public:
@@ -169,10 +96,9 @@ class Sweep {
   bool symmetric_ranks() const;
   Outcome enter_step(int rank, double t);
   Outcome post(int rank, const coll::Op& op, double t);
-  std::optional<std::uint32_t> out_channel(int rep, int peer);
-  std::optional<std::uint32_t> in_channel(int peer, int rep);
+  std::optional<std::uint32_t> channel_of(int rank, const coll::Op& op);
   std::optional<std::uint32_t> find_channel(int src, int dst);
-  Outcome transfer(std::uint32_t chan, const PostedOp& send, const PostedOp& recv, double t);
+  Outcome transfer(std::uint32_t chan, const Pending& send, const Pending& recv, double t);
   void resolved(int rank, double done_t);
   void finish_step(int rank);
 
@@ -186,8 +112,8 @@ class Sweep {
   std::unordered_map<std::uint64_t, std::uint32_t> channel_ids_;  // (src rep, dst) -> channel
   std::vector<ClassState> classes_;
   std::vector<coll::Op> scratch_;
-  StepQueue queue_;
-  std::vector<int> instant_;
+  EventQueue queue_;           // step starts: Event::id is the representative rank
+  std::vector<Event> instant_;
   std::size_t events_ = 0;
   std::size_t flows_ = 0;
 };
@@ -200,7 +126,7 @@ Sweep::Sweep(const coll::StepSource& source, const topo::Topology& topology, con
   ranks_.resize(static_cast<std::size_t>(period));
   for (int r = 0; r < period; ++r) {
     ranks_[static_cast<std::size_t>(r)].nsteps = source.num_steps(r);
-    ranks_[static_cast<std::size_t>(r)].gamma = gamma_of(topology, r);
+    ranks_[static_cast<std::size_t>(r)].gamma = rank_gamma(topology, r);
   }
 }
 
@@ -208,7 +134,7 @@ Sweep::Sweep(const coll::StepSource& source, const topo::Topology& topology, con
 bool Sweep::symmetric_ranks() const {
   for (int r = fold_.period(); r < nranks_; ++r) {
     const SweepRank& rep = ranks_[static_cast<std::size_t>(fold_.representative(r))];
-    if (source_.num_steps(r) != rep.nsteps || gamma_of(topology_, r) != rep.gamma) return false;
+    if (source_.num_steps(r) != rep.nsteps || rank_gamma(topology_, r) != rep.gamma) return false;
   }
   return true;
 }
@@ -219,9 +145,9 @@ Outcome Sweep::run() {
     if (Outcome o = enter_step(r, 0.0); o != Outcome::done) return o;
   while (!queue_.empty()) {
     const double t = queue_.pop_instant(instant_);
-    for (int rank : instant_) {
-      ++ranks_[static_cast<std::size_t>(rank)].step;
-      if (Outcome o = enter_step(rank, t); o != Outcome::done) return o;
+    for (const Event& ev : instant_) {
+      ++ranks_[ev.id].step;
+      if (Outcome o = enter_step(static_cast<int>(ev.id), t); o != Outcome::done) return o;
     }
   }
   for (const SweepRank& rs : ranks_)
@@ -252,50 +178,26 @@ Outcome Sweep::enter_step(int rank, double t) {
 
 Outcome Sweep::post(int rank, const coll::Op& op, double t) {
   if (op.peer < 0 || op.peer >= nranks_ || op.peer == rank) return Outcome::malformed;
-  const PostedOp me{op.block.count, op.kind == coll::OpKind::recv_reduce};
-  PostedOp other;
-  const bool send = op.kind == coll::OpKind::send;
-  const std::optional<std::uint32_t> c = send ? out_channel(rank, op.peer) : in_channel(op.peer, rank);
+  const std::optional<std::uint32_t> c = channel_of(rank, op);
   if (!c) return Outcome::asymmetric;
-  SweepChannel& ch = channels_[*c];
-  if (send) {
-    if (!take(ch.recvs, ch.recv_head, other)) {
-      ch.sends.push_back(me);
-      return Outcome::done;
-    }
-    return transfer(*c, me, other, t);
-  }
-  if (!take(ch.sends, ch.send_head, other)) {
-    ch.recvs.push_back(me);
-    return Outcome::done;
-  }
-  return transfer(*c, other, me, t);
+  const bool is_send = op.kind == coll::OpKind::send;
+  const Pending me{0, op.kind == coll::OpKind::recv_reduce, op.block.count};
+  Pending other;
+  if (!channels_[*c].posted.pair(is_send, me, other)) return Outcome::done;
+  return is_send ? transfer(*c, me, other, t) : transfer(*c, other, me, t);
 }
 
-std::optional<std::uint32_t> Sweep::out_channel(int rep, int peer) {
-  SweepRank& rs = ranks_[static_cast<std::size_t>(rep)];
-  if (rs.out_peer == peer) return rs.out_chan;
-  auto it = std::find_if(rs.out.begin(), rs.out.end(), [peer](const auto& e) { return e.first == peer; });
-  std::optional<std::uint32_t> c = it != rs.out.end() ? std::optional(it->second) : find_channel(rep, peer);
-  if (!c) return c;
-  if (it == rs.out.end()) rs.out.emplace_back(peer, *c);
-  rs.out_peer = peer;
-  rs.out_chan = *c;
-  return c;
-}
-
-std::optional<std::uint32_t> Sweep::in_channel(int peer, int rep) {
-  SweepRank& rs = ranks_[static_cast<std::size_t>(rep)];
-  if (rs.in_peer == peer) return rs.in_chan;
-  auto it = std::find_if(rs.in.begin(), rs.in.end(), [peer](const auto& e) { return e.first == peer; });
-  // The channel peer -> rep is the rotation of (peer's representative -> rep shifted alike).
-  const int k = fold_.copies() - peer / fold_.period();
-  std::optional<std::uint32_t> c =
-      it != rs.in.end() ? std::optional(it->second) : find_channel(fold_.representative(peer), fold_.shift(rep, k));
-  if (!c) return c;
-  if (it == rs.in.end()) rs.in.emplace_back(peer, *c);
-  rs.in_peer = peer;
-  rs.in_chan = *c;
+// The channel of the representative's op. A receive at `rank` from `peer` is the rotation of
+// the channel (peer's representative -> rank shifted alike), so both ends find one channel.
+std::optional<std::uint32_t> Sweep::channel_of(int rank, const coll::Op& op) {
+  SweepRank& rs = ranks_[static_cast<std::size_t>(rank)];
+  const bool is_send = op.kind == coll::OpKind::send;
+  LastChannel& last = is_send ? rs.last_out : rs.last_in;
+  if (last.peer == op.peer) return last.chan;
+  const int k = fold_.copies() - op.peer / fold_.period();
+  const std::optional<std::uint32_t> c = is_send ? find_channel(rank, op.peer)
+                                                 : find_channel(fold_.representative(op.peer), fold_.shift(rank, k));
+  if (c) last = {op.peer, *c};
   return c;
 }
 
@@ -319,7 +221,7 @@ std::optional<std::uint32_t> Sweep::find_channel(int src, int dst) {
 }
 
 // The transfer of a paired send and receive, starting now (t): fixed end, arrival, completions.
-Outcome Sweep::transfer(std::uint32_t chan, const PostedOp& send, const PostedOp& recv, double t) {
+Outcome Sweep::transfer(std::uint32_t chan, const Pending& send, const Pending& recv, double t) {
   if (send.count != recv.count) return Outcome::malformed;
   const SweepChannel& ch = channels_[chan];
   const double bytes = static_cast<double>(send.count) * static_cast<double>(options_.elem_size);
@@ -375,7 +277,7 @@ void Sweep::finish_step(int rank) {
     rs.step_end = std::max(rs.step_end, rs.reduce_free);
   }
   rs.reduces.clear();
-  queue_.push(rs.step_end, rank);
+  queue_.push(Event{rs.step_end, static_cast<std::uint32_t>(rank), 0});
 }
 
 // The unfolded result: every rank as its representative, every link as its class.

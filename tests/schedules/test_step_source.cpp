@@ -47,6 +47,9 @@ void expect_rotation_invariant(const StepSource& src, int d) {
   }
 }
 
+// For stored algorithms this checks the StoredSteps view and materialize(); for generated ones
+// build() is materialize() of the generator by construction, and what matters is the declared
+// rotation symmetry, checked by brute force.
 TEST(StepSource, OpenedScheduleIsTheBuiltOne) {
   for (const Algorithm& a : algorithms()) {
     for (int p = 1; p <= 17; ++p) {
