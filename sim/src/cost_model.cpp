@@ -76,13 +76,17 @@ RankLayout layout_of_first_ranks(const topo::Topology& topology, int nranks) {
   if (nranks > topology.num_ranks())
     throw Error("topology '" + topology.name + "' has " + std::to_string(topology.num_ranks()) +
                 " ranks, fewer than the " + std::to_string(nranks) + " requested");
-  std::map<int, int> dense;  // topology host -> layout host, in order of first appearance
-  std::vector<int> host_of_rank;
-  host_of_rank.reserve(static_cast<std::size_t>(nranks));
-  for (int r = 0; r < nranks; ++r) {
-    auto [it, inserted] = dense.try_emplace(topology.host_of_rank(r), static_cast<int>(dense.size()));
-    host_of_rank.push_back(it->second);
-  }
+  // The prefix of the machine's own layout (host order, a rank outside every host alone), so the
+  // cost model and the event simulator, which builds schedules over rank_layout(), see the same
+  // hosts; only the hosts left empty by the cut are dropped.
+  RankLayout all = topology.rank_layout();
+  if (nranks == all.nranks()) return all;
+  std::map<int, int> dense;  // host in `all` -> host in the prefix, in host order
+  for (int r = 0; r < nranks; ++r) dense.emplace(all.host_of(r), 0);
+  int next = 0;
+  for (auto& [host, index] : dense) index = next++;
+  std::vector<int> host_of_rank(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) host_of_rank[static_cast<std::size_t>(r)] = dense.at(all.host_of(r));
   return RankLayout(std::move(host_of_rank));
 }
 
@@ -91,23 +95,22 @@ namespace {
 // Rank 0's route to a host-mate and its route to another host leave through different first
 // links, and its routes back arrive through different last links.
 bool separate_level_ports(const topo::Topology& topology, const RankLayout& layout) {
-  const auto& home = layout.ranks_on_host(0);
+  const int host = layout.host_of(0);
+  const auto& home = layout.ranks_on_host(host);
   if (home.size() < 2 || layout.nhosts() < 2) return false;
-  const int mate = home[1];
-  const int away = layout.ranks_on_host(1).front();
-  const topo::Path& intra_out = topology.route(home[0], mate);
-  const topo::Path& inter_out = topology.route(home[0], away);
-  const topo::Path& intra_in = topology.route(mate, home[0]);
-  const topo::Path& inter_in = topology.route(away, home[0]);
+  const int mate = home[0] == 0 ? home[1] : home[0];
+  const int away = layout.ranks_on_host((host + 1) % layout.nhosts()).front();
+  const topo::Path& intra_out = topology.route(0, mate);
+  const topo::Path& inter_out = topology.route(0, away);
+  const topo::Path& intra_in = topology.route(mate, 0);
+  const topo::Path& inter_in = topology.route(away, 0);
   if (intra_out.links.empty() || inter_out.links.empty() || intra_in.links.empty() || inter_in.links.empty())
     return false;
   return intra_out.links.front() != inter_out.links.front() && intra_in.links.back() != inter_in.links.back();
 }
 
-}  // namespace
-
-coll::LevelCosts derive_level_costs(const topo::Topology& topology, int nranks) {
-  const RankLayout layout = layout_of_first_ranks(topology, nranks);
+// The level costs of `layout`'s ranks (the first layout.nranks() of the topology).
+coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& layout) {
   WorstRoute intra;
   WorstRoute inter;
   const std::vector<int> hosts = sampled_hosts(layout.nhosts());
@@ -127,9 +130,15 @@ coll::LevelCosts derive_level_costs(const topo::Topology& topology, int nranks) 
   levels.beta_intra_us_per_byte = intra.beta_us_per_byte;
   levels.alpha_inter_us = inter.alpha_us;
   levels.beta_inter_us_per_byte = inter.beta_us_per_byte;
-  levels.gamma_us_per_byte = reduce_us_per_byte(topology, nranks);
+  levels.gamma_us_per_byte = reduce_us_per_byte(topology, layout.nranks());
   levels.separate_level_ports = separate_level_ports(topology, layout);
   return levels;
+}
+
+}  // namespace
+
+coll::LevelCosts derive_level_costs(const topo::Topology& topology, int nranks) {
+  return level_costs(topology, layout_of_first_ranks(topology, nranks));
 }
 
 double reduce_us_per_byte(const topo::Topology& topology, int nranks) {
@@ -144,9 +153,10 @@ double reduce_us_per_byte(const topo::Topology& topology, int nranks) {
 CostModel::CostModel(const topo::Topology& topology) : CostModel(topology, topology.num_ranks()) {}
 
 CostModel::CostModel(const topo::Topology& topology, int nranks)
-    : levels(derive_level_costs(topology, nranks)),
-      layout(layout_of_first_ranks(topology, nranks)),
-      cast_us_per_byte(reduce_us_per_byte(topology, nranks)) {}
+    : layout(layout_of_first_ranks(topology, nranks)) {
+  levels = level_costs(topology, layout);
+  cast_us_per_byte = levels.gamma_us_per_byte;  // casts run at the reduction rate too
+}
 
 double CostModel::cast_us(std::size_t fp32_bytes) const {
   return 2.0 * static_cast<double>(fp32_bytes) * cast_us_per_byte;

@@ -28,11 +28,21 @@ Layer attention_products(const std::string& name, int hidden, int seq) {
   return {name, {}, 4.0 * static_cast<double>(seq) * seq * hidden};
 }
 
-void check_seq(const std::string& model, int seq, int max_positions) {
+// An empty sequence model of `layers` layers and width `hidden`; throws when `seq` does not fit
+// its position table.
+ModelArch sequence_model(const std::string& name, const std::string& family, int layers, int hidden,
+                         const std::string& heads, int seq, int max_positions, int default_batch) {
   if (seq <= 0 || seq > max_positions) {
-    throw Error(model + ": seq=" + std::to_string(seq) + " must be in 1.." + std::to_string(max_positions) +
+    throw Error(name + ": seq=" + std::to_string(seq) + " must be in 1.." + std::to_string(max_positions) +
                 " (the model's position table)");
   }
+  ModelArch arch;
+  arch.name = name;
+  arch.description = family + " " + std::to_string(layers) + " layers, hidden " + std::to_string(hidden) + heads +
+                     "; seq " + std::to_string(seq);
+  arch.default_batch = default_batch;
+  arch.seq = seq;
+  return arch;
 }
 
 void add_bert_layer(ModelArch& arch, const BertConfig& c, int index, int seq) {
@@ -64,13 +74,8 @@ void add_gpt2_block(ModelArch& arch, const Gpt2Config& c, int index, int seq) {
 }  // namespace
 
 ModelArch build_bert(const BertConfig& c, int seq) {
-  check_seq(c.name, seq, c.max_positions);
-  ModelArch arch;
-  arch.name = c.name;
-  arch.description = "BERT " + std::to_string(c.layers) + " layers, hidden " + std::to_string(c.hidden) +
-                     ", with pretraining heads; seq " + std::to_string(seq);
-  arch.default_batch = 32;
-  arch.seq = seq;
+  ModelArch arch =
+      sequence_model(c.name, "BERT", c.layers, c.hidden, ", with pretraining heads", seq, c.max_positions, 32);
   const int h = c.hidden;
   // Embedding lookups cost no FLOPs; their gradients are ready last.
   arch.layers.push_back({"bert.embeddings",
@@ -91,13 +96,7 @@ ModelArch build_bert(const BertConfig& c, int seq) {
 }
 
 ModelArch build_gpt2(const Gpt2Config& c, int seq) {
-  check_seq(c.name, seq, c.context);
-  ModelArch arch;
-  arch.name = c.name;
-  arch.description = "GPT-2 " + std::to_string(c.layers) + " layers, hidden " + std::to_string(c.hidden) +
-                     "; seq " + std::to_string(seq);
-  arch.default_batch = 8;
-  arch.seq = seq;
+  ModelArch arch = sequence_model(c.name, "GPT-2", c.layers, c.hidden, "", seq, c.context, 8);
   const int h = c.hidden;
   arch.layers.push_back({"transformer.wte", {{"transformer.wte.weight", sz(c.vocab) * sz(h)}}, 0});
   arch.layers.push_back({"transformer.wpe", {{"transformer.wpe.weight", sz(c.context) * sz(h)}}, 0});

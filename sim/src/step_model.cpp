@@ -108,7 +108,7 @@ Engine parse_engine(std::string_view name) {
 }
 
 struct StepSimulator::Impl {
-  explicit Impl(const topo::Topology& t) : topology(t), cost(t), layout(t.rank_layout()) {
+  explicit Impl(const topo::Topology& t) : topology(t), cost(t), layout(cost.layout) {
     for (const coll::Algorithm& a : coll::algorithms()) {
       if (a.collective == coll::Collective::allreduce) allreduce.push_back(&a);
     }
@@ -116,10 +116,8 @@ struct StepSimulator::Impl {
       for (const coll::Algorithm* a : allreduce) {
         negotiation = std::min(negotiation, analytic_time(*a, kNegotiationBytes, 4, {}));
       }
-      if (!std::isfinite(negotiation)) negotiation = 0;
-    } else {
-      negotiation = 0;
     }
+    if (!std::isfinite(negotiation)) negotiation = 0;  // one rank, or no algorithm applies
   }
 
   double analytic_time(const coll::Algorithm& algo, std::size_t bytes, std::size_t elem_size,
@@ -158,7 +156,7 @@ struct StepSimulator::Impl {
 
   const topo::Topology& topology;
   CostModel cost;
-  RankLayout layout;
+  const RankLayout& layout;  // cost.layout: the topology's rank_layout()
   std::vector<const coll::Algorithm*> allreduce;  // the registry's allreduce entries
   double negotiation = kInf;
   mutable std::mutex mutex;  // guards prices: run() may be called from several threads

@@ -184,7 +184,7 @@ std::size_t median_known_count(const std::vector<const Track*>& tensors, std::st
 // allreduce (see timeline.hpp); 0 when the timeline holds a single step.
 double estimate_forward_us(const std::vector<const Track*>& tensors) {
   const Track& first = *tensors.front();
-  if (first.op_starts < 2 || std::isnan(first.first_op_start)) return 0;
+  if (first.op_starts < 2) return 0;  // (a second start implies the first was recorded)
   const double next_ready = first.second_op_start - (first.first_op_start - ready_abs(first));
   double comm_end = ready_abs(first);
   for (const Track* t : tensors) {

@@ -77,6 +77,27 @@ TEST(CostModelLevels, SubsetOfRanksAndTooFewRanks) {
   EXPECT_THROW(CostModel(t, 0), Error);
 }
 
+TEST(CostModelLevels, LayoutIsTheTopologysOwnAndItsPrefixes) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  EXPECT_EQ(CostModel(t).layout, t.rank_layout());
+  // Ranks listed against host order, and one rank on a device outside every host.
+  topo::Topology odd;
+  const int h0 = odd.add_host("h0");
+  const int h1 = odd.add_host("h1");
+  const topo::VertexId sw = odd.add_device({"sw", topo::DeviceKind::net_switch, -1, 0});
+  for (int r = 0; r < 5; ++r) {
+    const int host = r < 2 ? h1 : r < 4 ? h0 : -1;
+    const topo::VertexId v = odd.add_device({"gpu" + std::to_string(r), topo::DeviceKind::gpu, host, 50});
+    odd.add_duplex_link(v, sw, topo::LinkKind::net, 10, 1);
+    odd.map_rank(r, v);
+  }
+  odd.validate();
+  EXPECT_EQ(CostModel(odd).layout, odd.rank_layout());
+  EXPECT_EQ(CostModel(odd, 5).layout, RankLayout({1, 1, 0, 0, 2}));
+  EXPECT_EQ(CostModel(odd, 3).layout, RankLayout({1, 1, 0}));
+  EXPECT_EQ(CostModel(odd, 2).layout, RankLayout({0, 0}));
+}
+
 class Textbook : public ::testing::TestWithParam<int> {};
 
 TEST_P(Textbook, Ring) {

@@ -125,11 +125,13 @@ TEST(Profiles, BadSpecsAreErrors) {
   }
   try {
     parse_profile_spec("resnet50:batch=-4");
+    FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("batch=-4"), std::string::npos) << e.what();
   }
   try {
     parse_profile_spec("alexnet");
+    FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("resnet50"), std::string::npos) << e.what();  // lists known models
   }

@@ -61,8 +61,9 @@ struct CostModel {
   double time_us(const coll::Algorithm& algorithm, const CollectiveRequest& request) const;
 };
 
-// Derivations used by CostModel (exposed for tests and for the calibration tools).
-// The first `nranks` ranks of the topology as a layout with hosts renumbered densely.
+// Derivations used by CostModel.
+// The first `nranks` ranks of topology.rank_layout(), hosts left empty dropped and the rest
+// renumbered densely in order (all ranks: rank_layout() itself).
 RankLayout layout_of_first_ranks(const topo::Topology& topology, int nranks);
 coll::LevelCosts derive_level_costs(const topo::Topology& topology, int nranks);
 // us per byte at the slowest rank device's reduction rate (0 when none states one).
