@@ -24,7 +24,7 @@ struct BenchArgs {
   bench::BenchConfig config;
 };
 
-bench::BenchConfig to_config(BenchArgs& a) {
+bench::BenchConfig to_config(const BenchArgs& a) {
   bench::BenchConfig c = a.config;
   c.transport = bench::parse_transport(a.transport);
   c.ranks = a.ranks;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/bench/bench.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
@@ -133,12 +134,14 @@ class Predictor {
   coll::AlgoOptions options_;
 };
 
-double busbw_factor(int n) { return n > 1 ? 2.0 * (n - 1) / n : 0.0; }
-
 nlohmann::json row_json(const Row& row, const SimulateArgs& args, int ranks) {
   const double algbw = gbps(row.bytes, row.time_us);
-  nlohmann::json j{{"algorithm", row.algorithm}, {"ranks", ranks},   {"bytes", row.bytes},
-                   {"time_us", row.time_us},     {"algbw_gbps", algbw}, {"busbw_gbps", algbw * busbw_factor(ranks)},
+  nlohmann::json j{{"algorithm", row.algorithm},
+                   {"ranks", ranks},
+                   {"bytes", row.bytes},
+                   {"time_us", row.time_us},
+                   {"algbw_gbps", algbw},
+                   {"busbw_gbps", algbw * bench::allreduce_busbw_factor(ranks)},
                    {"engine", args.engine}};
   j["fp16_compress"] = args.fp16;
   if (args.algo == "auto") j["selected_by"] = "auto";
@@ -154,7 +157,7 @@ void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const t
   for (const Row& row : rows) {
     const double algbw = gbps(row.bytes, row.time_us);
     std::printf("%14zu %12zu %7s %13s %12.2f %12.2f %12.2f\n", row.bytes, row.bytes / kElem, "float",
-                row.algorithm.c_str(), row.time_us, algbw, algbw * busbw_factor(ranks));
+                row.algorithm.c_str(), row.time_us, algbw, algbw * bench::allreduce_busbw_factor(ranks));
   }
   if (!args.trace.empty()) std::printf("# trace written to %s\n", args.trace.c_str());
 }

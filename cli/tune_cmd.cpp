@@ -116,7 +116,6 @@ void run_tune(const TuneArgs& a) {
   const topo::Topology topology = topo::load_topology(a.topology);
   const sim::Workload workload = sim::load_workload(a.model);
   if (a.objective != "measured") return tune_and_write(a, options, topology, workload);
-  if (!tuner::measured_objective_available()) tuner::make_measured_objective(workload, {});  // throws
 #ifdef COLLTUNE_HAVE_MPI
   // An error while MPI is up ends the job with MPI_Abort (MpiSession), before main() could print
   // it: print it here first.
@@ -127,6 +126,8 @@ void run_tune(const TuneArgs& a) {
     std::cerr << "colltune: error: " << e.what() << "\n";
     throw;
   }
+#else
+  tuner::make_measured_objective(workload, {});  // throws: this build has no MPI transport
 #endif
 }
 

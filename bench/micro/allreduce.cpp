@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "colltune/bench/bench.hpp"
 #include "colltune/collectives/allreduce.hpp"
 #include "colltune/collectives/threads.hpp"
 
@@ -51,7 +52,7 @@ void BM_ThreadsRingAllreduce(benchmark::State& state) {
   const double per_op = total_s / static_cast<double>(state.iterations());
   const double algbw = static_cast<double>(bytes) / per_op / 1e9;
   state.counters["algbw_GBps"] = algbw;
-  state.counters["busbw_GBps"] = algbw * 2.0 * (ranks - 1) / ranks;
+  state.counters["busbw_GBps"] = algbw * colltune::bench::allreduce_busbw_factor(ranks);
 }
 BENCHMARK(BM_ThreadsRingAllreduce)
     ->Args({1 << 20, 2})

@@ -71,59 +71,45 @@ void BM_Reduce_f16_sum_NoVec(benchmark::State& state) {
 BENCHMARK(BM_Reduce_f16_sum_NoVec)->Arg(1 << 13)->Arg(1 << 24);
 #endif
 
-void BM_Convert_f32_to_f16(benchmark::State& state) {
+// One pass of `op(src, dst, n)` per iteration over n elements; bytes count the fp32 side once
+// (read for f32 -> f16/bf16, written for f16 -> f32, accumulated for f16 into f32).
+template <class Src, class Dst, class Op>
+void BM_Elementwise(benchmark::State& state, Src init, Op op) {
   const std::size_t n = elems(state);
-  std::vector<float> src(n, 1.5f);
-  std::vector<std::uint16_t> dst(n);
+  std::vector<Src> src(n, init);
+  std::vector<Dst> dst(n);
   for (auto _ : state) {
-    colltune::coll::f32_to_f16(src.data(), dst.data(), n);
-    benchmark::ClobberMemory();
-  }
-  set_bytes(state, n * sizeof(float));  // bytes read
-}
-
-void BM_Convert_f16_to_f32(benchmark::State& state) {
-  const std::size_t n = elems(state);
-  std::vector<std::uint16_t> src(n, 0x3e00);
-  std::vector<float> dst(n);
-  for (auto _ : state) {
-    colltune::coll::f16_to_f32(src.data(), dst.data(), n);
-    benchmark::ClobberMemory();
-  }
-  set_bytes(state, n * sizeof(float));  // bytes written
-}
-
-void BM_Convert_f32_to_bf16(benchmark::State& state) {
-  const std::size_t n = elems(state);
-  std::vector<float> src(n, 1.5f);
-  std::vector<std::uint16_t> dst(n);
-  for (auto _ : state) {
-    colltune::coll::f32_to_bf16(src.data(), dst.data(), n);
+    op(src.data(), dst.data(), n);
     benchmark::ClobberMemory();
   }
   set_bytes(state, n * sizeof(float));
 }
 
-void BM_Compress_f16_with_overflow_check(benchmark::State& state) {
-  const std::size_t n = elems(state);
-  std::vector<float> src(n, 1.5f);
-  std::vector<std::uint16_t> dst(n);
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(colltune::coll::compress_f16(src.data(), dst.data(), n));
-    benchmark::ClobberMemory();
-  }
-  set_bytes(state, n * sizeof(float));
+void BM_Convert_f32_to_f16(benchmark::State& s) {
+  BM_Elementwise<float, std::uint16_t>(s, 1.5f, [](const float* a, std::uint16_t* b, std::size_t n) {
+    colltune::coll::f32_to_f16(a, b, n);
+  });
 }
-
-void BM_Reduce_f16_into_f32(benchmark::State& state) {
-  const std::size_t n = elems(state);
-  std::vector<float> acc(n, 0.0f);
-  std::vector<std::uint16_t> in(n, 0);
-  for (auto _ : state) {
-    colltune::coll::reduce_f16_into_f32(acc.data(), in.data(), n);
-    benchmark::ClobberMemory();
-  }
-  set_bytes(state, n * sizeof(float));
+void BM_Convert_f16_to_f32(benchmark::State& s) {
+  BM_Elementwise<std::uint16_t, float>(s, std::uint16_t{0x3e00}, [](const std::uint16_t* a, float* b, std::size_t n) {
+    colltune::coll::f16_to_f32(a, b, n);
+  });
+}
+void BM_Convert_f32_to_bf16(benchmark::State& s) {
+  BM_Elementwise<float, std::uint16_t>(s, 1.5f, [](const float* a, std::uint16_t* b, std::size_t n) {
+    colltune::coll::f32_to_bf16(a, b, n);
+  });
+}
+void BM_Compress_f16_with_overflow_check(benchmark::State& s) {
+  BM_Elementwise<float, std::uint16_t>(s, 1.5f, [](const float* a, std::uint16_t* b, std::size_t n) {
+    benchmark::DoNotOptimize(colltune::coll::compress_f16(a, b, n));
+  });
+}
+// The fp32 accumulator starts at 0 and the fp16 inputs are 0, so it stays finite.
+void BM_Reduce_f16_into_f32(benchmark::State& s) {
+  BM_Elementwise<std::uint16_t, float>(s, std::uint16_t{0}, [](const std::uint16_t* in, float* acc, std::size_t n) {
+    colltune::coll::reduce_f16_into_f32(acc, in, n);
+  });
 }
 
 // 8 Ki elements (32 KiB of fp32: in L1/L2) and 16 Mi elements (64 MiB of fp32: memory bound).

@@ -1,6 +1,9 @@
 #pragma once
 // Bench internals: inputs whose reduction is exact in any order, and their reference result.
 #include <cstddef>
+#include <functional>
+#include <ostream>
+#include <vector>
 
 #include "colltune/bench/bench.hpp"
 
@@ -13,5 +16,11 @@ void fill_input(const BenchConfig& config, int rank, int nranks, void* buffer, s
 void fill_reference(const BenchConfig& config, int nranks, void* reference, std::size_t count);
 // Elements whose bytes differ.
 std::size_t count_wrong(const void* result, const void* reference, std::size_t count, std::size_t elem_size);
+
+// What the threads and MPI benches share around the sweep: the memcpy reference, the table
+// header, `sweep(sink)` (its rows become the report's), the footer and the JSON file. Only
+// `root` measures, prints to `out` (when non-null) and writes.
+BenchReport run_report(const BenchConfig& config, int nranks, int nhosts, bool root, std::ostream* out,
+                       const std::function<std::vector<BenchRow>(const RowSink&)>& sweep);
 
 }  // namespace colltune::bench::detail

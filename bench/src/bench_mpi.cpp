@@ -5,7 +5,7 @@
 
 #include <ostream>
 
-#include "colltune/common/atomic_file.hpp"
+#include "bench_detail.hpp"
 
 namespace colltune::bench {
 namespace {
@@ -25,20 +25,9 @@ RunnerFactory mpi_runners(const BenchConfig& config, coll::MpiCommunicator& mpi)
 
 BenchReport run_mpi_bench(const BenchConfig& config, coll::MpiCommunicator& comm, std::ostream* out) {
   validate_config(config, comm.size());
-  BenchReport report;
-  report.config = config;
-  report.nranks = comm.size();
-  report.nhosts = comm.layout().nhosts();
-  const bool root = comm.rank() == 0;
-  if (config.measure_memcpy && root) report.memcpy_gbps = memcpy_bandwidth_gbps(config.max_bytes);
-  if (out && root) *out << table_header(report) << std::flush;
-  const RowSink sink = [&](const BenchRow& row) {
-    if (out) *out << table_row(row, config) << std::flush;
-  };
-  report.rows = run_sweep(comm, config, mpi_runners(config, comm), sink);
-  if (out && root) *out << table_footer(report) << std::flush;
-  if (root && !config.json_path.empty()) write_file_atomic(config.json_path, report_json(report));
-  return report;
+  const RunnerFactory runners = mpi_runners(config, comm);
+  return detail::run_report(config, comm.size(), comm.layout().nhosts(), comm.rank() == 0, out,
+                            [&](const RowSink& sink) { return run_sweep(comm, config, runners, sink); });
 }
 
 }  // namespace colltune::bench

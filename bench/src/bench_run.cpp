@@ -146,25 +146,38 @@ double memcpy_bandwidth_gbps(std::size_t bytes) {
   return gbps(bytes, best_us);
 }
 
+namespace detail {
+
+BenchReport run_report(const BenchConfig& config, int nranks, int nhosts, bool root, std::ostream* out,
+                       const std::function<std::vector<BenchRow>(const RowSink&)>& sweep) {
+  BenchReport report;
+  report.config = config;
+  report.nranks = nranks;
+  report.nhosts = nhosts;
+  if (!root) out = nullptr;
+  if (config.measure_memcpy && root) report.memcpy_gbps = memcpy_bandwidth_gbps(config.max_bytes);
+  if (out) *out << table_header(report) << std::flush;
+  report.rows = sweep([&](const BenchRow& row) {
+    if (out) *out << table_row(row, config) << std::flush;
+  });
+  if (out) *out << table_footer(report) << std::flush;
+  if (root && !config.json_path.empty()) write_file_atomic(config.json_path, report_json(report));
+  return report;
+}
+
+}  // namespace detail
+
 BenchReport run_threads_bench(const BenchConfig& config, std::ostream* out) {
   validate_config(config, config.ranks);
   const RankLayout layout = bench_layout(config.ranks, config.ranks_per_host);
-  BenchReport report;
-  report.config = config;
-  report.nranks = layout.nranks();
-  report.nhosts = layout.nhosts();
-  if (config.measure_memcpy) report.memcpy_gbps = memcpy_bandwidth_gbps(config.max_bytes);
-  if (out) *out << table_header(report) << std::flush;
-  const RowSink sink = [&](const BenchRow& row) {
-    if (out) *out << table_row(row, config) << std::flush;
-  };
-  coll::run_threads(layout, [&](coll::Communicator& comm) {
-    auto rows = run_sweep(comm, config, registry_runners(config), sink);
-    if (comm.rank() == 0) report.rows = std::move(rows);
+  return detail::run_report(config, layout.nranks(), layout.nhosts(), true, out, [&](const RowSink& sink) {
+    std::vector<BenchRow> rows;
+    coll::run_threads(layout, [&](coll::Communicator& comm) {
+      auto mine = run_sweep(comm, config, registry_runners(config), sink);
+      if (comm.rank() == 0) rows = std::move(mine);
+    });
+    return rows;
   });
-  if (out) *out << table_footer(report) << std::flush;
-  if (!config.json_path.empty()) write_file_atomic(config.json_path, report_json(report));
-  return report;
 }
 
 }  // namespace colltune::bench

@@ -19,12 +19,6 @@ namespace {
 using coll::DType;
 using coll::ReduceOp;
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-
 // Runs `algorithm` over `comm` for one case and compares with MPI_Allreduce and the reference.
 void expect_matches_mpi(coll::MpiCommunicator& comm, const std::string& algorithm, DType dtype, ReduceOp op,
                         std::size_t count, std::size_t chunk, bool in_place, const std::string& inner = "ring") {
@@ -90,7 +84,7 @@ TEST(Mpi, HierarchicalOnEmulatedHosts) {
   coll::MpiOptions options;
   options.ranks_per_host = 2;
   coll::MpiCommunicator comm(MPI_COMM_WORLD, options);
-  EXPECT_EQ(comm.layout().nhosts(), (world_size() + 1) / 2);
+  EXPECT_EQ(comm.layout().nhosts(), (comm.size() + 1) / 2);
   for (const std::string inner : {"ring", "rhd", "tree"}) {
     for (const std::string id : {"hierarchical", "hierarchical_leader"}) {
       expect_matches_mpi(comm, id, DType::f32, ReduceOp::sum, 4099, 0, true, inner);

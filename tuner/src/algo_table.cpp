@@ -41,6 +41,8 @@ double time_of(const sim::CostModel& model, const AlgoChoice& c, std::size_t byt
 
 }  // namespace
 
+std::string describe(const AlgoChoice& c) { return c.inner.empty() ? c.algorithm : c.algorithm + "(" + c.inner + ")"; }
+
 std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoTableOptions& options) {
   const auto choices = choices_of(options);
   std::vector<SizeRange> table;

@@ -93,8 +93,11 @@ std::string emit_nccl_env(const TuneResult& r) {
         << "NCCL_TUNER_CONFIG_FILE=nccl_tuner.conf\n";
   }
   if (r.best.candidate.chunk_bytes > 0 && r.best.candidate.algorithm != kAutoAlgorithm) {
-    // NCCL splits its per-channel buffer into NCCL_STEPS = 8 slots; one slot is one chunk.
-    out << "# Pipelining chunk " << format_bytes(r.best.candidate.chunk_bytes) << " = NCCL_BUFFSIZE / 8 slots.\n"
+    // An unverified mapping: NCCL cuts NCCL_BUFFSIZE into NCCL_STEPS = 8 steps, but its ring
+    // allreduce sends 2-step slices in 4-step chunks and resizes them for small messages, so
+    // "one colltune chunk = one step" is our approximation, not checked against NCCL runs.
+    out << "# Pipelining chunk " << format_bytes(r.best.candidate.chunk_bytes)
+        << " = NCCL_BUFFSIZE / 8 (one NCCL step; an approximation, not verified against NCCL).\n"
         << "NCCL_BUFFSIZE=" << r.best.candidate.chunk_bytes * 8 << "\n";
   }
   out << "# Channels are not modelled: NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS are left to NCCL.\n";

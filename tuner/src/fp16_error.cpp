@@ -3,21 +3,17 @@
 
 #include <cmath>
 
+#include "colltune/collectives/algorithms/index_math.hpp"
+
 namespace colltune::tuner {
 namespace {
-
-int ceil_log2(int p) {
-  int d = 0;
-  while ((1 << d) < p) ++d;
-  return d;
-}
 
 // Depth of a flat algorithm over p ranks: the ring chains p-1 additions, the others are
 // logarithmic. "auto" may pick the ring, so it is priced as the ring (conservative).
 int flat_depth(std::string_view algorithm, int p) {
   if (p <= 1) return 0;
   if (algorithm == "ring" || algorithm == "auto") return p - 1;
-  return ceil_log2(p);
+  return coll::algo::ceil_log2(p);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #ifdef COLLTUNE_HAVE_MPI
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -29,15 +30,23 @@ void wait_until_us(Clock::time_point t0, double us) {
   std::this_thread::sleep_until(t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(us)));
 }
 
+// `query` (MPI_Comm_rank or MPI_Comm_size) on the world, or `fallback` before MPI_Init.
+int world_query(int (*query)(MPI_Comm, int*), int fallback) {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) return fallback;
+  int value = fallback;
+  query(MPI_COMM_WORLD, &value);
+  return value;
+}
+
 class MeasuredObjective final : public Objective {
  public:
   MeasuredObjective(const sim::Workload& workload, MeasuredOptions options)
       : workload_(workload), options_(std::move(options)), comm_(MPI_COMM_WORLD, coll::MpiOptions{coll::ranks_per_host_from_env()}) {
-    std::size_t max_count = 0;
     for (const auto& t : workload_.tensors) {
       offsets_.push_back(total_);
       total_ += t.bytes();
-      max_count = std::max(max_count, t.bytes());
     }
     gradients_.assign(total_, std::byte{0});
     // Small integers in float: every summation order gives the same exact result.
@@ -142,34 +151,17 @@ class MeasuredObjective final : public Objective {
 
 }  // namespace
 
-bool measured_objective_available() { return true; }
-
-int mpi_world_rank() {
-  int initialised = 0;
-  MPI_Initialized(&initialised);
-  if (!initialised) return 0;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int mpi_world_size() {
-  int initialised = 0;
-  MPI_Initialized(&initialised);
-  if (!initialised) return 1;
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+int mpi_world_rank() { return world_query(MPI_Comm_rank, 0); }
+int mpi_world_size() { return world_query(MPI_Comm_size, 1); }
 
 std::unique_ptr<Objective> make_measured_objective(const sim::Workload& workload, const MeasuredOptions& options) {
-  if (options.iterations < 1 || options.warmup < 0) throw Error("measured objective: iterations must be >= 1");
+  if (options.iterations < 1) throw Error("measured objective: iterations must be >= 1");
+  if (options.warmup < 0) throw Error("measured objective: warmup must be >= 0");
   return std::make_unique<MeasuredObjective>(workload, options);
 }
 
 #else
 
-bool measured_objective_available() { return false; }
 int mpi_world_rank() { return 0; }
 int mpi_world_size() { return 1; }
 std::unique_ptr<Objective> make_measured_objective(const sim::Workload&, const MeasuredOptions&) {

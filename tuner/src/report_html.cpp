@@ -141,7 +141,7 @@ std::string table_section(const TuneResult& r) {
     << "<th>chunk</th><th>predicted time at the largest sampled size</th></tr>\n";
   for (const auto& s : r.algo_table)
     o << "<tr><td>" << escape(format_bytes(s.min_bytes)) << "</td><td>" << escape(format_bytes(s.max_bytes))
-      << "</td><td>" << escape(s.choice.inner.empty() ? s.choice.algorithm : s.choice.algorithm + "(" + s.choice.inner + ")")
+      << "</td><td>" << escape(describe(s.choice))
       << "</td><td>" << escape(format_bytes(s.choice.chunk_bytes)) << "</td><td>"
       << escape(format_time_us(s.time_us) + " at " + format_bytes(s.sampled_bytes))
       << "</td></tr>\n";

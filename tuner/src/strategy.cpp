@@ -109,7 +109,8 @@ int knobs_changed(const Candidate& a, const Candidate& b) {
 }
 
 // Bayesian optimisation over the finite candidate set:
-//  1. evaluate the initial points and random ones up to max(4, budget/5);
+//  1. evaluate the initial points, then random ones, max(initial + 3, budget/5) in all (at
+//     most the budget);
 //  2. repeat: fit the GP to (encode(c), log t) of everything seen; score every unseen candidate
 //     (or a seeded sample of 4096 when the space is larger) by expected improvement over the
 //     best log t; evaluate the highest score (ties: the first in the seeded order). Every third

@@ -113,7 +113,7 @@ std::vector<BusbwCurve> make_busbw_curves(const sim::CostModel& model, const std
   std::vector<BusbwCurve> out;
   for (const auto& c : choices) {
     BusbwCurve curve;
-    curve.label = c.inner.empty() ? c.algorithm : c.algorithm + "(" + c.inner + ")";
+    curve.label = describe(c);
     bool any = false;
     for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) {
       curve.bytes.push_back(s);

@@ -23,6 +23,9 @@ struct AlgoChoice {
   bool operator==(const AlgoChoice&) const = default;
 };
 
+// "ring", "hierarchical(rhd)": the algorithm with its cross-host one, for labels.
+std::string describe(const AlgoChoice& choice);
+
 struct SizeRange {
   std::size_t min_bytes = 0;  // inclusive
   std::size_t max_bytes = 0;  // inclusive

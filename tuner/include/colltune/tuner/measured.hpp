@@ -29,9 +29,6 @@ struct MeasuredOptions {
   std::vector<SizeRange> auto_table;
 };
 
-// True when this build has the MPI transport.
-bool measured_objective_available();
-
 // This process's MPI rank and the world size (0 and 1 without MPI or before MPI_Init).
 int mpi_world_rank();
 int mpi_world_size();
