@@ -91,7 +91,7 @@ TEST(TopologyGraph, RouteIsCachedAndMatchesRoutesFrom) {
 
 // route() runs a bidirectional search, routes_from() plain Dijkstra: with the canonical tie
 // break they must return identical routes for every pair.
-TEST(TopologyGraph, AStarRoutesEqualDijkstraRoutes) {
+TEST(TopologyGraph, BidirectionalRoutesEqualDijkstraRoutes) {
   for (const char* spec : {"dgx-h100:nodes=3", "fat-tree:nodes=8,gpus=4,nics=4,leaf_ports=8,oversub=2", "dgx1-v100:nodes=2",
                            "dgx-a100:nodes=5,leaf_ports=16", "pcie-box:nodes=2,gpus=5,per_switch=2,nics=1",
                            "torus:dims=3x3x2,per_host=3", "flat:ranks=5,nodes=5"}) {

@@ -155,6 +155,13 @@ TEST(Presets, ErrorsListValidNames) {
   EXPECT_THAT(error_of([] { make_preset("flat:bw=0"); }), HasSubstr("bw=0: expected a number > 0"));
   EXPECT_THAT(error_of([] { make_preset("flat:ranks=5,nodes=2"); }), HasSubstr("nodes=2 does not divide ranks=5"));
   EXPECT_THAT(error_of([] { make_preset("flat:alpha=1e400"); }), HasSubstr("alpha=1e400"));
+  // Numbers are plain decimals: no hex, no spaces around them.
+  EXPECT_THAT(error_of([] { make_preset("flat:alpha=0x10"); }), HasSubstr("alpha=0x10: expected a number >= 0"));
+  EXPECT_THAT(error_of([] { make_preset("flat:bw= 4"); }), HasSubstr("bw= 4: expected a number > 0"));
+  EXPECT_THAT(error_of([] { make_preset("flat:bw=4 "); }), HasSubstr("bw=4 : expected a number > 0"));
+  EXPECT_THAT(error_of([] { make_preset("flat:bw=inf"); }), HasSubstr("bw=inf: expected a number > 0"));
+  EXPECT_THAT(error_of([] { make_preset("flat:bw="); }), HasSubstr("bw=: expected a number > 0"));
+  EXPECT_DOUBLE_EQ(make_preset("flat:ranks=2,bw=2.5e1").route(0, 1).bottleneck_gbps, 25);
 }
 
 }  // namespace

@@ -44,17 +44,6 @@ inline double nvlink_link_gbps(int sm) {
   return 50.0;
 }
 
-// Reduce rate of a GPU of compute capability `sm` (see above; unknown generations get the
-// nearest older one).
-inline double gpu_reduce_gbps(int sm) {
-  if (sm < 70) return 244.0;  // P100 732 GB/s
-  if (sm < 80) return 300.0;
-  if (sm == 80) return 680.0;
-  if (sm < 90) return 288.0;
-  if (sm < 100) return 1117.0;
-  return 2667.0;  // B200 8 TB/s
-}
-
 // PCIe lane rate in GT/s of generation g at index g - 1 (Gen1..Gen6).
 inline constexpr double kPcieGts[] = {2.5, 5, 8, 16, 32, 64};
 inline constexpr int kPcieGenerations = static_cast<int>(std::size(kPcieGts));
@@ -69,6 +58,20 @@ inline constexpr double kH100ReduceGbps = 1117.0;
 inline constexpr double kA100ReduceGbps = 680.0;
 inline constexpr double kV100ReduceGbps = 300.0;
 inline constexpr double kL40sReduceGbps = 288.0;
+inline constexpr double kP100ReduceGbps = 244.0;   // 732 GB/s HBM2
+inline constexpr double kB200ReduceGbps = 2667.0;  // 8 TB/s HBM3e
+
+// Reduce rate of a GPU of compute capability `sm` (see above; unknown generations get the
+// nearest older one; sm86/89 GDDR6 boards count as an L40S).
+inline double gpu_reduce_gbps(int sm) {
+  if (sm < 70) return kP100ReduceGbps;
+  if (sm < 80) return kV100ReduceGbps;
+  if (sm == 80) return kA100ReduceGbps;
+  if (sm < 90) return kL40sReduceGbps;
+  if (sm < 100) return kH100ReduceGbps;
+  return kB200ReduceGbps;
+}
+
 inline constexpr double kXeon8480ReduceGbps = 102.0;
 inline constexpr double kEpyc7742ReduceGbps = 68.0;
 inline constexpr double kXeonE5ReduceGbps = 26.0;

@@ -10,6 +10,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/topology/json_io.hpp"
+#include "text_util.hpp"
 
 namespace colltune::topo {
 namespace {
@@ -67,9 +68,8 @@ class Reader {
   void only_keys(const json& obj, const std::string& field, std::initializer_list<std::string_view> keys) const {
     for (const auto& [key, value] : obj.items()) {
       if (key == "comment" || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      std::string valid;
-      for (std::string_view k : keys) valid += (valid.empty() ? "" : ", ") + std::string(k);
-      fail(field.empty() ? key : field + "." + key, "unknown key (valid: " + valid + ")");
+      fail(field.empty() ? key : field + "." + key,
+           "unknown key (valid: " + detail::join_names(keys, [](std::string_view k) { return k; }) + ")");
     }
   }
 

@@ -5,6 +5,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/topology/topology.hpp"
+#include "text_util.hpp"
 
 namespace colltune::topo {
 namespace {
@@ -27,36 +28,26 @@ constexpr std::array<std::pair<LinkKind, std::string_view>, 5> kLinkNames{{
 }};
 
 template <typename Table>
-std::string valid_names(const Table& table) {
-  std::string out;
-  for (const auto& [kind, name] : table) out += (out.empty() ? "" : ", ") + std::string(name);
-  return out;
+std::string_view name_in(const Table& table, typename Table::value_type::first_type kind) {
+  for (const auto& [k, name] : table)
+    if (k == kind) return name;
+  return "?";
+}
+
+// `what` ("device kind") names the table in the error, which lists the valid names.
+template <typename Table>
+auto parse_in(const Table& table, std::string_view name, const char* what) {
+  for (const auto& [kind, n] : table)
+    if (n == name) return kind;
+  throw Error("unknown " + std::string(what) + " '" + std::string(name) + "' (valid: " +
+              detail::join_names(table, [](const auto& entry) { return entry.second; }) + ")");
 }
 
 }  // namespace
 
-std::string_view to_string(DeviceKind kind) {
-  for (const auto& [k, name] : kDeviceNames)
-    if (k == kind) return name;
-  return "?";
-}
-
-std::string_view to_string(LinkKind kind) {
-  for (const auto& [k, name] : kLinkNames)
-    if (k == kind) return name;
-  return "?";
-}
-
-DeviceKind parse_device_kind(std::string_view name) {
-  for (const auto& [kind, n] : kDeviceNames)
-    if (n == name) return kind;
-  throw Error("unknown device kind '" + std::string(name) + "' (valid: " + valid_names(kDeviceNames) + ")");
-}
-
-LinkKind parse_link_kind(std::string_view name) {
-  for (const auto& [kind, n] : kLinkNames)
-    if (n == name) return kind;
-  throw Error("unknown link kind '" + std::string(name) + "' (valid: " + valid_names(kLinkNames) + ")");
-}
+std::string_view to_string(DeviceKind kind) { return name_in(kDeviceNames, kind); }
+std::string_view to_string(LinkKind kind) { return name_in(kLinkNames, kind); }
+DeviceKind parse_device_kind(std::string_view name) { return parse_in(kDeviceNames, name, "device kind"); }
+LinkKind parse_link_kind(std::string_view name) { return parse_in(kLinkNames, name, "link kind"); }
 
 }  // namespace colltune::topo

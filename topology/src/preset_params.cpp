@@ -3,7 +3,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 
 #include "colltune/common/error.hpp"
 #include "text_util.hpp"
@@ -12,16 +11,15 @@ namespace colltune::topo::detail {
 namespace {
 
 std::string valid_keys(const PresetInfo& info) {
-  std::string out;
-  for (const PresetParam& p : info.params) out += (out.empty() ? "" : ", ") + p.key;
+  const std::string out = join_names(info.params, [](const PresetParam& p) -> const std::string& { return p.key; });
   return out.empty() ? "none" : out;
 }
 
-bool parse_double(const std::string& text, double& out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && std::isfinite(out);
+// Decimal only, the whole text: from_chars (unlike strtod) takes no hex ("0x10"), no leading
+// space or '+', and does not depend on the locale.
+bool parse_double(std::string_view text, double& out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && !text.empty() && std::isfinite(out);
 }
 
 bool parse_int(std::string_view text, int& out) {

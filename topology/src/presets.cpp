@@ -3,6 +3,7 @@
 
 #include "colltune/common/error.hpp"
 #include "preset_builders.hpp"
+#include "text_util.hpp"
 
 namespace colltune::topo {
 namespace {
@@ -99,10 +100,9 @@ Topology make_preset(std::string_view spec) {
     if (t.description.empty()) t.description = e.info.summary;
     return t;
   }
-  std::string valid;
-  for (const Entry& e : entries()) valid += (valid.empty() ? "" : ", ") + e.info.name;
-  throw Error("unknown topology preset '" + std::string(name) + "' (valid: " + valid +
-              "; or a .json / .xml file)");
+  const std::string valid =
+      detail::join_names(entries(), [](const Entry& e) -> const std::string& { return e.info.name; });
+  throw Error("unknown topology preset '" + std::string(name) + "' (valid: " + valid + "; or a .json / .xml file)");
 }
 
 }  // namespace colltune::topo

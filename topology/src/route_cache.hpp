@@ -1,7 +1,6 @@
 #pragma once
 // Internal: the per-topology route cache behind Topology::route(), and the reusable search
 // state that keeps one route query from paying O(devices) to initialise its arrays.
-#include <boost/graph/properties.hpp>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -37,31 +36,6 @@ struct CostPlus {
 
 // A link's latency in picoseconds; throws colltune::Error for a negative or non-finite one.
 std::int64_t latency_ps(const Link& link);
-
-// Search arrays kept "at rest" between searches (dist = infinity, color = white); a search
-// records the vertices it discovers and reset() restores only those. Used by the Dijkstra
-// searches of routes_from() and device_route().
-struct SearchScratch {
-  std::vector<Cost> dist;
-  std::vector<boost::default_color_type> color;
-  std::vector<EdgeId> in_edge;  // the edge that last improved each vertex (valid where reached)
-  std::vector<VertexId> touched;
-
-  void ensure(std::size_t vertices) {
-    if (dist.size() == vertices) return;
-    dist.assign(vertices, kCostInf);
-    color.assign(vertices, boost::white_color);
-    in_edge.assign(vertices, EdgeId{});
-    touched.clear();
-  }
-  void reset() {
-    for (VertexId v : touched) {
-      dist[v] = kCostInf;
-      color[v] = boost::white_color;
-    }
-    touched.clear();
-  }
-};
 
 // The state of route()'s search (routing.cpp): a forward and a backward half, kept at rest
 // between queries (dist = infinity, heap_pos = kNotQueued, cross_first = kNone) so that a query

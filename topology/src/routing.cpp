@@ -8,7 +8,8 @@
 //    query costs about what the two halves of its route need, not the degree of the switches
 //    it passes: on flat:ranks=4096 (rank -> crossbar -> rank) the 4096-way crossbar is never
 //    scanned. Search arrays are reused between queries; only what a query reached is reset.
-//  - routes_from(), device_route(): the same cost with dijkstra_shortest_paths_no_init.
+//  - routes_from(), device_route(): the same cost with dijkstra_shortest_paths_no_init, on
+//    arrays sized for the whole graph (one search per call).
 //  - widest_bandwidth(): the max-min (bottleneck) path: Dijkstra with "larger is better" as
 //    the comparison and min() as the combination.
 #include <boost/graph/detail/d_ary_heap.hpp>
@@ -38,24 +39,7 @@ namespace {
 
 struct Found {};  // thrown by a visitor to end a search once the destination is settled
 
-// Records the edge that last improved each vertex (a multigraph needs the edge, not just the
-// predecessor vertex) and every discovered vertex (for SearchScratch::reset), and stops the
-// search when `stop_at` is popped from the queue: its distance is final then.
-class RouteVisitor : public boost::default_dijkstra_visitor {
- public:
-  RouteVisitor(SearchScratch& scratch, VertexId stop_at) : s_(&scratch), stop_at_(stop_at) {}
-  void discover_vertex(VertexId v, const Graph&) const { s_->touched.push_back(v); }
-  void edge_relaxed(const EdgeId& e, const Graph& g) const { s_->in_edge[boost::target(e, g)] = e; }
-  void examine_vertex(VertexId v, const Graph&) const {
-    if (v == stop_at_) throw Found{};
-  }
-
- private:
-  SearchScratch* s_;
-  VertexId stop_at_;
-};
-
-// For widest_bandwidth(): only the early exit.
+// Stops the search when `stop_at` is popped from the queue: its distance is final then.
 class StopVisitor : public boost::default_dijkstra_visitor {
  public:
   explicit StopVisitor(VertexId stop_at) : stop_at_(stop_at) {}
@@ -67,6 +51,26 @@ class StopVisitor : public boost::default_dijkstra_visitor {
   VertexId stop_at_;
 };
 
+// The arrays of one plain Dijkstra search (routes_from(), device_route()); in_edge[v] is the
+// edge that last improved v (a multigraph needs the edge, not just the predecessor vertex).
+struct SearchArrays {
+  explicit SearchArrays(std::size_t vertices)
+      : dist(vertices, kCostInf), color(vertices, boost::white_color), in_edge(vertices) {}
+  std::vector<Cost> dist;
+  std::vector<boost::default_color_type> color;
+  std::vector<EdgeId> in_edge;
+};
+
+// Also records, for each vertex, the edge that last improved it.
+class RouteVisitor : public StopVisitor {
+ public:
+  RouteVisitor(SearchArrays& arrays, VertexId stop_at) : StopVisitor(stop_at), s_(&arrays) {}
+  void edge_relaxed(const EdgeId& e, const Graph& g) const { s_->in_edge[boost::target(e, g)] = e; }
+
+ private:
+  SearchArrays* s_;
+};
+
 // A link's Cost: its latency, one hop, its index (the tie-breaker).
 Cost link_cost(const Graph& g, const EdgeId& e) {
   return Cost{latency_ps(g[e]), 1, static_cast<std::int64_t>(g[e].index)};
@@ -76,29 +80,19 @@ auto weight_map(const Graph& g) {
   return boost::make_function_property_map<EdgeId, Cost>([&g](const EdgeId& e) { return link_cost(g, e); });
 }
 
-template <typename Search>
-void run_search(SearchScratch& s, Search&& search) {
-  try {
-    search();
-  } catch (const Found&) {
-  } catch (...) {
-    s.reset();
-    throw;
-  }
-}
-
-// Dijkstra from `src` into `s` (at rest on entry); stops once `stop_at` is settled
-// (null_vertex() settles everything).
-void dijkstra_route(const Graph& g, VertexId src, VertexId stop_at, SearchScratch& s) {
-  s.ensure(boost::num_vertices(g));
+// Dijkstra from `src`; stops once `stop_at` is settled (null_vertex() settles everything).
+SearchArrays dijkstra_route(const Graph& g, VertexId src, VertexId stop_at) {
+  SearchArrays s(boost::num_vertices(g));
   auto index = boost::get(boost::vertex_index, g);
   s.dist[src] = Cost{};
-  run_search(s, [&] {
+  try {
     boost::dijkstra_shortest_paths_no_init(g, src, boost::dummy_property_map(),
                                            boost::make_iterator_property_map(s.dist.begin(), index), weight_map(g),
                                            index, CostLess{}, CostPlus{}, Cost{}, RouteVisitor(s, stop_at),
                                            boost::make_iterator_property_map(s.color.begin(), index));
-  });
+  } catch (const Found&) {
+  }
+  return s;
 }
 
 // ---- route()'s search ----
@@ -268,7 +262,7 @@ std::optional<std::vector<EdgeId>> cheapest_route(const Graph& g, VertexId src, 
 }
 
 // The Path of a route given from its last link back to its first: links in order, latency
-// summed in the walk order of build_path() so that both give bit-identical doubles.
+// summed from the last link back (one order for every search, so that they agree bit for bit).
 Path path_of(const Graph& g, const std::vector<EdgeId>& backwards) {
   Path path;
   path.bottleneck_gbps = std::numeric_limits<double>::infinity();
@@ -283,19 +277,11 @@ Path path_of(const Graph& g, const std::vector<EdgeId>& backwards) {
 }
 
 // Walks the recorded in-edges back from `dst` to `src`; nullopt when `dst` was not reached.
-std::optional<Path> build_path(const Graph& g, const SearchScratch& r, VertexId src, VertexId dst) {
-  Path path;
-  path.bottleneck_gbps = std::numeric_limits<double>::infinity();
-  if (src == dst) return path;
-  if (r.dist[dst].ps == kInfPs) return std::nullopt;
-  for (VertexId v = dst; v != src; v = boost::source(r.in_edge[v], g)) {
-    const Link& l = g[r.in_edge[v]];
-    path.links.push_back(l.index);
-    path.bottleneck_gbps = std::min(path.bottleneck_gbps, l.bandwidth_gbps);
-    path.latency_us += l.latency_us;
-  }
-  std::reverse(path.links.begin(), path.links.end());
-  return path;
+std::optional<Path> build_path(const Graph& g, const SearchArrays& r, VertexId src, VertexId dst) {
+  if (src != dst && r.dist[dst].ps == kInfPs) return std::nullopt;
+  std::vector<EdgeId> backwards;
+  for (VertexId v = dst; v != src; v = boost::source(r.in_edge[v], g)) backwards.push_back(r.in_edge[v]);
+  return path_of(g, backwards);
 }
 
 std::string no_path(int src, int dst) {
@@ -329,8 +315,7 @@ const Path& Topology::route(int src_rank, int dst_rank) const {
 std::vector<Path> Topology::routes_from(int src_rank) const {
   check_rank(src_rank, "routes_from: source");
   const VertexId s = rank_device_[static_cast<std::size_t>(src_rank)];
-  SearchScratch r;
-  dijkstra_route(graph_, s, Graph::null_vertex(), r);
+  const SearchArrays r = dijkstra_route(graph_, s, Graph::null_vertex());
   std::vector<Path> out;
   out.reserve(static_cast<std::size_t>(num_ranks()));
   for (int dst = 0; dst < num_ranks(); ++dst) {
@@ -345,9 +330,7 @@ std::vector<Path> Topology::routes_from(int src_rank) const {
 Path Topology::device_route(VertexId from, VertexId to) const {
   if (from >= num_devices() || to >= num_devices())
     throw Error("device_route: device index " + std::to_string(std::max(from, to)) + " does not exist");
-  SearchScratch scratch;
-  dijkstra_route(graph_, from, to, scratch);
-  std::optional<Path> path = build_path(graph_, scratch, from, to);
+  std::optional<Path> path = build_path(graph_, dijkstra_route(graph_, from, to), from, to);
   if (!path) throw Error("no path from device '" + graph_[from].id + "' to device '" + graph_[to].id + "'");
   return std::move(*path);
 }

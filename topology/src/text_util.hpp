@@ -2,6 +2,7 @@
 // Internal: small text helpers shared by the topology loaders and writers.
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "colltune/topology/topology.hpp"
 
@@ -12,6 +13,17 @@ inline std::string fmt_num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
+}
+
+// "a, b, c": the names of `items` (name_of(item) gives one) for "(valid: ...)" messages.
+template <typename Range, typename NameOf>
+std::string join_names(const Range& items, NameOf name_of) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ", ";
+    out += std::string_view(name_of(item));
+  }
+  return out;
 }
 
 // True when link i+1 is link i reversed with the same kind and figures (what

@@ -67,13 +67,11 @@ Topology& Topology::operator=(const Topology& other) {
 
 Topology::~Topology() = default;
 
-Topology::RouteCache& Topology::cache() const {
-  if (!cache_) cache_ = std::make_unique<RouteCache>();  // only a moved-from object lacks one
-  return *cache_;
-}
+// Every constructor and assignment gives the object a cache of its own (a moved-from one too),
+// so it is never null.
+Topology::RouteCache& Topology::cache() const { return *cache_; }
 
 void Topology::invalidate_routes() {
-  if (!cache_) return;
   std::lock_guard lock(cache_->mutex);
   cache_->routes.clear();
 }

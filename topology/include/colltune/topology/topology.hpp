@@ -119,7 +119,7 @@ class Topology {
   std::vector<int> rank_map_count_;        // rank -> times map_rank() named it (validate() wants 1)
   std::vector<EdgeId> links_;              // link index -> edge
   struct RouteCache;                       // lazily filled route cache (mutex-protected)
-  mutable std::unique_ptr<RouteCache> cache_;
+  std::unique_ptr<RouteCache> cache_;      // never null: every constructor makes one
 
   RouteCache& cache() const;
   void invalidate_routes();
