@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "colltune/collectives/dtype.hpp"
@@ -66,14 +67,20 @@ inline long long first_mismatch(const void* a, const void* b, std::size_t count,
   return -1;
 }
 
-// Ring allreduce built by hand (reduce-scatter then allgather, one block per rank), so the
-// transports are tested independently of the registry's algorithms.
-inline coll::Schedule hand_ring(int p, std::size_t count) {
+// An allreduce schedule of p ranks with no steps yet, for tests to fill in by hand.
+inline coll::Schedule hand_schedule(std::string name, int p, std::size_t count) {
   coll::Schedule s;
-  s.algorithm = "hand_ring";
+  s.algorithm = std::move(name);
   s.nranks = p;
   s.count = count;
   s.ranks.resize(static_cast<std::size_t>(p));
+  return s;
+}
+
+// Ring allreduce built by hand (reduce-scatter then allgather, one block per rank), so the
+// transports are tested independently of the registry's algorithms.
+inline coll::Schedule hand_ring(int p, std::size_t count) {
+  coll::Schedule s = hand_schedule("hand_ring", p, count);
   auto block = [&](int k) {
     const auto uk = static_cast<std::size_t>(((k % p) + p) % p);
     const std::size_t lo = count * uk / static_cast<std::size_t>(p), hi = count * (uk + 1) / static_cast<std::size_t>(p);
@@ -98,11 +105,7 @@ inline coll::Schedule hand_ring(int p, std::size_t count) {
 // Recursive doubling for p a power of two: every step exchanges the whole buffer with
 // rank ^ 2^k, so each receive overlaps the step's send (the scratch-copy path).
 inline coll::Schedule hand_recursive_doubling(int p, std::size_t count) {
-  coll::Schedule s;
-  s.algorithm = "hand_rd";
-  s.nranks = p;
-  s.count = count;
-  s.ranks.resize(static_cast<std::size_t>(p));
+  coll::Schedule s = hand_schedule("hand_rd", p, count);
   for (int r = 0; r < p; ++r) {
     for (int k = 1; k < p; k <<= 1) {
       coll::Step step;

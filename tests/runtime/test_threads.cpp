@@ -88,11 +88,7 @@ TEST(Threads, MissingPeerEndsWithTimeoutNamingRankPeerAndStep) {
 }
 
 TEST(Threads, UnreceivedSendEndsWithTimeout) {
-  coll::Schedule s;
-  s.algorithm = "one_way";
-  s.nranks = 2;
-  s.count = 4;
-  s.ranks.resize(2);
+  coll::Schedule s = test::hand_schedule("one_way", 2, 4);
   s.ranks[0].push_back(coll::Step{{{coll::OpKind::send, 1, {0, 4}}}});
   EXPECT_THROW(coll::run_threads(2,
                                  [&](coll::Communicator& comm) {
@@ -119,11 +115,7 @@ TEST(Threads, FailingRankReleasesTheOthers) {
 }
 
 TEST(Threads, MismatchedMessageSizeIsAnError) {
-  coll::Schedule s;
-  s.algorithm = "mismatch";
-  s.nranks = 2;
-  s.count = 4;
-  s.ranks.resize(2);
+  coll::Schedule s = test::hand_schedule("mismatch", 2, 4);
   s.ranks[0].push_back(coll::Step{{{coll::OpKind::send, 1, {0, 3}}}});
   s.ranks[1].push_back(coll::Step{{{coll::OpKind::recv_reduce, 0, {0, 2}}}});
   try {

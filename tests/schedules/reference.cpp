@@ -220,23 +220,27 @@ std::string check_data(const Schedule& s, const std::vector<std::vector<std::int
 
 double price(const Schedule& s, const RankLayout& layout, std::size_t elem_size, const coll::LevelCosts& c) {
   const auto part = partners(s);
+  auto intra = [&](int a, int b) { return layout.host_of(a) == layout.host_of(b); };
   auto wire_of = [&](int a, int b) {
-    const bool intra = layout.host_of(a) == layout.host_of(b);
-    return std::pair{intra ? c.alpha_intra_us : c.alpha_inter_us, intra ? c.beta_intra_us_per_byte : c.beta_inter_us_per_byte};
+    return intra(a, b) ? std::pair{c.alpha_intra_us, c.beta_intra_us_per_byte}
+                       : std::pair{c.alpha_inter_us, c.beta_inter_us_per_byte};
   };
   std::vector<std::vector<double>> start(s.ranks.size());
   for (int r = 0; r < s.nranks; ++r) start[static_cast<std::size_t>(r)].assign(s.steps(r).size() + 1, 0.0);
   std::vector<std::size_t> cur;
   // When op k of step i of rank r finishes transmitting through r's port for its kind (sends
-  // inject, receives eject): processor sharing among the step's ops of that kind whose partner
-  // has posted, each beginning when both ends have started their steps.
+  // inject, receives eject) and, with separate_level_ports, its level (intra- or inter-host):
+  // processor sharing among the step's ops through that port whose partner has posted, each
+  // beginning when both ends have started their steps.
   auto port_finish = [&](int r, std::size_t i, std::size_t k) {
     const auto& ops = s.steps(r)[i].ops;
     const bool sends = ops[k].kind == OpKind::send;
+    const bool in_host = intra(r, ops[k].peer);
     std::vector<double> begin, work;
     std::size_t mine = 0;
     for (std::size_t j = 0; j < ops.size(); ++j) {
       if ((ops[j].kind == OpKind::send) != sends) continue;
+      if (c.separate_level_ports && intra(r, ops[j].peer) != in_host) continue;
       const Ref x = part[static_cast<std::size_t>(r)][i][j];
       if (cur[static_cast<std::size_t>(x.rank)] < x.step) continue;  // begins later
       if (j == k) mine = begin.size();

@@ -2,7 +2,7 @@
 // Test-only reference interpreters of the Schedule semantics (schedule.hpp):
 // - run_data: executes a schedule on per-rank int64 buffers, sequentially;
 // - price: times a schedule under the machine model the cost hints assume
-//   (docs/readme/algorithms.md, "Cost model").
+//   (README.md, "Cost model of the hints"), per-level ports included.
 // Both walk the schedule with the same rendezvous progress rule as validate().
 #include <cstdint>
 #include <vector>

@@ -25,12 +25,49 @@ LevelCosts test_costs() {
 
 double rel(double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-12}); }
 
-double hint(const std::string& id, const RankLayout& l, std::size_t count, const AlgoOptions& o) {
-  return find_algorithm(id).cost(l, count * 4, 4, o, test_costs());
+double hint(const std::string& id, const RankLayout& l, std::size_t count, const AlgoOptions& o,
+            const LevelCosts& c = test_costs()) {
+  return find_algorithm(id).cost(l, count * 4, 4, o, c);
 }
 
-double priced(const std::string& id, const RankLayout& l, std::size_t count, const AlgoOptions& o) {
-  return test::price(build_schedule(id, l, count, o), l, 4, test_costs());
+double priced(const std::string& id, const RankLayout& l, std::size_t count, const AlgoOptions& o,
+              const LevelCosts& c = test_costs()) {
+  return test::price(build_schedule(id, l, count, o), l, 4, c);
+}
+
+// One algorithm on one layout: hint vs priced schedule for several counts, with and without
+// chunking.
+void expect_hint_matches_price(const Algorithm& a, const RankLayout& l, const LevelCosts& c) {
+  const auto p = static_cast<std::size_t>(l.nranks());
+  const bool pow2_hosts = (l.max_ranks_per_host() & (l.max_ranks_per_host() - 1)) == 0;
+  for (std::size_t count : {p * 6000, p * 6000 + 3, std::size_t{1001}, p * 64}) {
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{500}}) {
+      AlgoOptions o;
+      o.chunk_elems = chunk;
+      if (a.not_applicable(l, count, o)) continue;
+      SCOPED_TRACE(a.id + " p=" + std::to_string(p) + " hosts=" + std::to_string(l.nhosts()) + " count=" +
+                   std::to_string(count) + " chunk=" + std::to_string(chunk) +
+                   " separate_level_ports=" + std::to_string(c.separate_level_ports));
+      const double h = hint(a.id, l, count, o, c);
+      const double priced_time = priced(a.id, l, count, o, c);
+      const bool even = count % (p * 2) == 0 && (chunk == 0 || (count / p) % chunk == 0);
+      const bool exact = l.nhosts() == 1 ? (even || a.id == "dbtree" || a.id.find("rd") != std::string::npos ||
+                                           a.id.find("rh") != std::string::npos)
+                                         : even && (a.id != "tree" || pow2_hosts);
+      if (l.nhosts() == 1) {
+        // Binomial trees (hierarchical_leader is one on a single host) with uneven chunks:
+        // the root's ports share their bandwidth, so its smaller chunks arrive first and
+        // their reductions start early; the hint prices them all at the step's full load.
+        const bool binomial = a.id == "tree" || a.id == "hierarchical_leader";
+        EXPECT_LT(rel(h, priced_time), binomial && !even ? 6e-3 : 1e-3);
+      }
+      if (exact) {
+        EXPECT_LT(rel(h, priced_time), 1e-9);
+      }
+      EXPECT_GE(h, priced_time * (1 - 1e-9));
+      EXPECT_LE(h, priced_time * 1.25);
+    }
+  }
 }
 
 }  // namespace
@@ -63,47 +100,24 @@ TEST(CostHints, OneRankAndNoDataCostNothing) {
 }
 
 // Hint vs the priced schedule for p = 1..17 on one host and several uniform multi-host
-// layouts, with and without chunking. Exact where the README ("Cost model of the hints") says so; an upper
-// bound elsewhere.
+// layouts, with and without chunking, and on several hosts with one port per rank and
+// direction (flat) or one per level (NVLink + NIC: LevelCosts::separate_level_ports).
+// Exact where the README ("Cost model of the hints") says so; an upper bound elsewhere.
 TEST(CostHints, MatchThePricedSchedule) {
   std::vector<RankLayout> layouts;
   for (int p = 1; p <= 17; ++p) layouts.push_back(RankLayout::single_host(p));
   for (auto [h, l] : {std::pair{2, 2}, {2, 4}, {4, 2}, {3, 3}, {2, 8}, {4, 4}, {3, 5}}) layouts.push_back(RankLayout::uniform(h, l));
   for (const Algorithm& a : algorithms()) {
     for (const RankLayout& l : layouts) {
-      const auto p = static_cast<std::size_t>(l.nranks());
-      const bool pow2_hosts = (l.max_ranks_per_host() & (l.max_ranks_per_host() - 1)) == 0;
-      for (std::size_t count : {p * 6000, p * 6000 + 3, std::size_t{1001}, p * 64}) {
-        for (std::size_t chunk : {std::size_t{0}, std::size_t{500}}) {
-          AlgoOptions o;
-          o.chunk_elems = chunk;
-          if (a.not_applicable(l, count, o)) continue;
-          SCOPED_TRACE(a.id + " p=" + std::to_string(p) + " hosts=" + std::to_string(l.nhosts()) +
-                       " count=" + std::to_string(count) + " chunk=" + std::to_string(chunk));
-          const double h = hint(a.id, l, count, o);
-          const double priced_time = priced(a.id, l, count, o);
-          const bool even = count % (p * 2) == 0 && (chunk == 0 || (count / p) % chunk == 0);
-          const bool exact = l.nhosts() == 1 ? (even || a.id == "dbtree" || a.id.find("rd") != std::string::npos ||
-                                               a.id.find("rh") != std::string::npos)
-                                             : even && (a.id != "tree" || pow2_hosts);
-          if (l.nhosts() == 1) {
-            // Binomial trees (hierarchical_leader is one on a single host) with uneven chunks:
-            // the root's ports share their bandwidth, so its smaller chunks arrive first and
-            // their reductions start early; the hint prices them all at the step's full load.
-            const bool binomial = a.id == "tree" || a.id == "hierarchical_leader";
-            EXPECT_LT(rel(h, priced_time), binomial && !even ? 6e-3 : 1e-3);
-          }
-          if (exact) {
-            EXPECT_LT(rel(h, priced_time), 1e-9);
-          }
-          EXPECT_GE(h, priced_time * (1 - 1e-9));
-          EXPECT_LE(h, priced_time * 1.25);
-        }
+      for (bool separate : {false, true}) {
+        if (separate && l.nhosts() == 1) continue;  // one level: the same ports
+        LevelCosts c = test_costs();
+        c.separate_level_ports = separate;
+        expect_hint_matches_price(a, l, c);
       }
     }
   }
 }
-
 TEST(CostHints, ChunkingAddsLatencyOnlyWhereItPipelines) {
   const RankLayout l = RankLayout::single_host(8);
   AlgoOptions chunked;

@@ -22,12 +22,8 @@
 namespace colltune::coll::algo {
 namespace {
 
-Block range_chunk(const Block& range, std::size_t c, std::size_t chunk_elems) {
-  return chunk_of(range, c, chunk_elems);
-}
-
 // Calls f(t, parent, child, level k, chunk c) for every edge and chunk of a pipelined
-// binomial phase; `offset(k)` is the delay of level-k edges.
+// binomial phase; `delay(k, levels)` is the time step at which level-k edges carry chunk 0.
 template <class Delay, class F>
 void for_each_transfer(std::size_t q, std::size_t rounds, Delay delay, F f) {
   const int levels = ceil_log2(static_cast<int>(q));
@@ -43,6 +39,30 @@ void for_each_transfer(std::size_t q, std::size_t rounds, Delay delay, F f) {
   }
 }
 
+// The slowest edge of each level k of a binomial tree over `group` stands for the level (exact
+// when hosts align with subtrees); `inter` when one of its edges crosses hosts.
+struct LevelEdge {
+  Wire wire;
+  bool inter = false;
+};
+
+std::vector<LevelEdge> level_edges(const RankLayout& layout, const std::vector<int>& group, const LevelCosts& costs) {
+  const int q = static_cast<int>(group.size());
+  std::vector<LevelEdge> edges(static_cast<std::size_t>(ceil_log2(q)));
+  for (std::size_t k = 0; k < edges.size(); ++k) {
+    LevelEdge& e = edges[k];
+    for (int v = 0; v + (1 << k) < q; v += 2 << k) {
+      const int a = group[static_cast<std::size_t>(v)];
+      const int b = group[static_cast<std::size_t>(v + (1 << k))];
+      const Wire w = wire(layout, a, b, costs);
+      e.wire.alpha = std::max(e.wire.alpha, w.alpha);
+      e.wire.beta = std::max(e.wire.beta, w.beta);
+      e.inter = e.inter || layout.host_of(a) != layout.host_of(b);
+    }
+  }
+  return edges;
+}
+
 }  // namespace
 
 void binomial_reduce(ScheduleBuilder& b, const std::vector<int>& group, const Block& range, std::size_t chunk_elems) {
@@ -52,7 +72,7 @@ void binomial_reduce(ScheduleBuilder& b, const std::vector<int>& group, const Bl
   for_each_transfer(group.size(), rounds, [](int k, int) { return k; },
                     [&](int t, int v, int child, int, std::size_t c) {
                       b.message(t, group[static_cast<std::size_t>(child)], group[static_cast<std::size_t>(v)],
-                                range_chunk(range, c, chunk_elems), true);
+                                chunk_of(range, c, chunk_elems), true);
                     });
 }
 
@@ -62,13 +82,13 @@ void binomial_broadcast(ScheduleBuilder& b, const std::vector<int>& group, const
   for_each_transfer(group.size(), rounds, [](int k, int levels) { return levels - 1 - k; },
                     [&](int t, int v, int child, int, std::size_t c) {
                       b.message(t, group[static_cast<std::size_t>(v)], group[static_cast<std::size_t>(child)],
-                                range_chunk(range, c, chunk_elems), false);
+                                chunk_of(range, c, chunk_elems), false);
                     });
 }
 
-// The root's step at time t handles chunk t - delay(k) on its level-k edge. All its messages
-// share its ejection (reduce) or injection (broadcast) port; reduced chunks are combined in
-// arrival order (intra-host messages arrive first when alpha_intra <= alpha_inter).
+// The root's step at time t handles chunk t - delay(k) on its level-k edge. Its messages share
+// its ejection (reduce) or injection (broadcast) port, one port per level when the machine has
+// separate intra- and inter-host links; reduced chunks are combined in arrival order.
 double binomial_phase_cost(const RankLayout& layout, const std::vector<int>& group, std::size_t count,
                            std::size_t elem_size, std::size_t chunk_elems, bool reduce, const LevelCosts& costs) {
   const int q = static_cast<int>(group.size());
@@ -76,40 +96,37 @@ double binomial_phase_cost(const RankLayout& layout, const std::vector<int>& gro
   const int levels = ceil_log2(q);
   const std::size_t rounds = chunk_count(count, chunk_elems);
   const Block range{0, count};
-  std::vector<Wire> edge(static_cast<std::size_t>(levels));
-  bool uniform = true;
-  for (int k = 0; k < levels; ++k) {
-    // The slowest edge of level k stands for the level (exact when hosts align with subtrees).
-    Wire& w = edge[static_cast<std::size_t>(k)];
-    for (int v = 0; v + (1 << k) < q; v += 2 << k) {
-      const Wire e = wire(layout, group[static_cast<std::size_t>(v)], group[static_cast<std::size_t>(v + (1 << k))], costs);
-      w.alpha = std::max(w.alpha, e.alpha);
-      w.beta = std::max(w.beta, e.beta);
-    }
-    uniform = uniform && edge[static_cast<std::size_t>(k)].alpha == edge[0].alpha &&
-              edge[static_cast<std::size_t>(k)].beta == edge[0].beta;
-  }
+  const std::vector<LevelEdge> edge = level_edges(layout, group, costs);
+  const bool one_port = !costs.separate_level_ports ||
+                        std::all_of(edge.begin(), edge.end(), [&](const LevelEdge& e) { return e.inter == edge[0].inter; });
+  const bool uniform = one_port && std::all_of(edge.begin(), edge.end(), [&](const LevelEdge& e) {
+                         return e.wire.alpha == edge[0].wire.alpha && e.wire.beta == edge[0].wire.beta;
+                       });
   const double gamma = reduce ? costs.gamma_us_per_byte : 0.0;
   if (uniform) {
     const double moved = static_cast<double>(levels) * static_cast<double>(count * elem_size);
-    return static_cast<double>(rounds + static_cast<std::size_t>(levels) - 1) * edge[0].alpha +
-           moved * (edge[0].beta + gamma);
+    return static_cast<double>(rounds + static_cast<std::size_t>(levels) - 1) * edge[0].wire.alpha +
+           moved * (edge[0].wire.beta + gamma);
   }
   double total = 0;
   const long long steps = static_cast<long long>(rounds) + levels - 1;
   for (long long t = 0; t < steps; ++t) {
-    double port = 0;
-    std::vector<std::pair<double, double>> arrivals;  // (alpha, bytes)
+    double port[2] = {0, 0};  // load of the root's port per level (index 1: inter, if separate)
+    std::vector<std::pair<double, double>> arrivals;  // (alpha, bytes), then (arrival, bytes)
+    std::vector<int> port_of;
     for (int k = 0; k < levels; ++k) {
       const long long c = t - (reduce ? k : levels - 1 - k);
       if (c < 0 || c >= static_cast<long long>(rounds)) continue;
-      const double bytes = static_cast<double>(range_chunk(range, static_cast<std::size_t>(c), chunk_elems).count * elem_size);
-      port += bytes * edge[static_cast<std::size_t>(k)].beta;
-      arrivals.emplace_back(edge[static_cast<std::size_t>(k)].alpha, bytes);
+      const LevelEdge& e = edge[static_cast<std::size_t>(k)];
+      const double bytes = static_cast<double>(chunk_of(range, static_cast<std::size_t>(c), chunk_elems).count * elem_size);
+      port_of.push_back(!one_port && e.inter ? 1 : 0);
+      port[port_of.back()] += bytes * e.wire.beta;
+      arrivals.emplace_back(e.wire.alpha, bytes);
     }
+    for (std::size_t i = 0; i < arrivals.size(); ++i) arrivals[i].first += port[port_of[i]];
     std::sort(arrivals.begin(), arrivals.end());
     double done = 0;
-    for (const auto& [alpha, bytes] : arrivals) done = std::max(done, alpha + port) + bytes * gamma;
+    for (const auto& [arrive, bytes] : arrivals) done = std::max(done, arrive) + bytes * gamma;
     total += done;
   }
   return total;

@@ -25,9 +25,9 @@ std::string_view to_string(Compression c) {
 }
 
 Compression parse_compression(std::string_view name) {
-  if (name == "none") return Compression::none;
-  if (name == "fp16") return Compression::fp16;
-  if (name == "fp16_fp32acc") return Compression::fp16_fp32acc;
+  for (Compression c : {Compression::none, Compression::fp16, Compression::fp16_fp32acc}) {
+    if (to_string(c) == name) return c;
+  }
   throw Error("compression '" + std::string(name) + "': expected none, fp16 or fp16_fp32acc");
 }
 

@@ -36,7 +36,7 @@ class ScheduleBuilder {
   std::vector<long long> last_key_;  // per rank: (phase, t) of its last step
 };
 
-// ---- machine model pieces for cost hints (see docs/readme/algorithms.md) ------------------
+// ---- machine model pieces for cost hints (README.md, "Cost model of the hints") ------------------
 struct Wire {
   double alpha = 0;  // us per message
   double beta = 0;   // us per byte
