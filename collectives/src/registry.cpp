@@ -73,13 +73,18 @@ const Algorithm& find_algorithm(std::string_view id) {
   throw Error("unknown algorithm '" + std::string(id) + "' (known: " + known + ")");
 }
 
-Schedule build_schedule(std::string_view id, const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+const Algorithm& applicable_algorithm(std::string_view id, const RankLayout& layout, std::size_t count,
+                                      const AlgoOptions& options) {
   const Algorithm& a = find_algorithm(id);
   if (layout.nranks() <= 0) throw Error("algorithm '" + a.id + "': the rank layout has no ranks");
   if (auto reason = a.not_applicable(layout, count, options)) {
     throw Error("algorithm '" + a.id + "' is not applicable: " + *reason);
   }
-  return a.build(layout, count, options);
+  return a;
+}
+
+Schedule build_schedule(std::string_view id, const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+  return applicable_algorithm(id, layout, count, options).build(layout, count, options);
 }
 
 }  // namespace colltune::coll

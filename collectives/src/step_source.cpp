@@ -2,7 +2,6 @@
 // schedule in whichever form it has.
 #include "colltune/collectives/step_source.hpp"
 
-#include "colltune/common/error.hpp"
 
 namespace colltune::coll {
 namespace {
@@ -51,13 +50,9 @@ Schedule materialize(const StepSource& source) {
 
 std::unique_ptr<StepSource> open_schedule(std::string_view id, const RankLayout& layout, std::size_t count,
                                           const AlgoOptions& options) {
-  const Algorithm& a = find_algorithm(id);
-  if (!a.generate) return std::make_unique<StoredSteps>(build_schedule(id, layout, count, options));
-  if (layout.nranks() <= 0) throw Error("algorithm '" + a.id + "': the rank layout has no ranks");
-  if (auto reason = a.not_applicable(layout, count, options)) {
-    throw Error("algorithm '" + a.id + "' is not applicable: " + *reason);
-  }
-  return a.generate(layout, count, options);
+  const Algorithm& a = applicable_algorithm(id, layout, count, options);
+  if (a.generate) return a.generate(layout, count, options);
+  return std::make_unique<StoredSteps>(a.build(layout, count, options));
 }
 
 }  // namespace colltune::coll

@@ -57,6 +57,10 @@ struct Algorithm {
 const std::vector<Algorithm>& algorithms();
 // Throws colltune::Error naming the id and listing the known ones.
 const Algorithm& find_algorithm(std::string_view id);
+// The algorithm, after checking it applies to the layout; throws colltune::Error naming an
+// unknown id, an empty layout or the reason it is not applicable.
+const Algorithm& applicable_algorithm(std::string_view id, const RankLayout& layout, std::size_t count,
+                                      const AlgoOptions& options);
 // Builds after checking applicability; throws colltune::Error with the reason if not applicable.
 Schedule build_schedule(std::string_view id, const RankLayout& layout, std::size_t count,
                         const AlgoOptions& options = {});
