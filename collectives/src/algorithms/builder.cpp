@@ -40,8 +40,8 @@ void ScheduleBuilder::append(const Schedule& sub, const std::vector<int>& ranks,
     for (const Step& step : sub.ranks[i]) {
       Step mapped;
       for (const Op& op : step.ops) {
-        mapped.ops.push_back(Op{op.kind, ranks[static_cast<std::size_t>(op.peer)],
-                                Block{op.block.offset + offset, op.block.count}});
+        mapped.ops.emplace_back(op.kind, ranks[static_cast<std::size_t>(op.peer)],
+                                Block{op.block.offset + offset, op.block.count}, op.channel);
       }
       steps.push_back(std::move(mapped));
     }

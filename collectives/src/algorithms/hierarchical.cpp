@@ -66,16 +66,20 @@ std::optional<std::string> hierarchical_not_applicable(const RankLayout& layout,
   return std::nullopt;
 }
 
+// One ring per host over the host's ranks, all running at once on the whole buffer (the
+// reduce-scatter or the allgather phase of the hierarchical allreduce).
+Schedule host_rings(const RankLayout& layout, std::size_t count, std::size_t chunk_elems, RingShape shape) {
+  std::vector<RingSpec> rings;
+  for (int h = 0; h < layout.nhosts(); ++h) rings.push_back(RingSpec{layout.ranks_on_host(h), Block{0, count}, 0});
+  return materialize(*generate_rings(ScheduleHeader{"hierarchical", Collective::allreduce, layout.nranks(), count, {}},
+                                     std::move(rings), chunk_elems, shape));
+}
+
 Schedule build_hierarchical(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
   const int local = layout.max_ranks_per_host();
-  const std::size_t chunk = options.chunk_elems;
   ScheduleBuilder b("hierarchical", Collective::allreduce, layout.nranks(), count);
-  const std::size_t rounds = ring_rounds(count, static_cast<std::size_t>(local), chunk);
-  for (int h = 0; h < layout.nhosts(); ++h) {
-    for (std::size_t j = 0; j < rounds; ++j) {
-      ring_reduce_scatter_round(b, layout.ranks_on_host(h), Block{0, count}, chunk, j, static_cast<int>(j) * (local - 1));
-    }
-  }
+  const std::vector<int> everyone = all_ranks(layout.nranks());
+  b.append(host_rings(layout, count, options.chunk_elems, RingShape::reduce_scatter), everyone, 0);
   if (layout.nhosts() > 1) {
     const Algorithm& inner = find_algorithm(options.inner);
     for (int i = 0; i < local; ++i) {
@@ -84,12 +88,7 @@ Schedule build_hierarchical(const RankLayout& layout, std::size_t count, const A
       b.append(inner.build(hosts_layout(layout.nhosts()), shard.count, options), column(layout, i), shard.offset);
     }
   }
-  b.begin_phase();
-  for (int h = 0; h < layout.nhosts(); ++h) {
-    for (std::size_t j = 0; j < rounds; ++j) {
-      ring_allgather_round(b, layout.ranks_on_host(h), Block{0, count}, chunk, j, static_cast<int>(j) * (local - 1));
-    }
-  }
+  b.append(host_rings(layout, count, options.chunk_elems, RingShape::allgather), everyone, 0);
   return b.finish();
 }
 

@@ -22,44 +22,6 @@ std::vector<int> all_ranks(int nranks) {
   return g;
 }
 
-namespace {
-
-Block segment_in(const Block& range, std::size_t index, std::size_t parts) {
-  const Block s = segment_of(index, parts, range.count);
-  return Block{range.offset + s.offset, s.count};
-}
-
-// One ring step of round j at time t: member i sends chunk j of the segment it sends in step k
-// of the phase to member i+1.
-void ring_step(ScheduleBuilder& b, const std::vector<int>& group, const Block& range, std::size_t chunk_elems,
-               std::size_t j, int t, RingPhase phase, int k) {
-  const int q = static_cast<int>(group.size());
-  for (int i = 0; i < q; ++i) {
-    const auto seg = static_cast<std::size_t>(ring_send_segment(phase, i, k, q));
-    const Block block = chunk_of(segment_in(range, seg, group.size()), j, chunk_elems);
-    b.message(t, group[static_cast<std::size_t>(i)], group[static_cast<std::size_t>(ring_peer(i, 1, q))], block,
-              phase == RingPhase::reduce_scatter);
-  }
-}
-
-}  // namespace
-
-void ring_reduce_scatter_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
-                               std::size_t chunk_elems, std::size_t j, int t0) {
-  const int q = static_cast<int>(group.size());
-  for (int k = 0; k < q - 1; ++k) ring_step(b, group, range, chunk_elems, j, t0 + k, RingPhase::reduce_scatter, k);
-}
-
-void ring_allgather_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
-                          std::size_t chunk_elems, std::size_t j, int t0) {
-  const int q = static_cast<int>(group.size());
-  for (int k = 0; k < q - 1; ++k) ring_step(b, group, range, chunk_elems, j, t0 + k, RingPhase::allgather, k);
-}
-
-std::size_t ring_rounds(std::size_t count, std::size_t parts, std::size_t chunk_elems) {
-  return chunk_count(segment_of(0, parts, count).count, chunk_elems);
-}
-
 double ring_phase_cost(const RankLayout& layout, const std::vector<int>& group, std::size_t count,
                        std::size_t elem_size, std::size_t chunk_elems, bool reduce, const LevelCosts& costs) {
   const std::size_t q = group.size();

@@ -38,10 +38,19 @@ struct Block {
 
 enum class OpKind : std::uint8_t { send, recv_reduce, recv_copy };
 
+// One operation of a step. `channel` names the connection a message travels on: NCCL runs
+// several channels (rings) at once and sends each through the NIC it assigns to that channel;
+// the simulator routes an inter-host message by it (topo::Topology::route), executors ignore
+// it. Paired send and receive carry the same channel. Laid out so that an Op stays 24 bytes.
 struct Op {
   OpKind kind = OpKind::send;
+  std::uint16_t channel = 0;
   int peer = 0;
   Block block;
+
+  Op() = default;
+  Op(OpKind kind_, int peer_, Block block_, std::uint16_t channel_ = 0)
+      : kind(kind_), channel(channel_), peer(peer_), block(block_) {}
   bool operator==(const Op&) const = default;
 };
 

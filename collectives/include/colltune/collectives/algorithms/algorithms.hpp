@@ -7,6 +7,7 @@
 
 #include "colltune/collectives/algorithms/builder.hpp"
 #include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/step_source.hpp"
 
 namespace colltune::coll::algo {
 
@@ -16,19 +17,26 @@ namespace colltune::coll::algo {
 // the allgather segment member-k (it starts holding its own). It receives what member-1 sends.
 enum class RingPhase { reduce_scatter, allgather };
 int ring_send_segment(RingPhase phase, int member, int k, int q);
-// The ring family as step generators (the definition; build_* materialise them).
+// One ring: `members` in ring order (member i sends to member i+1, the last to the first),
+// working on `range` of the buffer, which it cuts into members.size() balanced segments; member
+// i ends the reduce-scatter holding the reduction of segment i. Every op carries `channel`.
+struct RingSpec {
+  std::vector<int> members;
+  Block range;
+  int channel = 0;
+};
+enum class RingShape { allreduce, reduce_scatter, allgather };
+// The one definition of a ring (ring_steps.cpp): the rings of `rings`, all with the same member
+// count, run in lockstep, chunk-pipelined in rounds of chunk_elems; ranks in no ring have no
+// steps. Throws colltune::Error for rings of different sizes or members that are not ranks.
+std::unique_ptr<StepSource> generate_rings(ScheduleHeader header, std::vector<RingSpec> rings, std::size_t chunk_elems,
+                                           RingShape shape);
+// The flat ring family: one ring over all ranks in rank order.
 std::unique_ptr<StepSource> generate_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 std::unique_ptr<StepSource> generate_reduce_scatter_ring(const RankLayout& layout, std::size_t count,
                                                          const AlgoOptions& options);
 std::unique_ptr<StepSource> generate_allgather_ring(const RankLayout& layout, std::size_t count,
                                                     const AlgoOptions& options);
-// Round j of a ring reduce-scatter / allgather over `group` (ring order) on `range`, starting at
-// time step t0: the range is cut into group.size() segments, member i ends the reduce-scatter
-// holding the reduction of segment i; round j moves chunk j of each segment.
-void ring_reduce_scatter_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
-                               std::size_t chunk_elems, std::size_t j, int t0);
-void ring_allgather_round(ScheduleBuilder& b, const std::vector<int>& group, const Block& range,
-                          std::size_t chunk_elems, std::size_t j, int t0);
 // Rounds a ring over `parts` members needs for `count` elements.
 std::size_t ring_rounds(std::size_t count, std::size_t parts, std::size_t chunk_elems);
 // Time of a ring phase over `group` on `count` elements (reduce: with gamma).
