@@ -105,7 +105,7 @@ class Predictor {
     for (const coll::Algorithm& algo : coll::algorithms()) {
       if (algo.collective != coll::Collective::allreduce) continue;
       const double t = time_us(algo, bytes, false);
-      if (t < best.time_us) best = {algo.id, bytes, t};
+      if (sim::clearly_faster(t, best.time_us)) best = {algo.id, bytes, t};
     }
     if (best.algorithm.empty()) throw Error("--algo auto: no allreduce algorithm applies to this topology");
     if (!args_.trace.empty()) time_us(coll::find_algorithm(best.algorithm), bytes, true);

@@ -185,7 +185,7 @@ Priced StepSimulator::Impl::compute_price(const StepConfig& c, const coll::Algor
   } else {
     for (const coll::Algorithm* a : allreduce) {
       const double us = time(engine, *a, bytes, elem_size, c.options);
-      if (us < best.time_us) best = {&a->id, us};
+      if (clearly_faster(us, best.time_us)) best = {&a->id, us};
     }
   }
   if (!std::isfinite(best.time_us)) not_applicable(c, bytes, elem_size);

@@ -3,7 +3,9 @@
 # stdout (and, for tune, every file it writes) with expected/NN.out.
 #   golden.sh check  COLLTUNE   compare; prints a diff and exits 1 on the first difference
 #   golden.sh record COLLTUNE   rewrite expected/ from the current binary
-# Volatile text is normalised first: the output directory's path and the search's wall time.
+# Volatile text is normalised first: the output directory's path and the search's wall time;
+# numbers are compared to 12 significant digits (floating-point noise below that, from a
+# different but equivalent order of operations, is not a change of result).
 set -uo pipefail
 mode=${1:?check|record}
 colltune=${2:?path to colltune}
@@ -12,7 +14,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 normalise() { sed -e "s#$work/[0-9]*#OUT#g" -e 's/"search_ms": *[0-9.e+-]*/"search_ms": X/g' \
-                  -e 's/evaluated in [0-9.]* ms/evaluated in X ms/g'; }
+                  -e 's/evaluated in [0-9.]* ms/evaluated in X ms/g' |
+              perl -pe 's/(?<![\w.])(-?\d+\.\d+(?:[eE][-+]?\d+)?)/sprintf("%.12g", $1)/ge'; }
 
 # Runs command line $2 (numbered $1) and prints everything it produced.
 run_one() {

@@ -51,7 +51,7 @@ std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoT
     SizeRange best{table.empty() ? 0 : previous + 1, s, {}, s, std::numeric_limits<double>::infinity()};
     for (const auto& c : choices) {
       const double t = time_of(model, c, s, options.fp16);
-      if (t < best.time_us) {
+      if (sim::clearly_faster(t, best.time_us)) {
         best.choice = c;
         best.time_us = t;
       }

@@ -61,6 +61,11 @@ struct CostModel {
   double time_us(const coll::Algorithm& algorithm, const CollectiveRequest& request) const;
 };
 
+// Choosing the fastest of several predictions: `candidate` replaces `incumbent` only when it is
+// faster by more than rounding noise (1e-9 relative), so exact ties, and predictions equal up
+// to the order of floating-point operations, keep the first choice.
+inline bool clearly_faster(double candidate, double incumbent) { return candidate < incumbent * (1.0 - 1e-9); }
+
 // Derivations used by CostModel.
 // The first `nranks` ranks of topology.rank_layout(), hosts left empty dropped and the rest
 // renumbered densely in order (all ranks: rank_layout() itself).
