@@ -1,6 +1,6 @@
-// Reference interpreters for the schedule tests: a sequential data executor and a pricer.
-// Both follow schedule.hpp: a rank posts its current step; the step completes when every
-// partner operation has been posted; sends read the buffer as the step was posted; receives
+// Reference interpreter for the schedule tests: a sequential data executor. It follows
+// schedule.hpp: a rank posts its current step; the step completes when every partner operation
+// has been posted; sends read the buffer as the step was posted; receives
 // land when the step completes.
 #include "reference.hpp"
 
@@ -53,96 +53,33 @@ std::vector<std::vector<std::vector<Ref>>> partners(const Schedule& s) {
 }
 
 // Drives the rendezvous progress rule: post(r) when rank r posts a step, complete(r) when it
-// completes. Throws on deadlock. With `settled`, a step completes first only once every partner
-// step is settled too (all of its own partners have posted), so the pricer knows when every
-// message sharing a port with this step's messages began; if no step can complete that way,
-// one completes under the plain rule.
+// completes (every partner op has been posted). Throws on deadlock.
 void drive(const Schedule& s, const std::function<void(int)>& post, const std::function<void(int)>& complete,
-           std::vector<std::size_t>& cur, bool settled = false) {
+           std::vector<std::size_t>& cur) {
   const auto part = partners(s);
   cur.assign(static_cast<std::size_t>(s.nranks), 0);
   auto posted = [&](const Ref& x) { return cur[static_cast<std::size_t>(x.rank)] >= x.step; };
-  auto ready = [&](int r, std::size_t i, bool strict) {
-    for (const Ref& x : part[static_cast<std::size_t>(r)][i]) {
-      if (!posted(x)) return false;
-      if (!strict) continue;
-      const auto& theirs = part[static_cast<std::size_t>(x.rank)][x.step];
-      if (!std::all_of(theirs.begin(), theirs.end(), posted)) return false;
-    }
-    return true;
+  auto ready = [&](int r, std::size_t i) {
+    const auto& mine = part[static_cast<std::size_t>(r)][i];
+    return std::all_of(mine.begin(), mine.end(), posted);
   };
   for (int r = 0; r < s.nranks; ++r) post(r);
   bool moved = true;
-  bool strict = settled;
   while (moved) {
     moved = false;
     for (int r = 0; r < s.nranks; ++r) {
       auto& i = cur[static_cast<std::size_t>(r)];
-      while (i < s.steps(r).size()) {
-        if (!ready(r, i, strict)) break;
+      while (i < s.steps(r).size() && ready(r, i)) {
         complete(r);
         ++i;
         post(r);
         moved = true;
-        if (!strict && settled) break;
-      }
-      if (moved && !strict && settled) break;
-    }
-    if (settled) {
-      if (!moved && strict) {
-        strict = false;  // nothing settled: let one step complete under the plain rule
-        moved = true;
-      } else {
-        strict = true;
       }
     }
   }
   for (int r = 0; r < s.nranks; ++r) {
     if (cur[static_cast<std::size_t>(r)] < s.steps(r).size()) throw std::runtime_error("reference: deadlock");
   }
-}
-
-// Processor sharing: finish times of messages transmitted through one port that shares its
-// bandwidth equally among those transmitting; message k begins at begin[k] and needs work[k] us
-// alone on the port.
-std::vector<double> shared_port(const std::vector<double>& begin, const std::vector<double>& work) {
-  const std::size_t n = begin.size();
-  std::vector<std::size_t> order(n);
-  for (std::size_t k = 0; k < n; ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return begin[a] < begin[b]; });
-  std::vector<double> left = work, finish(n, 0.0);
-  std::vector<std::size_t> active;
-  double t = 0;
-  std::size_t next = 0;
-  while (next < n || !active.empty()) {
-    if (active.empty()) t = std::max(t, begin[order[next]]);
-    while (next < n && begin[order[next]] <= t) {
-      const std::size_t k = order[next++];
-      if (left[k] > 0) active.push_back(k);
-      else finish[k] = t;
-    }
-    if (active.empty()) continue;
-    double least = left[active[0]];
-    for (std::size_t k : active) least = std::min(least, left[k]);
-    const auto m = static_cast<double>(active.size());
-    if (next < n && begin[order[next]] < t + least * m) {
-      const double dt = begin[order[next]] - t;
-      for (std::size_t k : active) left[k] -= dt / m;
-      t = begin[order[next]];
-      continue;
-    }
-    t += least * m;
-    std::vector<std::size_t> still;
-    for (std::size_t k : active) {
-      if (left[k] <= least) finish[k] = t;
-      else {
-        left[k] -= least;
-        still.push_back(k);
-      }
-    }
-    active.swap(still);
-  }
-  return finish;
 }
 
 }  // namespace
@@ -216,61 +153,6 @@ std::string check_data(const Schedule& s, const std::vector<std::vector<std::int
     if (!bad.empty()) return bad;
   }
   return "";
-}
-
-double price(const Schedule& s, const RankLayout& layout, std::size_t elem_size, const coll::LevelCosts& c) {
-  const auto part = partners(s);
-  auto intra = [&](int a, int b) { return layout.host_of(a) == layout.host_of(b); };
-  auto wire_of = [&](int a, int b) {
-    return intra(a, b) ? std::pair{c.alpha_intra_us, c.beta_intra_us_per_byte}
-                       : std::pair{c.alpha_inter_us, c.beta_inter_us_per_byte};
-  };
-  std::vector<std::vector<double>> start(s.ranks.size());
-  for (int r = 0; r < s.nranks; ++r) start[static_cast<std::size_t>(r)].assign(s.steps(r).size() + 1, 0.0);
-  std::vector<std::size_t> cur;
-  // When op k of step i of rank r finishes transmitting through r's port for its kind (sends
-  // inject, receives eject) and, with separate_level_ports, its level (intra- or inter-host):
-  // processor sharing among the step's ops through that port whose partner has posted, each
-  // beginning when both ends have started their steps.
-  auto port_finish = [&](int r, std::size_t i, std::size_t k) {
-    const auto& ops = s.steps(r)[i].ops;
-    const bool sends = ops[k].kind == OpKind::send;
-    const bool in_host = intra(r, ops[k].peer);
-    std::vector<double> begin, work;
-    std::size_t mine = 0;
-    for (std::size_t j = 0; j < ops.size(); ++j) {
-      if ((ops[j].kind == OpKind::send) != sends) continue;
-      if (c.separate_level_ports && intra(r, ops[j].peer) != in_host) continue;
-      const Ref x = part[static_cast<std::size_t>(r)][i][j];
-      if (cur[static_cast<std::size_t>(x.rank)] < x.step) continue;  // begins later
-      if (j == k) mine = begin.size();
-      begin.push_back(std::max(start[static_cast<std::size_t>(r)][i], start[static_cast<std::size_t>(x.rank)][x.step]));
-      work.push_back(static_cast<double>(ops[j].block.count * elem_size) * wire_of(r, ops[j].peer).second);
-    }
-    return shared_port(begin, work)[mine];
-  };
-  auto complete = [&](int r) {
-    const std::size_t i = cur[static_cast<std::size_t>(r)];
-    const double t0 = start[static_cast<std::size_t>(r)][i];
-    const auto& ops = s.steps(r)[i].ops;
-    double end = t0;
-    std::vector<std::pair<double, double>> reduces;  // (arrival, bytes)
-    for (std::size_t k = 0; k < ops.size(); ++k) {
-      const Ref x = part[static_cast<std::size_t>(r)][i][k];
-      const double arrive =
-          wire_of(r, ops[k].peer).first + std::max(port_finish(r, i, k), port_finish(x.rank, x.step, x.op));
-      end = std::max(end, arrive);
-      if (ops[k].kind == OpKind::recv_reduce) reduces.emplace_back(arrive, static_cast<double>(ops[k].block.count * elem_size));
-    }
-    std::sort(reduces.begin(), reduces.end());
-    double free = t0;
-    for (const auto& [arrive, bytes] : reduces) free = std::max(free, arrive) + bytes * c.gamma_us_per_byte;
-    start[static_cast<std::size_t>(r)][i + 1] = std::max(end, free);
-  };
-  drive(s, [](int) {}, complete, cur, true);
-  double last = 0;
-  for (const auto& st : start) last = std::max(last, st.back());
-  return last;
 }
 
 }  // namespace colltune::test

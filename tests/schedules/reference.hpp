@@ -1,9 +1,7 @@
 #pragma once
-// Test-only reference interpreters of the Schedule semantics (schedule.hpp):
-// - run_data: executes a schedule on per-rank int64 buffers, sequentially;
-// - price: times a schedule under the machine model the cost hints assume
-//   (README.md, "Cost model of the hints"), per-level ports included.
-// Both walk the schedule with the same rendezvous progress rule as validate().
+// Test-only reference interpreter of the Schedule semantics (schedule.hpp): run_data executes
+// a schedule on per-rank int64 buffers, sequentially, with the same rendezvous progress rule
+// as validate(). (Timing has one definition, sim/pricer.hpp; tests use it, not a copy.)
 #include <cstdint>
 #include <vector>
 
@@ -20,8 +18,5 @@ std::int64_t input_value(int rank, std::size_t i);
 std::vector<std::vector<std::int64_t>> run_data(const coll::Schedule& s);
 // Empty string when the buffers hold the collective's result, else a description.
 std::string check_data(const coll::Schedule& s, const std::vector<std::vector<std::int64_t>>& bufs);
-
-// Completion time (us) of the last rank.
-double price(const coll::Schedule& s, const RankLayout& layout, std::size_t elem_size, const coll::LevelCosts& c);
 
 }  // namespace colltune::test

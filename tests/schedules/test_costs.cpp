@@ -1,12 +1,14 @@
 // Cost hints against (1) the textbook closed forms of DESIGN.md and (2) the reference pricer
-// (reference.cpp), which walks the very schedule build() produces under the machine model.
+// (sim/pricer.hpp), which defines the machine model and walks the very schedule build() produces.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 
 #include "colltune/collectives/registry.hpp"
-#include "reference.hpp"
+#include "colltune/collectives/step_source.hpp"
+#include "colltune/sim/cost_model.hpp"
+#include "colltune/sim/pricer.hpp"
 
 using namespace colltune;
 using namespace colltune::coll;
@@ -25,14 +27,21 @@ LevelCosts test_costs() {
 
 double rel(double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-12}); }
 
+// The closed-form hint, for algorithms that have one.
 double hint(const std::string& id, const RankLayout& l, std::size_t count, const AlgoOptions& o,
             const LevelCosts& c = test_costs()) {
-  return find_algorithm(id).cost(l, count * 4, 4, o, c);
+  return find_algorithm(id).cost(l, count * 4, 4, o, c).value();
+}
+
+// What the cost model predicts: the hint where there is one, else the priced schedule.
+double predicted(const std::string& id, const RankLayout& l, std::size_t count, const AlgoOptions& o,
+                 const LevelCosts& c = test_costs()) {
+  return sim::hint_or_price(find_algorithm(id), l, count * 4, 4, o, c);
 }
 
 double priced(const std::string& id, const RankLayout& l, std::size_t count, const AlgoOptions& o,
               const LevelCosts& c = test_costs()) {
-  return test::price(build_schedule(id, l, count, o), l, 4, c);
+  return sim::price_schedule(StoredSteps(build_schedule(id, l, count, o)), l, 4, c);
 }
 
 // One algorithm on one layout: hint vs priced schedule for several counts, with and without
@@ -44,14 +53,14 @@ void expect_hint_matches_price(const Algorithm& a, const RankLayout& l, const Le
     for (std::size_t chunk : {std::size_t{0}, std::size_t{500}}) {
       AlgoOptions o;
       o.chunk_elems = chunk;
-      if (a.not_applicable(l, count, o)) continue;
+      if (a.not_applicable(l, count, o) || !a.cost || !a.cost(l, count * 4, 4, o, c)) continue;
       SCOPED_TRACE(a.id + " p=" + std::to_string(p) + " hosts=" + std::to_string(l.nhosts()) + " count=" +
                    std::to_string(count) + " chunk=" + std::to_string(chunk) +
                    " separate_level_ports=" + std::to_string(c.separate_level_ports));
       const double h = hint(a.id, l, count, o, c);
       const double priced_time = priced(a.id, l, count, o, c);
       const bool even = count % (p * 2) == 0 && (chunk == 0 || (count / p) % chunk == 0);
-      const bool exact = l.nhosts() == 1 ? (even || a.id == "dbtree" || a.id.find("rd") != std::string::npos ||
+      const bool exact = l.nhosts() == 1 ? (even || a.id.find("rd") != std::string::npos ||
                                            a.id.find("rh") != std::string::npos)
                                          : even && (a.id != "tree" || pow2_hosts);
       if (l.nhosts() == 1) {
@@ -94,8 +103,8 @@ TEST(CostHints, TextbookFormulasOnOneLevel) {
 
 TEST(CostHints, OneRankAndNoDataCostNothing) {
   for (const Algorithm& a : algorithms()) {
-    EXPECT_EQ(a.cost(RankLayout::single_host(1), 4096, 4, {}, test_costs()), 0.0) << a.id;
-    EXPECT_EQ(a.cost(RankLayout::single_host(4), 0, 4, {}, test_costs()), 0.0) << a.id;
+    EXPECT_EQ(sim::hint_or_price(a, RankLayout::single_host(1), 4096, 4, {}, test_costs()), 0.0) << a.id;
+    EXPECT_EQ(sim::hint_or_price(a, RankLayout::single_host(4), 0, 4, {}, test_costs()), 0.0) << a.id;
   }
 }
 
@@ -125,6 +134,74 @@ TEST(CostHints, ChunkingAddsLatencyOnlyWhereItPipelines) {
   const std::size_t count = 8 * 65536;
   // dbtree pipelines: chunking makes it faster for large buffers; the binomial tree's root
   // is the bottleneck either way, so chunking only adds latencies.
-  EXPECT_LT(hint("dbtree", l, count, chunked), hint("dbtree", l, count, {}));
-  EXPECT_GT(hint("tree", l, count, chunked), hint("tree", l, count, {}));
+  EXPECT_LT(predicted("dbtree", l, count, chunked), predicted("dbtree", l, count, {}));
+  EXPECT_GT(predicted("tree", l, count, chunked), predicted("tree", l, count, {}));
+}
+
+// A long pipeline priced from three short ones (sim::price_pipeline) equals the priced whole
+// schedule, for every algorithm that declares its pipeline pieces, on one and several hosts,
+// with even and uneven last chunks and both port models.
+TEST(CostHints, PipelineExtrapolationMatchesTheWholeSchedule) {
+  std::vector<RankLayout> layouts;
+  for (int p : {2, 3, 5, 8, 13}) layouts.push_back(RankLayout::single_host(p));
+  for (auto [h, l] : {std::pair{2, 4}, {3, 3}, {4, 2}}) layouts.push_back(RankLayout::uniform(h, l));
+  int extrapolated = 0;
+  int cases = 0;
+  for (const Algorithm& a : algorithms()) {
+    if (!a.pipeline_pieces) continue;
+    for (const RankLayout& l : layouts) {
+      for (const char* inner : {"ring"}) {
+        for (std::size_t count : {std::size_t{20011}, std::size_t{24000}}) {
+          for (bool separate : {false, true}) {
+            AlgoOptions o;
+            o.chunk_elems = 37;
+            o.inner = inner;
+            LevelCosts c = test_costs();
+            c.separate_level_ports = separate && l.nhosts() > 1;
+            if (a.not_applicable(l, count, o)) continue;
+            SCOPED_TRACE(a.id + "(" + inner + ") p=" + std::to_string(l.nranks()) + " hosts=" +
+                         std::to_string(l.nhosts()) + " count=" + std::to_string(count));
+            const double whole = sim::price_schedule(StoredSteps(build_schedule(a.id, l, count, o)), l, 4, c);
+            bool shortcut = false;
+            EXPECT_LT(rel(sim::price_pipeline(a, l, count, 4, o, c, &shortcut), whole), 1e-9);
+            extrapolated += shortcut ? 1 : 0;
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 20);
+  EXPECT_EQ(extrapolated, cases) << "every case is a long pipeline: each must take the shortcut";
+}
+
+// Hierarchical over an inner algorithm without a closed form (dbtree): the hint prices the
+// intra-host rings in closed form and the inner part with the pricer, and equals the priced
+// whole schedule where the hierarchical hint is exact (uniform hosts, even counts).
+TEST(CostHints, HierarchicalOverAPricedInnerMatchesTheWholeSchedule) {
+  for (auto [h, l] : {std::pair{2, 2}, {2, 4}, {4, 2}, {3, 3}, {2, 8}, {4, 4}}) {
+    const RankLayout layout = RankLayout::uniform(h, l);
+    for (const char* id : {"hierarchical", "hierarchical_leader"}) {
+      for (std::size_t chunk : {std::size_t{0}, std::size_t{500}}) {
+        for (bool separate : {false, true}) {
+          AlgoOptions o;
+          o.inner = "dbtree";
+          o.chunk_elems = chunk;
+          LevelCosts c = test_costs();
+          c.separate_level_ports = separate;
+          const std::size_t count = static_cast<std::size_t>(layout.nranks()) * 6000;
+          SCOPED_TRACE(std::string(id) + " " + std::to_string(h) + "x" + std::to_string(l) + " chunk=" +
+                       std::to_string(chunk) + " separate=" + std::to_string(separate));
+          EXPECT_FALSE(find_algorithm(id).cost(layout, count * 4, 4, o, c)) << "no closed form without a pricer";
+          const double whole = priced(id, layout, count, o, c);
+          const double h_time = predicted(id, layout, count, o, c);
+          if (std::string(id) == "hierarchical") {
+            EXPECT_LT(rel(h_time, whole), 1e-9);
+          }
+          EXPECT_GE(h_time, whole * (1 - 1e-9));
+          EXPECT_LE(h_time, whole * 1.25);
+        }
+      }
+    }
+  }
 }

@@ -48,10 +48,17 @@ std::vector<int> column(const RankLayout& layout, int i) {
   return g;
 }
 
-double inner_cost(const RankLayout& layout, std::size_t elems, std::size_t elem_size, const AlgoOptions& options,
-                  const LevelCosts& costs) {
+// The inner algorithm across hosts: its closed form, else its priced schedule when the costs
+// can price one (LevelCosts::price), else nullopt.
+std::optional<double> inner_cost(const RankLayout& layout, std::size_t elems, std::size_t elem_size,
+                                 const AlgoOptions& options, const LevelCosts& costs) {
   const Algorithm& inner = find_algorithm(options.inner);
-  return inner.cost(hosts_layout(layout.nhosts()), elems * elem_size, elem_size, options, costs);
+  const RankLayout across = hosts_layout(layout.nhosts());
+  if (inner.cost) {
+    if (const std::optional<double> t = inner.cost(across, elems * elem_size, elem_size, options, costs)) return t;
+  }
+  if (costs.price) return costs.price(inner, across, elems * elem_size, elem_size, options);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -92,14 +99,18 @@ Schedule build_hierarchical(const RankLayout& layout, std::size_t count, const A
   return b.finish();
 }
 
-double cost_hierarchical(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
-                         const AlgoOptions& options, const LevelCosts& costs) {
+std::optional<double> cost_hierarchical(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                        const AlgoOptions& options, const LevelCosts& costs) {
   const std::size_t count = elements_of(bytes, elem_size);
   const std::vector<int>& host0 = layout.ranks_on_host(0);
   const std::size_t shard = segment_of(0, host0.size(), count).count;
   double t = ring_phase_cost(layout, host0, count, elem_size, options.chunk_elems, true, costs) +
              ring_phase_cost(layout, host0, count, elem_size, options.chunk_elems, false, costs);
-  if (layout.nhosts() > 1 && shard > 0) t += inner_cost(layout, shard, elem_size, options, costs);
+  if (layout.nhosts() > 1 && shard > 0) {
+    const std::optional<double> across = inner_cost(layout, shard, elem_size, options, costs);
+    if (!across) return std::nullopt;
+    t += *across;
+  }
   return t;
 }
 
@@ -121,8 +132,8 @@ Schedule build_hierarchical_leader(const RankLayout& layout, std::size_t count, 
   return b.finish();
 }
 
-double cost_hierarchical_leader(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
-                                const AlgoOptions& options, const LevelCosts& costs) {
+std::optional<double> cost_hierarchical_leader(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                               const AlgoOptions& options, const LevelCosts& costs) {
   const std::size_t count = elements_of(bytes, elem_size);
   double up = 0;
   double down = 0;
@@ -131,8 +142,10 @@ double cost_hierarchical_leader(const RankLayout& layout, std::size_t bytes, std
     up = std::max(up, binomial_phase_cost(layout, g, count, elem_size, options.chunk_elems, true, costs));
     down = std::max(down, binomial_phase_cost(layout, g, count, elem_size, options.chunk_elems, false, costs));
   }
-  const double across = layout.nhosts() > 1 && count > 0 ? inner_cost(layout, count, elem_size, options, costs) : 0.0;
-  return up + across + down;
+  const std::optional<double> across =
+      layout.nhosts() > 1 && count > 0 ? inner_cost(layout, count, elem_size, options, costs) : 0.0;
+  if (!across) return std::nullopt;
+  return up + *across + down;
 }
 
 }  // namespace colltune::coll::algo

@@ -24,6 +24,8 @@ struct AlgoOptions {
   std::string inner = "ring";
 };
 
+struct Algorithm;
+
 // Per-level link costs and reduction cost, as the analytical model derives them from a
 // topology. alpha: us per message; beta: us per byte on the wire; gamma: us per byte reduced.
 struct LevelCosts {
@@ -35,6 +37,12 @@ struct LevelCosts {
   // A rank's messages inside its host and to other hosts leave (and arrive) through different
   // links (NVLink vs NIC), so they do not share a port; false when one link carries both (flat).
   bool separate_level_ports = false;
+  // Prices a part of a schedule on these costs when it has no closed form: hierarchical's inner
+  // algorithm across hosts. The cost model sets it (sim::hint_or_price); left empty, hints whose
+  // part has no closed form answer nullopt.
+  std::function<double(const Algorithm&, const RankLayout&, std::size_t bytes, std::size_t elem_size,
+                       const AlgoOptions&)>
+      price;
 };
 
 struct Algorithm {
@@ -45,13 +53,21 @@ struct Algorithm {
   // nullopt when applicable, else the reason it is not.
   std::function<std::optional<std::string>(const RankLayout&, std::size_t count, const AlgoOptions&)> not_applicable;
   std::function<Schedule(const RankLayout&, std::size_t count, const AlgoOptions&)> build;
-  // Predicted time in us for `bytes` bytes of `elem_size`-byte elements, ranks placed by layout.
-  std::function<double(const RankLayout&, std::size_t bytes, std::size_t elem_size, const AlgoOptions&,
-                       const LevelCosts&)>
+  // Closed-form cost hint: the predicted time in us for `bytes` bytes of `elem_size`-byte
+  // elements, ranks placed by layout, under the machine model of sim/pricer.hpp, of which it is
+  // a checked shortcut. Empty, or nullopt for some options, where there is no closed form (the
+  // double binary tree's pipeline): the cost model then prices the schedule itself.
+  std::function<std::optional<double>(const RankLayout&, std::size_t bytes, std::size_t elem_size, const AlgoOptions&,
+                                      const LevelCosts&)>
       cost;
   // Optional: the same schedule generated step by step (step_source.hpp), for algorithms whose
   // stored form grows too large at scale (the ring family). When set, build is materialize(generate).
   std::function<std::unique_ptr<StepSource>(const RankLayout&, std::size_t count, const AlgoOptions&)> generate;
+  // Chunk-pipelined schedules without a closed form: the number of pieces the buffer is cut
+  // into before chunking (dbtree: its 2 halves), so that pieces x chunk_elems fewer elements
+  // make one pipeline round fewer in every piece. The cost model prices a long pipeline from a
+  // short one with it (sim::price_pipeline). Empty where that does not hold.
+  std::function<std::size_t(const RankLayout&, const AlgoOptions&)> pipeline_pieces;
 };
 
 const std::vector<Algorithm>& algorithms();

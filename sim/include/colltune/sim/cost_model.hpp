@@ -1,6 +1,6 @@
 #pragma once
 // The analytical cost model: prices a registered algorithm on a topology with the closed-form
-// cost hint of its registry entry, using alpha/beta per link level derived from the topology's
+// cost hint of its registry entry (or, where it has none, the reference pricer on its schedule), using alpha/beta per link level derived from the topology's
 // routes and gamma from the devices' reduction rate. Cheap (microseconds): the tuner sweeps it.
 //
 // Derivation (see docs/readme/simulator.md):
@@ -65,6 +65,20 @@ struct CostModel {
 // faster by more than rounding noise (1e-9 relative), so exact ties, and predictions equal up
 // to the order of floating-point operations, keep the first choice.
 inline bool clearly_faster(double candidate, double incumbent) { return candidate < incumbent * (1.0 - 1e-9); }
+
+// The algorithm's closed-form hint where it has one for these options, else the reference
+// pricer on its schedule (sim/pricer.hpp): the same machine model either way.
+double hint_or_price(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t bytes,
+                     std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels);
+
+// Prices a chunk pipeline without a closed form (Algorithm::pipeline_pieces): a long pipeline
+// costs its fill and drain plus one steady-state round per round, so it is priced at three
+// short lengths (the same chunks and last chunks, a few dozen rounds, lengthened until the
+// round's cost has settled to 1e-10) and extended by the steady round's cost; short pipelines
+// are priced whole (*extrapolated says which). Tests hold it to the whole price within 1e-9.
+double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t count,
+                      std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
+                      bool* extrapolated = nullptr);
 
 // Derivations used by CostModel.
 // The first `nranks` ranks of topology.rank_layout(), hosts left empty dropped and the rest

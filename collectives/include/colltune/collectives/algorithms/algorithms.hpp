@@ -77,20 +77,23 @@ double cost_tree(const RankLayout& layout, std::size_t bytes, std::size_t elem_s
                  const LevelCosts& costs);
 
 // ---- double binary tree (dbtree.cpp) --------------------------------------------------------
+// No closed-form cost: its pipeline shares ports unevenly, so the cost model prices the schedule.
 Schedule build_dbtree(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
-double cost_dbtree(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
-                   const LevelCosts& costs);
+// 2: each half of the buffer is its own pipeline.
+std::size_t dbtree_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options);
 
 // ---- hierarchical (hierarchical.cpp) ------------------------------------------------------
 std::optional<std::string> hierarchical_not_applicable(const RankLayout& layout, std::size_t count,
                                                        const AlgoOptions& options);
 Schedule build_hierarchical(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
-double cost_hierarchical(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
-                         const AlgoOptions& options, const LevelCosts& costs);
+// The inner algorithm is priced through LevelCosts::price when it has no closed form; nullopt
+// when it has none and the costs cannot price it.
+std::optional<double> cost_hierarchical(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                        const AlgoOptions& options, const LevelCosts& costs);
 std::optional<std::string> hierarchical_leader_not_applicable(const RankLayout& layout, std::size_t count,
                                                               const AlgoOptions& options);
 Schedule build_hierarchical_leader(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
-double cost_hierarchical_leader(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
-                                const AlgoOptions& options, const LevelCosts& costs);
+std::optional<double> cost_hierarchical_leader(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                               const AlgoOptions& options, const LevelCosts& costs);
 
 }  // namespace colltune::coll::algo

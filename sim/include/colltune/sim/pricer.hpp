@@ -1,0 +1,38 @@
+#pragma once
+// The reference pricer: the analytical cost model's machine model, defined once, for any
+// schedule. The registry's closed-form cost hints are shortcuts of it (tests hold every hint
+// to it on every algorithm and machine shape); where an algorithm has no closed form (the
+// double binary tree's pipeline, hierarchical over it), the cost model prices the schedule
+// with it directly.
+//
+// The machine model, exactly (alpha, beta per level, gamma from coll::LevelCosts):
+// - A message between ranks of one host costs alpha_intra and bytes * beta_intra of port time,
+//   across hosts alpha_inter and bytes * beta_inter.
+// - A rank runs its steps in order; step 0 starts at t = 0, each later step when the previous
+//   one ends. Messages pair as in schedule.hpp (the k-th send a->b with the k-th receive at b
+//   from a) and a message begins when both its sender and its receiver have started the steps
+//   holding it (rendezvous).
+// - Each rank has an injection port (its sends) and an ejection port (its receives); with
+//   LevelCosts::separate_level_ports, one pair per level (NVLink and NIC are different links).
+//   A port serves the messages transmitting through it by processor sharing: each of the m
+//   messages in service gets 1/m of the port, so a message alone takes bytes * beta, and one
+//   that begins while others are in service shares with them only what is left.
+// - A message arrives alpha after it has passed both its sender's and its receiver's port. The
+//   send and the receive complete at the arrival.
+// - A step ends when all of its messages have arrived and its reduced blocks are combined: one
+//   after another in arrival order, from the step's start, each costing bytes * gamma.
+#include <cstddef>
+
+#include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/step_source.hpp"
+#include "colltune/common/rank_layout.hpp"
+
+namespace colltune::sim {
+
+// Completion time (us) of the last rank of `source`, whose blocks hold `elem_size`-byte
+// elements, placed on hosts by `layout`. Throws colltune::Error when the schedule has more
+// ranks than the layout, pairs blocks of different sizes, or deadlocks.
+double price_schedule(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
+                      const coll::LevelCosts& costs);
+
+}  // namespace colltune::sim
