@@ -14,6 +14,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/tuner/emit.hpp"
+#include "colltune/tuner/nccl_plugin.hpp"
 #include "tuner_test_util.hpp"
 
 using namespace colltune;
@@ -233,4 +234,62 @@ TEST(Emit, AFailedWriteLeavesNoFiles) {
   write_file_atomic(dir / "plain", "x");
   EXPECT_THROW(write_configs(dir / "plain" / "out", result()), Error);
   fs::remove_all(dir);
+}
+
+// ---- where nccl.env finds colltune's NCCL tuner plugin ------------------------------------
+
+namespace {
+
+// A scratch tree: <root>/prefix/bin/colltune, and the plugin where a test puts it.
+struct PluginTree {
+  fs::path root = fs::temp_directory_path() / ("colltune-plugin-path-" + std::to_string(::getpid()));
+  fs::path program = root / "prefix" / "bin" / "colltune";
+  fs::path build_copy = root / "build" / "libcolltune-nccl-tuner.so";
+  PluginTree() {
+    fs::remove_all(root);
+    touch(program);
+  }
+  ~PluginTree() { fs::remove_all(root); }
+  static void touch(const fs::path& p) {
+    fs::create_directories(p.parent_path());
+    write_file_atomic(p, "");
+  }
+};
+
+}  // namespace
+
+TEST(NcclPluginPath, TheCopyInstalledBesideTheProgramComesFirst) {
+  PluginTree t;
+  PluginTree::touch(t.build_copy);
+  PluginTree::touch(t.root / "prefix" / "lib64" / "libcolltune-nccl-tuner.so");
+  const auto where = locate_nccl_tuner_plugin(t.program, t.build_copy);
+  ASSERT_TRUE(where.found()) << where.how;
+  EXPECT_EQ(where.path, t.root / "prefix" / "lib64" / "libcolltune-nccl-tuner.so");
+  EXPECT_EQ(where.how, "installed with colltune in " + (t.root / "prefix" / "lib64").string());
+}
+
+TEST(NcclPluginPath, ElseTheBuildTreeCopy) {
+  PluginTree t;
+  PluginTree::touch(t.build_copy);
+  fs::create_directories(t.root / "prefix" / "lib");  // a lib folder without the plugin
+  const auto where = locate_nccl_tuner_plugin(t.program, t.build_copy);
+  EXPECT_EQ(where.path, t.build_copy);
+  EXPECT_NE(where.how.find("build tree"), std::string::npos) << where.how;
+}
+
+TEST(NcclPluginPath, NotFoundSaysWhereItLooked) {
+  PluginTree t;
+  const auto where = locate_nccl_tuner_plugin(t.program, t.build_copy);
+  EXPECT_FALSE(where.found());
+  EXPECT_EQ(where.how, "not found: no libcolltune-nccl-tuner.so in " + (t.root / "prefix" / "lib*").string() +
+                           " beside " + t.program.string() + ", and no build-tree copy at " + t.build_copy.string());
+}
+
+TEST(NcclPluginPath, ThisBuildFindsItsPlugin) {
+  // The test runs from the build tree: the plugin built with it (a dependency of the library).
+  const auto where = locate_nccl_tuner_plugin();
+  ASSERT_TRUE(where.found()) << where.how;
+  EXPECT_TRUE(where.path.is_absolute());
+  EXPECT_EQ(where.path.filename(), "libcolltune-nccl-tuner.so");
+  EXPECT_TRUE(fs::is_regular_file(where.path));
 }
