@@ -142,22 +142,29 @@ TEST_P(PluginTest, AnAlgorithmOutsideAnOlderNcclsTableIsLeftAlone) {
 }
 
 TEST_P(PluginTest, EachRowsFirstDecisionIsLoggedAtInfo) {
-  void* ctx = load(kTwoRanges);
+  void* ctx = load(
+      "allreduce,1024,4096,ring,simple,-1,2,16,-1,-1\n"
+      "allreduce,8192,65536,tree,ll,8,2,16,-1,-1\n"
+      "allreduce,65537,99999,ring,ll128,-1,2,16,-1,-1\n");
+  Costs no_ll128;
+  no_ll128.cell[abi::kRing][abi::kLL128] = abi::kIgnoredCost;
   ask_allreduce(ctx, 2048);
   ask_allreduce(ctx, 3000);
   ask_allreduce(ctx, 10000);
+  ask(ctx, kAllReduce, 70000, 1, 0, no_ll128);
   std::vector<std::string> decisions;
   for (const auto& l : captured_log())
     if (l.level == abi::kLogInfo && l.text.find("bytes ->") != std::string::npos) {
       EXPECT_EQ(l.flags, 0x40ul) << "decisions are logged under NCCL_DEBUG_SUBSYS=TUNING";
       decisions.push_back(l.text);
     }
-  ASSERT_EQ(decisions.size(), 2u);
-  EXPECT_NE(decisions[0].find("allreduce 2048 bytes -> line 2: ring/simple preferred"), std::string::npos)
-      << decisions[0];
-  EXPECT_NE(decisions[1].find("allreduce 10000 bytes -> line 3: tree/ll preferred"), std::string::npos)
-      << decisions[1];
-  EXPECT_EQ(logged(abi::kLogTrace).size(), 3u);  // every decision at TRACE
+  ASSERT_EQ(decisions.size(), 3u);
+  EXPECT_EQ(decisions[0], "colltune tuner: allreduce 2048 bytes -> line 1: ring/simple preferred, NCCL's channels");
+  EXPECT_EQ(decisions[1], "colltune tuner: allreduce 10000 bytes -> line 2: tree/ll preferred, 8 channels");
+  EXPECT_EQ(decisions[2],
+            "colltune tuner: allreduce 70000 bytes -> line 3: ring/ll128 not usable here, NCCL keeps its choice, "
+            "NCCL's channels");
+  EXPECT_EQ(logged(abi::kLogTrace).size(), 4u);  // every decision at TRACE
   EXPECT_TRUE(logged(abi::kLogWarn).empty());
 }
 

@@ -100,14 +100,17 @@ const char* verdict_text(Verdict v) {
 void report(const Context& ctx, const Row& row, const Query& q, const Choice& c) {
   const std::size_t index = static_cast<std::size_t>(&row - ctx.rows.data());
   const bool first = !ctx.logged[index].exchange(true, std::memory_order_relaxed);
+  // Both formats take the same arguments; the second ignores the trailing channel count, which
+  // printf allows (excess arguments are evaluated and ignored).
+  const char* fmt = c.channels_set ? "colltune tuner: %s %llu bytes -> line %d: %s/%s %s, %d channels"
+                                   : "colltune tuner: %s %llu bytes -> line %d: %s/%s %s, NCCL's channels";
   const auto log = [&](auto emit) {
-    emit("colltune tuner: %s %llu bytes -> line %d: %s/%s %s, channels %d%s", collective_name(q.collective),
-         static_cast<unsigned long long>(q.bytes), row.line,
+    emit(Format(fmt), collective_name(q.collective), static_cast<unsigned long long>(q.bytes), row.line,
          c.algorithm == kAny ? "any" : algorithm_name(c.algorithm), c.protocol == kAny ? "any" : protocol_name(c.protocol),
-         verdict_text(c.verdict), c.channels_set ? row.channels : 0, c.channels_set ? "" : " (NCCL's)");
+         verdict_text(c.verdict), row.channels);
   };
-  if (first) log([&](const char* fmt, auto... a) { ctx.log.info_tuning(Format(fmt), a...); });
-  log([&](const char* fmt, auto... a) { ctx.log.trace(Format(fmt), a...); });
+  if (first) log([&](Format f, auto... a) { ctx.log.info_tuning(f, a...); });
+  log([&](Format f, auto... a) { ctx.log.trace(f, a...); });
 }
 
 const Row* match(void* context, const Query& q) {
