@@ -87,9 +87,13 @@ class RowParser {
   template <std::size_t N>
   void name(std::size_t field, const char* const (&names)[N], bool wildcard, int& out) {
     const std::string_view v = fields_[field];
-    if (wildcard && v == "-1") return void(out = kAny);
+    out = kAny;
+    if (wildcard && v == "-1") return;
     for (std::size_t i = 0; i < N; ++i)
-      if (equal_ignoring_case(v, names[i])) return void(out = static_cast<int>(i));
+      if (equal_ignoring_case(v, names[i])) {
+        out = static_cast<int>(i);
+        return;
+      }
     fail(field, "is not one of " + choices(names) + (wildcard ? ", -1" : ""));
   }
 
