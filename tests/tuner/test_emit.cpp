@@ -1,12 +1,13 @@
-// Emitters: Horovod YAML agrees with the env file, the NCCL tuner CSV follows its grammar,
-// colltune.json validates against its schema, the report is self-contained, and writing is
-// all-or-nothing.
+// Emitters: Horovod YAML agrees with the env file, the NCCL tuner CSV follows its grammar, nccl.env
+// loads colltune's tuner plugin by absolute path, colltune.json validates against its schema, the
+// report is self-contained, and writing is all-or-nothing. Also where the plugin is found.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/tuner/emit.hpp"
+#include "colltune/tuner/nccl_plugin.hpp"
 #include "tuner_test_util.hpp"
 
 using namespace colltune;
@@ -165,15 +167,67 @@ TEST(Emit, NcclTunerConfFollowsTheCsvGrammar) {
   EXPECT_EQ(next_min - 1, kTableMaxBytes);
 }
 
-TEST(Emit, NcclEnvIsKeyValue) {
-  const auto env = parse_env(emit_nccl_env(result()));
-  if (env.count("NCCL_ALGO")) {
-    EXPECT_TRUE(env.at("NCCL_ALGO") == "Ring" || env.at("NCCL_ALGO") == "Tree");
-    EXPECT_EQ(env.at("NCCL_PROTO"), "Simple");
-  } else {
-    EXPECT_EQ(env.at("NCCL_TUNER_CONFIG_FILE"), "nccl_tuner.conf");
+// nccl.env for a plugin found at /opt/colltune/lib, or not found.
+const NcclEnvPaths kFound{"/work/out/nccl_tuner.conf",
+                          {"/opt/colltune/lib/libcolltune-nccl-tuner.so", "installed with colltune in /opt/colltune/lib"}};
+const NcclEnvPaths kNotFound{"/work/out/nccl_tuner.conf", {{}, "not found: no libcolltune-nccl-tuner.so anywhere"}};
+
+// The tuned result with one NCCL algorithm at every size.
+TuneResult one_algorithm() {
+  TuneResult r = result();
+  for (auto& range : r.nccl_table) range.choice.algorithm = "ring";
+  return r;
+}
+
+// Runs `script` in sh and returns its standard output.
+std::string shell(const std::string& script) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(script.c_str(), "r"), &pclose);
+  EXPECT_TRUE(pipe != nullptr);
+  char buf[4096];
+  for (std::size_t n; pipe && (n = std::fread(buf, 1, sizeof buf, pipe.get())) > 0;) out.append(buf, n);
+  return out;
+}
+
+TEST(Emit, NcclEnvLoadsThePluginByAbsolutePath) {
+  for (const TuneResult& r : {result(), one_algorithm()}) {
+    const std::string text = emit_nccl_env(r, kFound);
+    const auto env = parse_env(text);
+    EXPECT_EQ(env.at("NCCL_TUNER_PLUGIN"), "/opt/colltune/lib/libcolltune-nccl-tuner.so");
+    EXPECT_EQ(env.at("NCCL_TUNER_CONFIG_FILE"), "/work/out/nccl_tuner.conf");
+    EXPECT_NE(text.find("# Plugin installed with colltune in /opt/colltune/lib.\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING"), std::string::npos);
+    // The plugin does per collective what NCCL_ALGO / NCCL_PROTO would do for all: those stay comments.
+    EXPECT_FALSE(env.count("NCCL_ALGO") || env.count("NCCL_PROTO")) << text;
+    for (const auto& [key, value] : env) EXPECT_EQ(key.rfind("NCCL_", 0), 0u) << key;
   }
-  for (const auto& [key, value] : env) EXPECT_EQ(key.rfind("NCCL_", 0), 0u) << key;
+  EXPECT_NE(emit_nccl_env(one_algorithm(), kFound).find("# NCCL_ALGO=Ring\n# "), std::string::npos);
+}
+
+TEST(Emit, NcclEnvWithoutThePluginSaysWhyAndKeepsTheGlobalSetting) {
+  const std::string text = emit_nccl_env(result(), kNotFound);
+  auto env = parse_env(text);
+  EXPECT_FALSE(env.count("NCCL_TUNER_PLUGIN"));
+  EXPECT_NE(text.find("# Plugin not found: no libcolltune-nccl-tuner.so anywhere.\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# NCCL_TUNER_PLUGIN=/path/to/libcolltune-nccl-tuner.so\n"), std::string::npos) << text;
+  EXPECT_EQ(env.at("NCCL_TUNER_CONFIG_FILE"), "/work/out/nccl_tuner.conf");
+  // One algorithm everywhere: without the plugin, the global setting is the way to get it.
+  env = parse_env(emit_nccl_env(one_algorithm(), kNotFound));
+  EXPECT_EQ(env.at("NCCL_ALGO"), "Ring");
+  EXPECT_EQ(env.at("NCCL_PROTO"), "Simple");
+}
+
+TEST(Emit, NcclEnvPathsSurviveTheShell) {
+  const NcclEnvPaths odd{"/tmp/a b/it's $HOME/nccl_tuner.conf",
+                         {"/opt/col tune/lib/libcolltune-nccl-tuner.so", "installed with colltune in\n/opt"}};
+  const std::string text = emit_nccl_env(result(), odd);
+  const fs::path file = fs::temp_directory_path() / ("colltune-nccl-env-" + std::to_string(::getpid()));
+  write_file_atomic(file, text);
+  const std::string out = shell("set -a; . '" + file.string() + "' && printf '%s|%s' \"$NCCL_TUNER_PLUGIN\" " +
+                                "\"$NCCL_TUNER_CONFIG_FILE\"");
+  fs::remove(file);
+  EXPECT_EQ(out, odd.plugin.path.string() + "|" + odd.table.string());
+  EXPECT_NE(text.find("# Plugin installed with colltune in /opt.\n"), std::string::npos) << text;
 }
 
 TEST(Emit, ColltuneJsonValidatesAgainstItsSchema) {
@@ -218,6 +272,23 @@ TEST(Emit, WritesAllSixFiles) {
   for (std::size_t i = 0; i < files.size(); ++i) EXPECT_EQ(files[i].filename(), emitted_file_names()[i]);
   EXPECT_EQ(read_file(dir / "out" / "horovod.yaml"), emit_horovod_yaml(result()));
   EXPECT_EQ(read_file(dir / "out" / "colltune.json"), emit_colltune_json(result()));
+  // nccl.env names the table just written and the plugin this build made.
+  const auto env = parse_env(read_file(dir / "out" / "nccl.env"));
+  EXPECT_EQ(env.at("NCCL_TUNER_CONFIG_FILE"), (dir / "out" / "nccl_tuner.conf").string());
+  EXPECT_EQ(env.at("NCCL_TUNER_PLUGIN"), locate_nccl_tuner_plugin().path.string());
+  fs::remove_all(dir);
+}
+
+TEST(Emit, ARelativeOutputDirectoryIsWrittenAbsoluteInNcclEnv) {
+  const fs::path dir = fs::temp_directory_path() / ("colltune-emit-rel-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir);
+  write_configs("./rel/../out/", result());
+  fs::current_path(cwd);
+  const auto env = parse_env(read_file(dir / "out" / "nccl.env"));
+  EXPECT_EQ(env.at("NCCL_TUNER_CONFIG_FILE"), (dir / "out" / "nccl_tuner.conf").string());
   fs::remove_all(dir);
 }
 
@@ -233,4 +304,62 @@ TEST(Emit, AFailedWriteLeavesNoFiles) {
   write_file_atomic(dir / "plain", "x");
   EXPECT_THROW(write_configs(dir / "plain" / "out", result()), Error);
   fs::remove_all(dir);
+}
+
+// ---- where nccl.env finds colltune's NCCL tuner plugin ------------------------------------
+
+namespace {
+
+// A scratch tree: <root>/prefix/bin/colltune, and the plugin where a test puts it.
+struct PluginTree {
+  fs::path root = fs::temp_directory_path() / ("colltune-plugin-path-" + std::to_string(::getpid()));
+  fs::path program = root / "prefix" / "bin" / "colltune";
+  fs::path build_copy = root / "build" / "libcolltune-nccl-tuner.so";
+  PluginTree() {
+    fs::remove_all(root);
+    touch(program);
+  }
+  ~PluginTree() { fs::remove_all(root); }
+  static void touch(const fs::path& p) {
+    fs::create_directories(p.parent_path());
+    write_file_atomic(p, "");
+  }
+};
+
+}  // namespace
+
+TEST(NcclPluginPath, TheCopyInstalledBesideTheProgramComesFirst) {
+  PluginTree t;
+  PluginTree::touch(t.build_copy);
+  PluginTree::touch(t.root / "prefix" / "lib64" / "libcolltune-nccl-tuner.so");
+  const auto where = locate_nccl_tuner_plugin(t.program, t.build_copy);
+  ASSERT_TRUE(where.found()) << where.how;
+  EXPECT_EQ(where.path, t.root / "prefix" / "lib64" / "libcolltune-nccl-tuner.so");
+  EXPECT_EQ(where.how, "installed with colltune in " + (t.root / "prefix" / "lib64").string());
+}
+
+TEST(NcclPluginPath, ElseTheBuildTreeCopy) {
+  PluginTree t;
+  PluginTree::touch(t.build_copy);
+  fs::create_directories(t.root / "prefix" / "lib");  // a lib folder without the plugin
+  const auto where = locate_nccl_tuner_plugin(t.program, t.build_copy);
+  EXPECT_EQ(where.path, t.build_copy);
+  EXPECT_NE(where.how.find("build tree"), std::string::npos) << where.how;
+}
+
+TEST(NcclPluginPath, NotFoundSaysWhereItLooked) {
+  PluginTree t;
+  const auto where = locate_nccl_tuner_plugin(t.program, t.build_copy);
+  EXPECT_FALSE(where.found());
+  EXPECT_EQ(where.how, "not found: no libcolltune-nccl-tuner.so in " + (t.root / "prefix" / "lib*").string() +
+                           " beside " + t.program.string() + ", and no build-tree copy at " + t.build_copy.string());
+}
+
+TEST(NcclPluginPath, ThisBuildFindsItsPlugin) {
+  // The test runs from the build tree: the plugin built with it (a dependency of the library).
+  const auto where = locate_nccl_tuner_plugin();
+  ASSERT_TRUE(where.found()) << where.how;
+  EXPECT_TRUE(where.path.is_absolute());
+  EXPECT_EQ(where.path.filename(), "libcolltune-nccl-tuner.so");
+  EXPECT_TRUE(fs::is_regular_file(where.path));
 }

@@ -45,6 +45,38 @@ std::string fp16_advice(const TuneResult& r, const char* comment) {
   return out.str();
 }
 
+// A value the shell reads back unchanged from `. ./nccl.env`: as is when it holds only safe
+// characters, else single-quoted (a ' inside becomes '\'').
+std::string shell_word(const std::string& value) {
+  const bool plain = !value.empty() && value.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                               "0123456789_./+-:@,=%") == std::string::npos;
+  if (plain) return value;
+  std::string quoted = "'";
+  for (char c : value) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// One comment line: a newline in a path must not end the comment.
+std::string comment_text(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+// The lines that make NCCL load colltune's tuner plugin on this job's table.
+void plugin_lines(std::ostream& out, const TuneResult& r, const NcclEnvPaths& paths) {
+  out << "# colltune's NCCL tuner plugin applies nccl_tuner.conf to allreduce on " << r.hosts << " nodes, " << r.ranks
+      << " ranks.\n"
+      << "# Check: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING shows its \"colltune tuner:\" lines.\n"
+      << "# Plugin " << comment_text(paths.plugin.how) << ".\n";
+  if (paths.plugin.found())
+    out << "NCCL_TUNER_PLUGIN=" << shell_word(paths.plugin.path.string()) << "\n";
+  else
+    out << "# Install colltune (cmake --install) or build it, then set the path:\n"
+        << "# NCCL_TUNER_PLUGIN=/path/to/libcolltune-nccl-tuner.so\n";
+  out << "NCCL_TUNER_CONFIG_FILE=" << shell_word(paths.table.string()) << "\n";
+}
+
 }  // namespace
 
 std::string emit_horovod_yaml(const TuneResult& r) {
@@ -75,22 +107,21 @@ std::string emit_horovod_env(const TuneResult& r) {
   return out.str();
 }
 
-std::string emit_nccl_env(const TuneResult& r) {
+std::string emit_nccl_env(const TuneResult& r, const NcclEnvPaths& paths) {
   std::ostringstream out;
   out << header(r, "#") << "# Use: set -a; . ./nccl.env; set +a\n";
   std::set<std::string> algos;
   for (const auto& range : r.nccl_table) algos.insert(*nccl_algorithm(range.choice.algorithm));
+  plugin_lines(out, r, paths);
   if (algos.size() == 1) {
+    // Without the plugin, one global setting does the same for every collective.
     const std::string& a = *algos.begin();
-    out << "# One NCCL algorithm is predicted fastest at every size.\n"
-        << "NCCL_ALGO=" << (a == "ring" ? "Ring" : "Tree") << "\n"
+    const char* prefix = paths.plugin.found() ? "# " : "";
+    out << "# One NCCL algorithm is predicted fastest at every size"
+        << (paths.plugin.found() ? "; without the plugin, for every collective:\n" : ":\n")
+        << prefix << "NCCL_ALGO=" << (a == "ring" ? "Ring" : "Tree") << "\n"
         << "# colltune's cost model prices NCCL's Simple protocol (full bandwidth, per-step latency).\n"
-        << "NCCL_PROTO=Simple\n";
-  } else {
-    out << "# The fastest NCCL algorithm depends on the message size: no single NCCL_ALGO.\n"
-        << "# Load NCCL's example tuner plugin with the per-size table instead:\n"
-        << "#   NCCL_TUNER_PLUGIN=/path/to/libnccl-tuner-example.so\n"
-        << "NCCL_TUNER_CONFIG_FILE=nccl_tuner.conf\n";
+        << prefix << "NCCL_PROTO=Simple\n";
   }
   if (r.best.candidate.chunk_bytes > 0 && r.best.candidate.algorithm != kAutoAlgorithm) {
     // An unverified mapping: NCCL cuts NCCL_BUFFSIZE into NCCL_STEPS = 8 steps, but its ring
@@ -107,7 +138,8 @@ std::string emit_nccl_env(const TuneResult& r) {
 std::string emit_nccl_tuner_conf(const TuneResult& r) {
   std::ostringstream out;
   out << header(r, "#")
-      << "# Use: NCCL_TUNER_PLUGIN=libnccl-tuner-example.so NCCL_TUNER_CONFIG_FILE=nccl_tuner.conf\n"
+      << "# Read by colltune's NCCL tuner plugin (libcolltune-nccl-tuner.so); nccl.env sets\n"
+      << "# NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE (absolute paths) for it.\n"
       << "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n"
       << "# -1 = any / keep NCCL's choice. Rows hold only for this job's nNodes and nRanks.\n";
   for (const auto& range : r.nccl_table) {
@@ -130,9 +162,13 @@ const std::vector<std::string>& emitted_file_names() {
 
 std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& r) {
   // Render everything first: a failure here leaves the directory untouched.
-  const std::vector<std::string> contents{emit_horovod_yaml(r),    emit_horovod_env(r),   emit_nccl_env(r),
-                                          emit_nccl_tuner_conf(r), emit_colltune_json(r), emit_report_html(r)};
+  // nccl.env names the table by absolute path: NCCL reads it from the job's working directory.
   std::error_code ec;
+  const NcclEnvPaths nccl_paths{std::filesystem::absolute(dir, ec).lexically_normal() / "nccl_tuner.conf",
+                                locate_nccl_tuner_plugin()};
+  if (ec) throw Error(dir.string() + ": cannot make an absolute path (" + ec.message() + ")");
+  const std::vector<std::string> contents{emit_horovod_yaml(r),    emit_horovod_env(r),   emit_nccl_env(r, nccl_paths),
+                                          emit_nccl_tuner_conf(r), emit_colltune_json(r), emit_report_html(r)};
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(dir.string() + ": cannot create output directory (" + ec.message() + ")");
   // A destination that is not a regular file would fail its rename after others succeeded:

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/tuner/nccl_plugin.hpp"
 #include "colltune/tuner/tuner.hpp"
 
 namespace colltune::tuner {
@@ -16,10 +17,16 @@ inline constexpr int kColltuneJsonVersion = 1;
 std::string emit_horovod_yaml(const TuneResult& result);
 // The same settings as HOROVOD_* variables (fusion in bytes); fp16 as a recommendation comment.
 std::string emit_horovod_env(const TuneResult& result);
-// NCCL_ALGO / NCCL_PROTO / NCCL_BUFFSIZE when one choice is best for every size, else comments
-// pointing at nccl_tuner.conf.
-std::string emit_nccl_env(const TuneResult& result);
-// NCCL example tuner plugin CSV:
+// Where nccl.env points NCCL: the table as written (absolute) and colltune's tuner plugin.
+struct NcclEnvPaths {
+  std::filesystem::path table;
+  NcclPluginLocation plugin;
+};
+// NCCL_TUNER_PLUGIN (commented, with the reason, when the plugin was not found) and
+// NCCL_TUNER_CONFIG_FILE by absolute path; NCCL_ALGO / NCCL_PROTO when one choice is best for
+// every size (commented when the plugin does it); NCCL_BUFFSIZE for a fixed chunk.
+std::string emit_nccl_env(const TuneResult& result, const NcclEnvPaths& paths);
+// colltune's NCCL tuner plugin CSV (the format of NCCL's example plugin):
 // collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff
 std::string emit_nccl_tuner_conf(const TuneResult& result);
 // colltune.json, version kColltuneJsonVersion (schema: tuner/schema/colltune.schema.json).

@@ -1,0 +1,87 @@
+// The table colltune's own emitter writes is one the plugin takes whole: every row loads, fits
+// the tuned job's shape, and applies at its bounds and in its middle.
+#include <map>
+#include <sstream>
+
+#include "colltune/sim/workload.hpp"
+#include "colltune/topology/topology.hpp"
+#include "colltune/tuner/emit.hpp"
+#include "plugin_fixture.hpp"
+#include "tuner_test_util.hpp"
+
+namespace colltune::nccl_plugin::test {
+namespace {
+
+// A data row of nccl_tuner.conf, read here independently of the plugin's parser.
+struct CsvRow {
+  std::uint64_t min_bytes = 0, max_bytes = 0;
+  int algorithm = -1, protocol = -1;
+};
+
+int index_of(const std::string& name, const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<int>(i);
+  ADD_FAILURE() << "unknown name " << name;
+  return -1;
+}
+
+std::vector<CsvRow> data_rows(const std::string& text) {
+  static const std::vector<std::string> algorithms{"tree", "ring", "collnet_direct", "collnet_chain",
+                                                   "nvls", "nvls_tree", "pat"};
+  static const std::vector<std::string> protocols{"ll", "ll128", "simple"};
+  std::vector<CsvRow> rows;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    EXPECT_EQ(f.size(), 10u) << line;
+    if (f.size() != 10u) continue;
+    EXPECT_EQ(f[0], "allreduce");
+    rows.push_back({std::stoull(f[1]), std::stoull(f[2]), index_of(f[3], algorithms), index_of(f[4], protocols)});
+  }
+  return rows;
+}
+
+const tuner::TuneResult& tuned(const std::string& topology) {
+  static std::map<std::string, tuner::TuneResult> cache;
+  auto it = cache.find(topology);
+  if (it == cache.end())
+    it = cache.emplace(topology, tuner::test::tune_analytic(topo::load_topology(topology), sim::load_workload("resnet50")))
+             .first;
+  return it->second;
+}
+
+class EmittedTable : public PluginTest {};
+
+TEST_P(EmittedTable, EveryEmittedRowLoadsAndApplies) {
+  for (const std::string topology : {"dgx-h100:nodes=2", "dgx-a100:nodes=4"}) {
+    SCOPED_TRACE(topology);
+    const tuner::TuneResult& r = tuned(topology);
+    const std::string text = tuner::emit_nccl_tuner_conf(r);
+    const std::vector<CsvRow> rows = data_rows(text);
+    ASSERT_FALSE(rows.empty());
+    captured_log().clear();
+    void* ctx = load(text, static_cast<std::size_t>(r.ranks), static_cast<std::size_t>(r.hosts));
+    EXPECT_TRUE(logged(abi::kLogWarn).empty()) << logged(abi::kLogWarn).at(0);
+    const std::string counts = "loaded " + std::to_string(rows.size()) + " rows";
+    const std::string fits = std::to_string(rows.size()) + " apply to nNodes=" + std::to_string(r.hosts);
+    ASSERT_FALSE(logged(abi::kLogInfo).empty());
+    EXPECT_NE(logged(abi::kLogInfo)[0].find(counts), std::string::npos) << logged(abi::kLogInfo)[0];
+    EXPECT_NE(logged(abi::kLogInfo)[0].find(fits), std::string::npos) << logged(abi::kLogInfo)[0];
+    for (const CsvRow& row : rows)
+      for (std::uint64_t bytes : {row.min_bytes, row.min_bytes + (row.max_bytes - row.min_bytes) / 2, row.max_bytes})
+        expect_chosen(ask_allreduce(ctx, bytes), row.algorithm, row.protocol);
+    // Past the table's last size NCCL decides.
+    expect_untouched(ask_allreduce(ctx, rows.back().max_bytes + 1));
+    // Another job shape: the rows do not apply.
+    expect_untouched(ask_allreduce(load(text, static_cast<std::size_t>(r.ranks) * 2, static_cast<std::size_t>(r.hosts) * 2),
+                                   rows.front().min_bytes));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCostTableVersion, EmittedTable, ::testing::Values(3, 4, 5, 6), version_name);
+
+}  // namespace
+}  // namespace colltune::nccl_plugin::test
