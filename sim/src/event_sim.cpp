@@ -291,6 +291,9 @@ EventSimResult Engine::collect() {
   }
   for (std::size_t l = 0; l < links_.size(); ++l)
     if (links_[l].bytes > 0) out.links.push_back({l, links_[l].bytes, links_[l].busy_us});
+  out.incremental_solves = solver_.counts().incremental;
+  out.recalled_solves = solver_.counts().recalled;
+  out.full_solves = solver_.counts().filled;
   return out;
 }
 

@@ -70,6 +70,12 @@ struct EventSimResult {
   // How the run was simulated: 0 = the event queue; d > 0 = the contention-free fast path over
   // ranks 0..d-1, each standing for its rotations by d (d = number of ranks: no folding).
   int fast_path_period = 0;
+  // How the event queue re-solved the max-min rates where links are shared (0 for the sweep):
+  // replayed incrementally (event_sim_solver.cpp), a remembered solution
+  // (event_sim_recall.cpp), or progressive filling of the changed components.
+  std::size_t incremental_solves = 0;
+  std::size_t recalled_solves = 0;
+  std::size_t full_solves = 0;
 };
 
 // Throws colltune::Error if the schedule has more ranks than the topology, or if it is
