@@ -135,6 +135,44 @@ TEST_P(EventSimModel, ZeroBytesCostOnlyLatencyAndStepsChain) {
   EXPECT_TRUE(r.links.empty());
 }
 
+// Ranks 0 and 3 on devices a and b, ranks 1 and 2 on device d (reduces 10 GB/s = 10000 B/us);
+// a -> d and b -> d 10 GB/s, 1 us each, and links back for connectivity.
+topo::Topology two_ranks_on_one_device() {
+  topo::Topology t;
+  t.name = "shared-device";
+  const int h = t.add_host("h0");
+  const topo::VertexId a = t.add_device({"h0/a", topo::DeviceKind::gpu, h, 0});
+  const topo::VertexId d = t.add_device({"h0/d", topo::DeviceKind::gpu, h, 10});
+  const topo::VertexId b = t.add_device({"h0/b", topo::DeviceKind::gpu, h, 0});
+  t.add_duplex_link(a, d, topo::LinkKind::nvlink, 10, 1);
+  t.add_duplex_link(b, d, topo::LinkKind::nvlink, 10, 1);
+  t.map_rank(0, a);
+  t.map_rank(1, d);
+  t.map_rank(2, d);
+  t.map_rank(3, b);
+  t.validate();
+  return t;
+}
+
+TEST_P(EventSimModel, RanksOnOneDeviceShareItsReductionQueue) {
+  // 1 -> 2 within device d takes no time and no link. Then 0 -> 1 and 3 -> 2 (10000 B each)
+  // arrive at d together at 2 us; d reduces one block at a time, the lower receiving rank
+  // first: rank 1 is done at 3 us, rank 2 at 4 us.
+  Schedule s = blank(4);
+  step(s, 1, {send(2, 2500)});
+  step(s, 2, {copy(1, 2500)});
+  step(s, 0, {send(1, 2500)});
+  step(s, 3, {send(2, 2500)});
+  step(s, 1, {reduce(0, 2500)});
+  step(s, 2, {reduce(3, 2500)});
+  const EventSimResult r = sim(s, two_ranks_on_one_device());
+  EXPECT_NEAR(r.rank_finish_us[0], 2.0, 1e-12);
+  EXPECT_NEAR(r.rank_finish_us[3], 2.0, 1e-12);
+  EXPECT_NEAR(r.rank_finish_us[1], 3.0, 1e-12);
+  EXPECT_NEAR(r.rank_finish_us[2], 4.0, 1e-12);
+  EXPECT_EQ(r.links.size(), 2u);  // a -> d and b -> d
+}
+
 TEST(EventSim, TheReferenceEngineRecordsNoTrace) {
   Schedule s = blank(2);
   step(s, 0, {send(1, 100)});

@@ -17,7 +17,9 @@
 //   arrives the path latency after it was transmitted. Both the send and the receive complete
 //   at that arrival; a recv_reduce then costs bytes / reduce rate of the receiving device,
 //   which reduces one block at a time, in arrival order (a device's reduction rate is its
-//   memory bandwidth: two blocks arriving together take twice as long).
+//   memory bandwidth: two blocks arriving together take twice as long). Ranks mapped to one
+//   device share its queue; blocks arriving at one instant are reduced in order of receiving
+//   rank. A device without a reduction rate (reduce_gbps 0) reduces at no cost.
 // - Zero-byte transfers and transfers between ranks on one device take only the path latency.
 //
 // Two engines implement this model (docs/event-simulator.md):
