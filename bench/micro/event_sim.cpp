@@ -8,8 +8,10 @@
 // *_Cold runs load the topology and open the schedule inside the timed loop, so they include the
 // route lookups a first run pays; *_Queue runs force the event queue (fast_path = false) for the
 // same schedule: the baseline the fast path is measured against in the same run.
+// *_ReferenceVsFast times the reference engine against the fast one on one mid-size case.
 #include <benchmark/benchmark.h>
 
+#include <ctime>
 #include <map>
 #include <memory>
 #include <string>
@@ -113,6 +115,33 @@ void BM_EventSim_Dbtree1024_FatTree_Cold(benchmark::State& state) {
   run_cold(state, "fat-tree:nodes=128,gpus=8,nics=8,oversub=2", "dbtree", 1024 * 1024, 16 * 1024);
 }
 
+// The reference engine (EventEngine::reference: a full max-min solve whenever the set of flows
+// changes, no sweep, no incremental solver) against the default fast engine on one mid-size
+// contended case: a 128-rank double binary tree on flat, 512 KiB of fp32 pipelined in 16 KiB
+// chunks. Both engines run in every iteration; the counters give each one's CPU time per run
+// and their ratio, measured in the same process.
+void BM_EventSim_Dbtree128_ReferenceVsFast(benchmark::State& state) {
+  const Fixture& f = fixture("flat:ranks=128", "dbtree", 128 * 1024, 4 * 1024);
+  sim::EventSimOptions fast;
+  sim::EventSimOptions reference;
+  reference.engine = sim::EventEngine::reference;
+  double fast_s = 0;
+  double reference_s = 0;
+  auto timed = [&](const sim::EventSimOptions& options, double& seconds) {  // CPU time, as the other rows
+    const std::clock_t start = std::clock();
+    benchmark::DoNotOptimize(sim::simulate_steps(*f.source, f.topology, options).time_us);
+    seconds += static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+  };
+  for (auto _ : state) {
+    timed(fast, fast_s);
+    timed(reference, reference_s);
+  }
+  const auto runs = static_cast<double>(state.iterations());
+  state.counters["fast_ms"] = 1e3 * fast_s / runs;
+  state.counters["reference_ms"] = 1e3 * reference_s / runs;
+  state.counters["reference_over_fast"] = reference_s / fast_s;
+}
+
 void BM_CostModel_Ring(benchmark::State& state) {
   static const topo::Topology t = topo::load_topology("dgx-h100:nodes=4");
   static const sim::CostModel model(t);
@@ -131,6 +160,7 @@ BENCHMARK(BM_EventSim_Ring4096_FatTree_Cold)->Unit(benchmark::kMillisecond)->Ite
 BENCHMARK(BM_EventSim_Dbtree1024_Flat)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_EventSim_Dbtree1024_FatTree)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_EventSim_Dbtree1024_FatTree_Cold)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_EventSim_Dbtree128_ReferenceVsFast)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_CostModel_Ring)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -7,7 +7,9 @@
 // transfer (when its last byte leaves; stale ends from before a rate change are skipped by
 // version), and the arrival of each block to reduce (reductions queue at the receiving device in
 // arrival order). All events of one instant are handled before the rates are recomputed once, so a
-// batch of flows starting together costs one max-min computation.
+// batch of flows starting together costs one max-min computation. Blocks arriving at one instant
+// join their devices' queues after the instant's other events, by receiving rank: ranks that share
+// a device then queue in an order that does not depend on the order events were handled.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -67,10 +69,12 @@ Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, c
   const auto n = static_cast<std::size_t>(header_.nranks);
   ranks_.resize(n);
   gamma_.resize(n);
-  reduce_free_.assign(n, 0.0);
+  device_.resize(n);
+  reduce_free_.assign(topology.num_devices(), 0.0);
   for (std::size_t r = 0; r < n; ++r) {
     ranks_[r].nsteps = source.num_steps(static_cast<int>(r));
     gamma_[r] = rank_gamma(topology, static_cast<int>(r));
+    device_[r] = topology.device_of_rank(static_cast<int>(r));
   }
   links_.resize(topology.num_links());
   for (std::size_t l = 0; l < links_.size(); ++l) links_[l].capacity = topology.link(l).bandwidth_gbps * 1e3;
@@ -82,7 +86,10 @@ EventSimResult Engine::run() {
   while (!queue_.empty()) {
     const double t = queue_.pop_instant(instant_);
     for (const Event& ev : instant_) handle(ev, t);
-    // Events pushed for t itself are handled first: one rate update per instant.
+    // Events pushed for t itself are handled first, then the blocks that arrived at t are
+    // queued (which may complete steps at t): one rate update per instant.
+    if (queue_.due_now()) continue;
+    reduce_arrivals(t);
     if (!queue_.due_now()) update_rates(t);
   }
   check_finished();
@@ -94,7 +101,7 @@ void Engine::handle(const Event& ev, double t) {
   if (ev.id & kFlowBit) {
     if (flows_[index].version == ev.version && flows_[index].on_links) end_flow(index, t);
   } else if (ev.id & kArrivalBit) {
-    reduce_arrival(index, t);
+    arrived_.push_back(index);  // queued at the end of the instant (reduce_arrivals)
   } else {
     ++ranks_[index].step;
     enter_step(static_cast<int>(index), t);
@@ -231,20 +238,32 @@ void Engine::end_flow(std::uint32_t f, double t) {
   release_flow(f);
 }
 
+// The blocks that arrived at t join their devices' queues, by receiving rank (stable: a rank's
+// own blocks in the order they arrived).
+void Engine::reduce_arrivals(double t) {
+  if (arrived_.empty()) return;
+  if (arrived_.size() > 1)
+    std::stable_sort(arrived_.begin(), arrived_.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return flows_[a].dst < flows_[b].dst; });
+  for (std::uint32_t f : arrived_) reduce_arrival(f, t);
+  arrived_.clear();
+}
+
 // A block to reduce arrived at t: the receiving device reduces it after what it has queued.
 void Engine::reduce_arrival(std::uint32_t f, double t) {
   FlowState& fl = flows_[f];
   const auto dst = static_cast<std::size_t>(fl.dst);
-  const double start = std::max(t, reduce_free_[dst]);
-  reduce_free_[dst] = start + fl.bytes * gamma_[dst];
-  if (options_.record_trace && reduce_free_[dst] > start) {
+  double& device_free = reduce_free_[device_[dst]];
+  const double start = std::max(t, device_free);
+  device_free = start + fl.bytes * gamma_[dst];
+  if (options_.record_trace && device_free > start) {
     const coll::Op& recv = current_op(fl.dst, fl.recv_op);
-    result_.trace.push_back({fl.dst, slice_name("reduce", fl.src, fl.dst, recv.block), start, reduce_free_[dst],
+    result_.trace.push_back({fl.dst, slice_name("reduce", fl.src, fl.dst, recv.block), start, device_free,
                              static_cast<std::size_t>(fl.bytes)});
   }
   ++result_.events;
   fl.arriving = false;
-  complete_op(fl.dst, reduce_free_[dst]);
+  complete_op(fl.dst, device_free);
   release_flow(f);
 }
 
@@ -291,6 +310,9 @@ EventSimResult Engine::collect() {
   }
   for (std::size_t l = 0; l < links_.size(); ++l)
     if (links_[l].bytes > 0) out.links.push_back({l, links_[l].bytes, links_[l].busy_us});
+  out.incremental_solves = solver_.counts().incremental;
+  out.recalled_solves = solver_.counts().recalled;
+  out.full_solves = solver_.counts().filled;
   return out;
 }
 

@@ -6,12 +6,14 @@
 
 #include "colltune/common/error.hpp"
 #include "event_sim_engine.hpp"
+#include "event_sim_reference.hpp"
 #include "event_sim_sweep.hpp"
 
 namespace colltune::sim {
 
 EventSimResult simulate_steps(const coll::StepSource& source, const topo::Topology& topology,
                               const EventSimOptions& options) {
+  if (options.engine == EventEngine::reference) return detail::simulate_reference(source, topology, options);
   if (options.fast_path && !options.record_trace) {
     if (auto result = detail::sweep_without_contention(source, topology, options)) return std::move(*result);
   }

@@ -131,6 +131,7 @@ class Engine {
   void start_flow(std::uint32_t chan, const Pending& send, const Pending& recv, int src, int dst, double t);
   std::uint32_t new_flow();
   void end_flow(std::uint32_t f, double t);
+  void reduce_arrivals(double t);
   void reduce_arrival(std::uint32_t f, double t);
   void release_flow(std::uint32_t f);
   void complete_op(int rank, double done_t);
@@ -148,7 +149,9 @@ class Engine {
   const topo::Topology& topology_;
   EventSimOptions options_;
   std::vector<double> gamma_;        // us per byte reduced, per rank
-  std::vector<double> reduce_free_;  // when each rank's device finishes its queued reductions
+  std::vector<std::size_t> device_;  // each rank's device
+  std::vector<double> reduce_free_;  // when each device finishes its queued reductions
+  std::vector<std::uint32_t> arrived_;  // flows whose block to reduce arrived at this instant
   std::vector<RankState> ranks_;
   std::vector<Channel> channels_;
   std::vector<LinkState> links_;

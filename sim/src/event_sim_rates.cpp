@@ -71,7 +71,11 @@ const std::vector<RateSolver::Rate>& RateSolver::solve(std::vector<LinkState>& l
   for (std::uint32_t f : shared_)
     for (std::size_t l : flows[f].path->links) change(l);
   if (changed_.empty()) return out_;
-  if (!incremental_pays() || !solve_incremental()) solve_full();
+  if (incremental_pays() && solve_incremental()) {
+    ++counts_.incremental;
+  } else {
+    solve_full();
+  }
   return out_;
 }
 
@@ -158,9 +162,12 @@ void RateSolver::solve_full() {
   fixed_.clear();
   if (!find_component()) {
     solve_unshared();
-  } else if (!recall()) {
+  } else if (recall()) {
+    ++counts_.recalled;
+  } else {
     fill_component();
     remember();
+    ++counts_.filled;
   }
 }
 

@@ -80,6 +80,14 @@ class RateSolver {
   const std::vector<Rate>& solve(std::vector<LinkState>& links, std::vector<FlowState>& flows,
                                  const std::vector<std::uint32_t>& added, const std::vector<std::size_t>& dirty);
 
+  // How the solves of shared links were answered so far (EventSimResult reports them).
+  struct Counts {
+    std::size_t incremental = 0;  // replayed incrementally
+    std::size_t recalled = 0;     // a remembered solution
+    std::size_t filled = 0;       // progressive filling
+  };
+  const Counts& counts() const { return counts_; }
+
  private:
   static constexpr std::uint32_t kNone = FlowSolve::kNew;
   static constexpr std::uint32_t kBudgetDivisor = 4;     // incremental: at most this part of the component
@@ -178,6 +186,7 @@ class RateSolver {
   std::vector<std::uint32_t> touched_;   // links re-solved (explicit / in the component)
   std::vector<std::uint32_t> fixed_;     // flows re-solved
   std::vector<Rate> out_;
+  Counts counts_;
   std::vector<std::uint32_t> stack_;     // search scratch
   // full solve
   std::vector<Share> sorted_;            // initial shares in order

@@ -17,6 +17,9 @@
 // same expressions (tests compare both on every algorithm and several topologies), and `events`
 // counts the engine's events: step starts, transfer starts and ends, reduction arrivals.
 //
+// Ranks that share a device with a reduction rate share its reduction queue across ranks, which
+// the sweep does not model: such runs take the event queue from the start.
+//
 // Symmetry (event_sim_fold.hpp): the sweep runs ranks 0..d-1 only, d a rotation period of the
 // schedule that the machine's routes share, and every transfer it resolves stands for its p/d
 // rotated copies; links are tracked per orbit. A 4096-rank ring on a flat or fat-tree machine
@@ -77,7 +80,7 @@ struct SweepRank {
   std::size_t nsteps = 0;
   std::uint32_t unresolved = 0;   // ops of the current step not yet paired
   double step_end = 0;
-  double reduce_free = 0;         // when the device's reduction queue is idle
+  double reduce_free = 0;         // when the device's reduction queue is idle (the rank's alone)
   double gamma = 0;               // us per byte reduced
   LastChannel last_out;           // of its sends
   LastChannel last_in;            // of its receives
@@ -300,12 +303,28 @@ EventSimResult Sweep::result() const {
   return out;
 }
 
+// Whether two of the first `nranks` ranks share a device with a reduction rate. Such
+// ranks share its reduction queue, in arrival order across them, while the sweep orders each
+// rank's reductions on its own when the rank's step is resolved: those runs go to the event queue.
+bool ranks_share_a_reducing_device(const topo::Topology& topology, int nranks) {
+  std::vector<bool> taken(topology.num_devices(), false);
+  for (int r = 0; r < nranks; ++r) {
+    if (rank_gamma(topology, r) == 0) continue;
+    const std::size_t device = topology.device_of_rank(r);
+    if (taken[device]) return true;
+    taken[device] = true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<EventSimResult> sweep_without_contention(const coll::StepSource& source,
                                                        const topo::Topology& topology,
                                                        const EventSimOptions& options) {
   if (source.header().nranks < 1) return std::nullopt;
+  if (source.header().nranks <= topology.num_ranks() && ranks_share_a_reducing_device(topology, source.header().nranks))
+    return std::nullopt;
   for (int period : fold_periods(source.header().nranks, source.rotation_period())) {
     Sweep sweep(source, topology, options, period);
     switch (sweep.run()) {

@@ -35,11 +35,25 @@ Op reduce(int peer, std::size_t count) { return {OpKind::recv_reduce, peer, Bloc
 // alpha 5 us, 12.5 GB/s = 12500 B/us, reduce 50 GB/s = 50000 B/us.
 topo::Topology flat(int p) { return topo::load_topology("flat:ranks=" + std::to_string(p) + ",alpha=5,bw=12.5,reduce=50"); }
 
-TEST(EventSim, OneTransferIsLatencyPlusBytesOverBandwidthPlusReduction) {
+// The model's rules hold in both engines: the fast one (the default) and the reference.
+class EventSimModel : public ::testing::TestWithParam<EventEngine> {
+ protected:
+  EventSimResult sim(const Schedule& s, const topo::Topology& t) const {
+    EventSimOptions options;
+    options.engine = GetParam();
+    return simulate_schedule(s, t, options);
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, EventSimModel, ::testing::Values(EventEngine::fast, EventEngine::reference),
+                         [](const ::testing::TestParamInfo<EventEngine>& engine) {
+                           return engine.param == EventEngine::fast ? "fast" : "reference";
+                         });
+
+TEST_P(EventSimModel, OneTransferIsLatencyPlusBytesOverBandwidthPlusReduction) {
   Schedule s = blank(2);
   step(s, 0, {send(1, 1000)});
   step(s, 1, {reduce(0, 1000)});
-  const EventSimResult r = simulate_schedule(s, flat(2));
+  const EventSimResult r = sim(s, flat(2));
   EXPECT_NEAR(r.rank_finish_us[0], 5 + 4000.0 / 12500, 1e-9);
   EXPECT_NEAR(r.rank_finish_us[1], 5 + 4000.0 / 12500 + 4000.0 / 50000, 1e-9);
   EXPECT_DOUBLE_EQ(r.time_us, r.rank_finish_us[1]);
@@ -52,28 +66,28 @@ TEST(EventSim, OneTransferIsLatencyPlusBytesOverBandwidthPlusReduction) {
   EXPECT_GE(r.events, 3u);
 }
 
-TEST(EventSim, TransferWaitsForTheReceiversStep) {
+TEST_P(EventSimModel, TransferWaitsForTheReceiversStep) {
   // Rank 1 receives from 2 first; the send 0->1 pairs with its second step (rendezvous).
   Schedule s = blank(3);
   step(s, 0, {send(1, 3125)});
   step(s, 2, {send(1, 3125)});
   step(s, 1, {copy(2, 3125)});
   step(s, 1, {copy(0, 3125)});
-  const EventSimResult r = simulate_schedule(s, flat(3));
+  const EventSimResult r = sim(s, flat(3));
   const double one = 5 + 12500.0 / 12500;
   EXPECT_NEAR(r.rank_finish_us[2], one, 1e-9);
   EXPECT_NEAR(r.rank_finish_us[0], 2 * one, 1e-9);
   EXPECT_NEAR(r.rank_finish_us[1], 2 * one, 1e-9);
 }
 
-TEST(EventSim, SharedLinkSplitsThenFreesBandwidth) {
+TEST_P(EventSimModel, SharedLinkSplitsThenFreesBandwidth) {
   // 0->2 (12500 B) and 1->2 (25000 B) share rank 2's 12500 B/us downlink: at half rate each,
   // the first ends at 2 us; the second then has 12500 B left at the full rate: 3 us.
   Schedule s = blank(3);
   step(s, 0, {send(2, 3125)});
   step(s, 1, {send(2, 6250)});
   step(s, 2, {copy(0, 3125), copy(1, 6250)});
-  const EventSimResult r = simulate_schedule(s, flat(3));
+  const EventSimResult r = sim(s, flat(3));
   EXPECT_NEAR(r.rank_finish_us[0], 5 + 2.0, 1e-9);
   EXPECT_NEAR(r.rank_finish_us[1], 5 + 3.0, 1e-9);
   EXPECT_NEAR(r.rank_finish_us[2], 5 + 3.0, 1e-9);
@@ -95,7 +109,7 @@ topo::Topology star() {
   return t;
 }
 
-TEST(EventSim, MaxMinFairnessGivesLeftoverBandwidthToTheUnblockedFlow) {
+TEST_P(EventSimModel, MaxMinFairnessGivesLeftoverBandwidthToTheUnblockedFlow) {
   // 0->2 and 1->2 are held to 1 GB/s each by r2's 2 GB/s downlink; 1->3 then gets the 9 GB/s
   // left on r1's uplink (an equal split would give it 5).
   Schedule s = blank(4);
@@ -103,22 +117,70 @@ TEST(EventSim, MaxMinFairnessGivesLeftoverBandwidthToTheUnblockedFlow) {
   step(s, 1, {send(2, 2250), send(3, 2250)});
   step(s, 2, {copy(0, 2250), copy(1, 2250)});
   step(s, 3, {copy(1, 2250)});
-  const EventSimResult r = simulate_schedule(s, star());
+  const EventSimResult r = sim(s, star());
   EXPECT_NEAR(r.rank_finish_us[3], 9000.0 / 9000, 1e-9);
   EXPECT_NEAR(r.rank_finish_us[2], 9000.0 / 1000, 1e-9);
   EXPECT_NEAR(r.rank_finish_us[1], 9000.0 / 1000, 1e-9);
 }
 
-TEST(EventSim, ZeroBytesCostOnlyLatencyAndStepsChain) {
+TEST_P(EventSimModel, ZeroBytesCostOnlyLatencyAndStepsChain) {
   Schedule s = blank(2);
   for (int k = 0; k < 3; ++k) {
     step(s, 0, {send(1, 0)});
     step(s, 1, {copy(0, 0)});
   }
   step(s, 0, {});  // empty steps are skipped
-  const EventSimResult r = simulate_schedule(s, flat(2));
+  const EventSimResult r = sim(s, flat(2));
   EXPECT_NEAR(r.time_us, 15.0, 1e-9);
   EXPECT_TRUE(r.links.empty());
+}
+
+// Ranks 0 and 3 on devices a and b, ranks 1 and 2 on device d (reduces 10 GB/s = 10000 B/us);
+// a -> d and b -> d 10 GB/s, 1 us each, and links back for connectivity.
+topo::Topology two_ranks_on_one_device() {
+  topo::Topology t;
+  t.name = "shared-device";
+  const int h = t.add_host("h0");
+  const topo::VertexId a = t.add_device({"h0/a", topo::DeviceKind::gpu, h, 0});
+  const topo::VertexId d = t.add_device({"h0/d", topo::DeviceKind::gpu, h, 10});
+  const topo::VertexId b = t.add_device({"h0/b", topo::DeviceKind::gpu, h, 0});
+  t.add_duplex_link(a, d, topo::LinkKind::nvlink, 10, 1);
+  t.add_duplex_link(b, d, topo::LinkKind::nvlink, 10, 1);
+  t.map_rank(0, a);
+  t.map_rank(1, d);
+  t.map_rank(2, d);
+  t.map_rank(3, b);
+  t.validate();
+  return t;
+}
+
+TEST_P(EventSimModel, RanksOnOneDeviceShareItsReductionQueue) {
+  // 1 -> 2 within device d takes no time and no link. Then 0 -> 1 and 3 -> 2 (10000 B each)
+  // arrive at d together at 2 us; d reduces one block at a time, the lower receiving rank
+  // first: rank 1 is done at 3 us, rank 2 at 4 us.
+  Schedule s = blank(4);
+  step(s, 1, {send(2, 2500)});
+  step(s, 2, {copy(1, 2500)});
+  step(s, 0, {send(1, 2500)});
+  step(s, 3, {send(2, 2500)});
+  step(s, 1, {reduce(0, 2500)});
+  step(s, 2, {reduce(3, 2500)});
+  const EventSimResult r = sim(s, two_ranks_on_one_device());
+  EXPECT_NEAR(r.rank_finish_us[0], 2.0, 1e-12);
+  EXPECT_NEAR(r.rank_finish_us[3], 2.0, 1e-12);
+  EXPECT_NEAR(r.rank_finish_us[1], 3.0, 1e-12);
+  EXPECT_NEAR(r.rank_finish_us[2], 4.0, 1e-12);
+  EXPECT_EQ(r.links.size(), 2u);  // a -> d and b -> d
+}
+
+TEST(EventSim, TheReferenceEngineRecordsNoTrace) {
+  Schedule s = blank(2);
+  step(s, 0, {send(1, 100)});
+  step(s, 1, {copy(0, 100)});
+  EventSimOptions opts;
+  opts.engine = EventEngine::reference;
+  opts.record_trace = true;
+  EXPECT_THROW(simulate_schedule(s, flat(2), opts), Error);
 }
 
 TEST(EventSim, TraceHasASliceForEverySendReceiveAndReduction) {
@@ -139,28 +201,28 @@ TEST(EventSim, TraceHasASliceForEverySendReceiveAndReduction) {
   EXPECT_TRUE(simulate_schedule(s, flat(2)).trace.empty());
 }
 
-TEST(EventSim, BadSchedulesAreErrorsNotHangs) {
+TEST_P(EventSimModel, BadSchedulesAreErrorsNotHangs) {
   Schedule unmatched = blank(2);
   step(unmatched, 0, {send(1, 10)});
-  EXPECT_THROW(simulate_schedule(unmatched, flat(2)), Error);
+  EXPECT_THROW(sim(unmatched, flat(2)), Error);
 
   Schedule mismatched = blank(2);
   step(mismatched, 0, {send(1, 10)});
   step(mismatched, 1, {copy(0, 11)});
-  EXPECT_THROW(simulate_schedule(mismatched, flat(2)), Error);
+  EXPECT_THROW(sim(mismatched, flat(2)), Error);
 
   Schedule crossed = blank(2);  // both wait for a receive the other posts only later
   step(crossed, 0, {copy(1, 1)});
   step(crossed, 0, {send(1, 1)});
   step(crossed, 1, {copy(0, 1)});
   step(crossed, 1, {send(0, 1)});
-  EXPECT_THROW(simulate_schedule(crossed, flat(2)), Error);
+  EXPECT_THROW(sim(crossed, flat(2)), Error);
 
   Schedule self = blank(2);
   step(self, 0, {send(0, 1)});
-  EXPECT_THROW(simulate_schedule(self, flat(2)), Error);
+  EXPECT_THROW(sim(self, flat(2)), Error);
 
-  EXPECT_THROW(simulate_schedule(blank(3), flat(2)), Error);
+  EXPECT_THROW(sim(blank(3), flat(2)), Error);
 }
 
 TEST(EventSim, ConcurrentPlacementChecksRanks) {

@@ -17,13 +17,27 @@
 //   arrives the path latency after it was transmitted. Both the send and the receive complete
 //   at that arrival; a recv_reduce then costs bytes / reduce rate of the receiving device,
 //   which reduces one block at a time, in arrival order (a device's reduction rate is its
-//   memory bandwidth: two blocks arriving together take twice as long).
+//   memory bandwidth: two blocks arriving together take twice as long). Ranks mapped to one
+//   device share its queue; blocks arriving at one instant are reduced in order of receiving
+//   rank. A device without a reduction rate (reduce_gbps 0) reduces at no cost.
 // - Zero-byte transfers and transfers between ranks on one device take only the path latency.
 //
-// Runs in which no directed link ever carries two transfers at once (rings, most uncontended
-// schedules) take a fast path with the same results: every transfer's time is fixed when it
-// starts, so steps are evaluated in time order without the per-transfer events, and the run
-// falls back to the full event queue at the first shared link (event_sim_sweep.cpp).
+// Two engines implement this model (docs/event-simulator.md):
+// - the reference engine (event_sim_reference.cpp): a plain event loop that re-solves the
+//   max-min rates of every flow from scratch whenever the set of flows changes. It is the
+//   definition the fast engine is held to, too slow for large runs.
+// - the fast engine (the default): the same loop with an incremental max-min solver
+//   (event_sim_solver.cpp, event_sim_recall.cpp), and for runs in which no directed link ever
+//   carries two transfers at once (rings, most uncontended schedules) a sweep that fixes every
+//   transfer's time when it starts and evaluates steps in time order without per-transfer
+//   events, folded by rotation symmetry where the schedule and the machine share one
+//   (event_sim_sweep.cpp, event_sim_fold.cpp); it falls back to the event queue at the first
+//   shared link.
+// Both report the same results (tests/sim/test_event_sim_reference.cpp compares them on random
+// schedules and machines): time_us, rank_finish_us and every link's busy_us to rounding (1e-9 of
+// the run's time), which links carried bytes and how many, flows and events exactly.
+// fast_path_period and the *_solves counters describe the fast engine's work (0 for the
+// reference); trace is the fast engine's only.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -35,14 +49,20 @@
 
 namespace colltune::sim {
 
+enum class EventEngine {
+  fast,       // the default: incremental solver, contention-free sweep, folding
+  reference,  // the plain engine the fast one is checked against (no trace)
+};
+
 struct EventSimOptions {
+  EventEngine engine = EventEngine::fast;
   std::size_t elem_size = 4;    // bytes per element of the schedule's blocks
-  bool record_trace = false;    // keep per-op slices for a Chrome trace (always the event queue)
+  bool record_trace = false;    // keep per-op slices for a Chrome trace (fast engine, event queue)
   // A trace longer than this is refused (colltune::Error) rather than filling memory and disk:
   // Perfetto opens a few million slices; a 4096-rank ring has 67 M.
   std::size_t max_trace_slices = 2'000'000;
-  // Take the contention-free fast path when it applies (same results); false forces the event
-  // queue throughout (tests compare the two).
+  // Fast engine: take the contention-free sweep when it applies (same results); false forces
+  // the event queue throughout (tests compare the two).
   bool fast_path = true;
 };
 
@@ -70,6 +90,12 @@ struct EventSimResult {
   // How the run was simulated: 0 = the event queue; d > 0 = the contention-free fast path over
   // ranks 0..d-1, each standing for its rotations by d (d = number of ranks: no folding).
   int fast_path_period = 0;
+  // How the event queue re-solved the max-min rates where links are shared (0 for the sweep and
+  // the reference engine): replayed incrementally (event_sim_solver.cpp), a remembered
+  // solution (event_sim_recall.cpp), or progressive filling of the changed components.
+  std::size_t incremental_solves = 0;
+  std::size_t recalled_solves = 0;
+  std::size_t full_solves = 0;
 };
 
 // Throws colltune::Error if the schedule has more ranks than the topology, or if it is
