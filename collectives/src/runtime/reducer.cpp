@@ -1,8 +1,9 @@
 // Reduction kernels: one restrict-qualified elementwise loop per (storage codec, op), chosen
 // by a switch on dtype and op. Each loop body is branch-free (loads, one op, store), so the
 // compiler vectorises it; fp16/bf16 widen to fp32, combine, and round back to nearest even.
-// fp16 uses the F16C instructions when the CPU has them (half_simd.hpp), with equal results.
-// The element math is element_math.hpp, shared with the CUDA kernels.
+// fp16 uses the F16C instructions and bf16 AVX2 integer arithmetic when the CPU has them
+// (half_simd.hpp), with equal results. The element math is element_math.hpp, shared with the
+// CUDA kernels.
 #include "colltune/collectives/reducer.hpp"
 
 #include <cstdint>
@@ -52,14 +53,18 @@ void check_buffers(const void* a, const void* b, std::size_t count, const char* 
   }
 }
 
-// fp16 with F16C has SIMD kernels equal to the element math.
-bool half_simd(DType dtype) { return dtype == DType::f16 && simd::has_f16c(); }
+// fp16 with F16C and bf16 with AVX2 (or AVX-512 BF16) have SIMD kernels equal to the
+// element math.
+bool half_simd(DType dtype) {
+  return (dtype == DType::f16 && simd::has_f16c()) || (dtype == DType::bf16 && simd::has_avx2());
+}
 
 void reduce_half_simd(DType dtype, ReduceOp op, void* out, const void* a, const void* b, std::size_t count) {
   auto* o = static_cast<std::uint16_t*>(out);
   const auto* x = static_cast<const std::uint16_t*>(a);
   const auto* y = static_cast<const std::uint16_t*>(b);
-  simd::f16c_reduce_f16(op, o, x, y, count);
+  if (dtype == DType::f16) return simd::f16c_reduce_f16(op, o, x, y, count);
+  simd::reduce_bf16(op, o, x, y, count);
 }
 
 }  // namespace
