@@ -110,10 +110,13 @@ DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
   return *this;
 }
 
-void DeviceMemory::reserve(std::size_t bytes) {
+void DeviceMemory::reserve(std::size_t bytes, Stream stream) {
   if (bytes <= size_) return;
-  if (ptr_ != nullptr) check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before growing a buffer)");
-  *this = DeviceMemory(bytes);
+  if (ptr_ != nullptr) check(cudaFreeAsync(ptr_, as_stream(stream)), "cudaFreeAsync");
+  ptr_ = nullptr;
+  size_ = 0;
+  check(cudaMallocAsync(&ptr_, bytes, as_stream(stream)), "cudaMallocAsync(" + std::to_string(bytes) + " bytes)");
+  size_ = bytes;
 }
 
 void DeviceMemory::upload(const void* host, std::size_t bytes, Stream stream) {

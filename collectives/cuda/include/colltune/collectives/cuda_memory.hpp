@@ -21,9 +21,10 @@ class DeviceMemory {
   void* get() const { return ptr_; }
   std::byte* bytes() const { return static_cast<std::byte*>(ptr_); }
   std::size_t size() const { return size_; }
-  // Grows to at least `bytes` (contents not kept); synchronises the device first when it must
-  // free the old block, since work on any stream may still use it.
-  void reserve(std::size_t bytes);
+  // Grows to at least `bytes` (contents not kept), stream-ordered: the old block is freed and
+  // the new one allocated on `stream` (cudaFreeAsync/cudaMallocAsync), so work already queued
+  // there, and work on other streams that this stream waits for, still sees the old block.
+  void reserve(std::size_t bytes, Stream stream);
 
   // Host <-> device copies of `bytes` from the start, on `stream`; they return when the copy
   // is done (the host side is pageable memory).
@@ -61,6 +62,7 @@ class DeviceEvent {
   void record(Stream stream);
   // Later work on `stream` waits for what was recorded.
   void wait_on(Stream stream) const;
+  void* handle() const { return event_; }  // cudaEvent_t
 
  private:
   void* event_ = nullptr;  // cudaEvent_t
