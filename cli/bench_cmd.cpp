@@ -11,6 +11,7 @@
 #include "colltune/bench/bench_mpi.hpp"
 #endif
 
+
 namespace colltune::cli {
 namespace {
 
@@ -48,8 +49,11 @@ bench::BenchConfig to_config(const BenchArgs& a) {
   return c;
 }
 
-void run_mpi(const bench::BenchConfig& config) {
 #ifdef COLLTUNE_HAVE_MPI
+// Runs `body(comm)` on every MPI rank; an error on any rank prints one line and ends the whole
+// job (its peers may be waiting for it).
+template <class Body>
+void on_mpi_world(const bench::BenchConfig& config, Body body) {
   bench::validate_config(config, 1);  // before MPI starts: bad input ends every rank alike
   coll::MpiOptions options;
   options.ranks_per_host = config.ranks_per_host > 0 ? config.ranks_per_host : coll::ranks_per_host_from_env();
@@ -60,12 +64,23 @@ void run_mpi(const bench::BenchConfig& config) {
       throw Error("--ranks " + std::to_string(config.ranks) + " but mpirun started " + std::to_string(comm.size()) +
                   " processes");
     }
-    bench::run_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
+    body(comm);
   } catch (const std::exception& e) {
-    // Peers may be waiting for this rank: print the one line, then end the whole job.
     std::cerr << "colltune: error: " << e.what() << std::endl;
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+}
+#endif
+
+void run_mpi(const bench::BenchConfig& config) {
+#ifdef COLLTUNE_HAVE_MPI
+  on_mpi_world(config, [&](coll::MpiCommunicator& comm) {
+    if (comm.size() == 1) {
+      std::cerr << "colltune: warning: --transport mpi is running 1 rank; start it with mpirun -np N to run N ranks"
+                << std::endl;
+    }
+    bench::run_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
+  });
 #else
   (void)config;
   throw Error("--transport mpi: this colltune was built without MPI");

@@ -48,7 +48,7 @@ void check_algorithms(const BenchConfig& config) {
 }
 
 // Each rank holds an input, an output and a reference of max_bytes (plus an fp16 copy when
-// compressing); the threads transport holds every rank in this process.
+// compressing) in host memory; the threads transport holds every rank in this process.
 void check_memory(const BenchConfig& config, int nranks) {
   const std::size_t per_rank_buffers = config.compression == coll::Compression::none ? 3 : 4;
   const std::size_t ranks_here = config.transport == Transport::threads ? static_cast<std::size_t>(nranks) : 1;
@@ -66,8 +66,8 @@ void check_memory(const BenchConfig& config, int nranks) {
 
 void validate_config(const BenchConfig& config, int nranks) {
   if (nranks < 1) {
-    throw Error(config.transport == Transport::threads ? "--ranks " + std::to_string(nranks) + ": need at least 1 rank"
-                                                       : "MPI world of " + std::to_string(nranks) + " ranks");
+    throw Error(config.transport == Transport::mpi ? "MPI world of " + std::to_string(nranks) + " ranks"
+                                                   : "--ranks " + std::to_string(nranks) + ": need at least 1 rank");
   }
   if (config.ranks_per_host < 0) throw Error("--ranks-per-host " + std::to_string(config.ranks_per_host) + ": must be positive");
   if (config.min_bytes > config.max_bytes) {
