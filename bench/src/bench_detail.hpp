@@ -18,7 +18,7 @@ void fill_reference(const BenchConfig& config, int nranks, void* reference, std:
 // Elements whose bytes differ.
 std::size_t count_wrong(const void* result, const void* reference, std::size_t count, std::size_t elem_size);
 
-// "mpi" (MPI_Allreduce): not a registry algorithm.
+// "mpi" (MPI_Allreduce) and "nccl" (ncclAllReduce): not registry algorithms.
 bool is_vendor_baseline(const std::string& algorithm);
 
 // The rank layout of the bench: one host, or hosts of config.ranks_per_host consecutive ranks.

@@ -204,7 +204,7 @@ double memcpy_bandwidth_gbps(std::size_t bytes) {
 
 namespace detail {
 
-bool is_vendor_baseline(const std::string& algorithm) { return algorithm == "mpi"; }
+bool is_vendor_baseline(const std::string& algorithm) { return algorithm == "mpi" || algorithm == "nccl"; }
 
 RankLayout layout_of(const BenchConfig& config, int nranks) { return bench_layout(nranks, config.ranks_per_host); }
 

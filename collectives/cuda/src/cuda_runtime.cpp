@@ -52,6 +52,12 @@ void require_device(std::string_view who) {
   throw Error(std::string(who) + ": no CUDA device (" + no_device_reason() + ")");
 }
 
+std::size_t device_free_bytes() {
+  std::size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return free;
+}
+
 void check_last_error(const char* what) {
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) throw Error(std::string(what) + ": " + cudaGetErrorString(err));

@@ -1,6 +1,6 @@
 #pragma once
 // `colltune bench`: an nccl-tests style allreduce sweep over real ranks (threads of one
-// process, or MPI processes). For each
+// process, MPI processes, virtual ranks on one GPU, or one rank per GPU with NCCL). For each
 // size from min to max (times factor) and each algorithm it times `iters` allreduces after
 // `warmup` untimed ones, out of place (in -> out) and in place (out -> out), and reports for
 // each the time, algbw = bytes / time and busbw = algbw x 2(p-1)/p; with check on it compares
@@ -18,15 +18,18 @@
 
 namespace colltune::bench {
 
-enum class Transport { threads, mpi };
+enum class Transport { threads, mpi, cuda, nccl };
 std::string_view to_string(Transport t);
-Transport parse_transport(std::string_view name);  // "threads" | "mpi"; colltune::Error otherwise
+// "threads" | "mpi" | "cuda" | "nccl"; colltune::Error otherwise
+Transport parse_transport(std::string_view name);
 
 struct BenchConfig {
   Transport transport = Transport::threads;
-  int ranks = 0;           // threads: the rank count (required); mpi: taken from mpirun
+  int ranks = 0;           // threads, cuda: the rank count (required); mpi: taken from mpirun;
+                           // nccl: GPUs to use (0: all), under mpirun taken from it
   int ranks_per_host = 0;  // > 0: emulate hosts of this many consecutive ranks
-  std::vector<std::string> algorithms{"ring"};  // registry ids, plus "mpi" (MPI_Allreduce)
+  // registry ids, plus the vendor baselines "mpi" (MPI_Allreduce) and "nccl" (ncclAllReduce)
+  std::vector<std::string> algorithms{"ring"};
   std::size_t min_bytes = 8;
   std::size_t max_bytes = 8 * 1024 * 1024;
   std::size_t factor = 2;
@@ -74,7 +77,7 @@ struct BenchReport {
   BenchConfig config;
   int nranks = 0;
   int nhosts = 0;
-  std::string device;        // the GPU of a device transport ("" on the host)
+  std::string device;        // the GPU for the device transports ("" on the host)
   std::vector<BenchRow> rows;
   double memcpy_gbps = 0;    // the yardstick copy of max_bytes; 0 when not measured
   std::string memcpy_kind;   // what was copied: "memcpy, 1 thread" or "device to device"
@@ -86,13 +89,13 @@ struct BenchReport {
 
 // One allreduce: in -> out, count elements (in == out: in place).
 using AllreduceRunner = std::function<void(const void* in, void* out, std::size_t count)>;
-// Makes the runner for an algorithm id on `comm` (the MPI bench adds "mpi").
+// Makes the runner for an algorithm id on `comm` (the MPI bench adds "mpi", the NCCL bench "nccl").
 using RunnerFactory = std::function<AllreduceRunner(coll::Communicator& comm, const std::string& algorithm)>;
 // Called on rank 0 as each row completes (for a live table).
 using RowSink = std::function<void(const BenchRow&)>;
 
 // What the sweep needs from a rank besides its communicator: the buffers the collective reads
-// and writes (host memory for threads and MPI; device memory for a GPU transport), and the
+// and writes (host memory for threads and MPI, device memory for cuda and nccl), and the
 // aggregation of per-rank numbers into a row.
 class BenchRank {
  public:

@@ -34,6 +34,8 @@ bool device_available();
 std::string device_description(int device);
 // Throws colltune::Error "<who>: no CUDA device (...)" naming the reason when device_count() is 0.
 void require_device(std::string_view who);
+// Free memory of the calling thread's current device, in bytes.
+std::size_t device_free_bytes();
 
 // ---- elementwise kernels ---------------------------------------------------------------------
 
