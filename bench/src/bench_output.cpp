@@ -64,11 +64,11 @@ std::string centred(const std::string& label, std::size_t width) {
 std::string table_header(const BenchReport& report) {
   std::string text = describe_run(report) + "#\n";
   constexpr std::size_t kGroup = 34;  // one measurement's columns: " %9s %7s %7s %7s"
-  text += printf_string("# %10s %12s %8s %6s %14s %s%s\n", "", "", "", "", "", centred("out-of-place", kGroup).c_str(),
+  text += printf_string("# %10s %12s %8s %6s %20s %s%s\n", "", "", "", "", "", centred("out-of-place", kGroup).c_str(),
                         centred("in-place", kGroup).c_str());
-  text += printf_string("# %10s %12s %8s %6s %14s %9s %7s %7s %7s %9s %7s %7s %7s\n", "size", "count", "type",
+  text += printf_string("# %10s %12s %8s %6s %20s %9s %7s %7s %7s %9s %7s %7s %7s\n", "size", "count", "type",
                         "redop", "algo", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
-  text += printf_string("# %10s %12s %8s %6s %14s %9s %7s %7s %7s %9s %7s %7s %7s\n", "(B)", "(elements)", "", "", "",
+  text += printf_string("# %10s %12s %8s %6s %20s %9s %7s %7s %7s %9s %7s %7s %7s\n", "(B)", "(elements)", "", "", "",
                         "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   return text;
 }
@@ -76,7 +76,7 @@ std::string table_header(const BenchReport& report) {
 std::string table_row(const BenchRow& row, const BenchConfig& config) {
   const std::string type(coll::to_string(config.dtype));
   const std::string redop(coll::to_string(config.op));
-  const std::string lead = printf_string("  %10zu %12zu %8s %6s %14s", row.bytes, row.count, type.c_str(),
+  const std::string lead = printf_string("  %10zu %12zu %8s %6s %20s", row.bytes, row.count, type.c_str(),
                                          redop.c_str(), row.algorithm.c_str());
   if (!row.not_applicable.empty()) return lead + "  not applicable: " + row.not_applicable + "\n";
   return lead + timing_columns(row.out_of_place) + timing_columns(row.in_place) + "\n";
