@@ -54,15 +54,15 @@ bench::BenchConfig to_config(const BenchArgs& a) {
   return c;
 }
 
+#ifdef COLLTUNE_HAVE_MPI
 // True when an MPI launcher (mpirun, srun, ...) started this process.
-bool under_mpi_launcher() {
+[[maybe_unused]] bool under_mpi_launcher() {
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
     if (std::getenv(var) != nullptr) return true;
   }
   return false;
 }
 
-#ifdef COLLTUNE_HAVE_MPI
 // Runs `body(comm)` on every MPI rank; an error on any rank prints one line and ends the whole
 // job (its peers may be waiting for it).
 template <class Body>
