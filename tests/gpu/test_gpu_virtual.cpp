@@ -118,7 +118,7 @@ TEST_F(GpuVirtualRanks, EveryAlgorithmEveryRankCountEverySize) {
       std::vector<Case> cases;
       bool in_place = p % 2 == 0;
       for (std::size_t n : sizes) {
-        const std::size_t chunk = n > 1009 ? 16411 : 3;  // multi-chunk paths, small and large
+        const std::size_t chunk = n > 1009 ? 16411 : 7;  // multi-chunk paths, small and large
         cases.push_back({n, DType::f32, ReduceOp::sum, chunk, in_place});
         cases.push_back({n, DType::f32, ReduceOp::sum, 0, !in_place});
         in_place = !in_place;
