@@ -1,4 +1,6 @@
-// colltune bench: nccl-tests style allreduce sweep over threads or MPI ranks.
+// colltune bench: nccl-tests style allreduce sweep over threads, MPI ranks, virtual ranks on one
+// GPU (cuda) or one rank per GPU (nccl).
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -9,6 +11,9 @@
 #include "commands.hpp"
 #ifdef COLLTUNE_HAVE_MPI
 #include "colltune/bench/bench_mpi.hpp"
+#endif
+#ifdef COLLTUNE_HAVE_CUDA
+#include "colltune/bench/bench_gpu.hpp"
 #endif
 
 namespace colltune::cli {
@@ -42,14 +47,26 @@ bench::BenchConfig to_config(const BenchArgs& a) {
                                   : coll::parse_compression(a.compression.empty() ? "none" : a.compression);
   c.timeout_s = parse_time_us(a.timeout, "--timeout") / 1e6;
   c.json_path = a.json;
-  if (c.transport == bench::Transport::threads && a.ranks == 0) {
-    throw Error("--ranks: the threads transport needs a rank count (--ranks N, N >= 1)");
+  if ((c.transport == bench::Transport::threads || c.transport == bench::Transport::cuda) && a.ranks == 0) {
+    throw Error("--ranks: the " + std::string(bench::to_string(c.transport)) +
+                " transport needs a rank count (--ranks N, N >= 1)");
   }
   return c;
 }
 
-void run_mpi(const bench::BenchConfig& config) {
 #ifdef COLLTUNE_HAVE_MPI
+// True when an MPI launcher (mpirun, srun, ...) started this process.
+[[maybe_unused]] bool under_mpi_launcher() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (std::getenv(var) != nullptr) return true;
+  }
+  return false;
+}
+
+// Runs `body(comm)` on every MPI rank; an error on any rank prints one line and ends the whole
+// job (its peers may be waiting for it).
+template <class Body>
+void on_mpi_world(const bench::BenchConfig& config, Body body) {
   bench::validate_config(config, 1);  // before MPI starts: bad input ends every rank alike
   coll::MpiOptions options;
   options.ranks_per_host = config.ranks_per_host > 0 ? config.ranks_per_host : coll::ranks_per_host_from_env();
@@ -60,15 +77,55 @@ void run_mpi(const bench::BenchConfig& config) {
       throw Error("--ranks " + std::to_string(config.ranks) + " but mpirun started " + std::to_string(comm.size()) +
                   " processes");
     }
-    bench::run_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
+    body(comm);
   } catch (const std::exception& e) {
-    // Peers may be waiting for this rank: print the one line, then end the whole job.
     std::cerr << "colltune: error: " << e.what() << std::endl;
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+}
+#endif
+
+void run_mpi(const bench::BenchConfig& config) {
+#ifdef COLLTUNE_HAVE_MPI
+  on_mpi_world(config, [&](coll::MpiCommunicator& comm) {
+    if (comm.size() == 1) {
+      std::cerr << "colltune: warning: --transport mpi is running 1 rank; start it with mpirun -np N to run N ranks"
+                << std::endl;
+    }
+    bench::run_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
+  });
 #else
   (void)config;
   throw Error("--transport mpi: this colltune was built without MPI");
+#endif
+}
+
+void run_cuda(const bench::BenchConfig& config) {
+#ifdef COLLTUNE_HAVE_CUDA
+  bench::run_cuda_bench(config, &std::cout);
+#else
+  (void)config;
+  throw Error("--transport cuda: this colltune was built without CUDA");
+#endif
+}
+
+// Under an MPI launcher one process per GPU; otherwise one thread per GPU.
+void run_nccl(const bench::BenchConfig& config) {
+#if defined(COLLTUNE_HAVE_NCCL)
+#ifdef COLLTUNE_HAVE_MPI
+  if (under_mpi_launcher()) {
+    return on_mpi_world(config, [&](coll::MpiCommunicator& comm) {
+      bench::run_nccl_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
+    });
+  }
+#endif
+  bench::run_nccl_bench(config, &std::cout);
+#elif defined(COLLTUNE_HAVE_CUDA)
+  (void)config;
+  throw Error("--transport nccl: this colltune was built without NCCL");
+#else
+  (void)config;
+  throw Error("--transport nccl: this colltune was built without CUDA");
 #endif
 }
 
@@ -76,13 +133,16 @@ void run_mpi(const bench::BenchConfig& config) {
 
 void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
-  CLI::App* cmd = app.add_subcommand("bench", "nccl-tests style allreduce sweep over threads or MPI ranks");
-  cmd->add_option("--transport", args->transport, "threads | mpi (run under mpirun)");
-  cmd->add_option("--ranks", args->ranks, "rank count (threads; mpi takes it from mpirun)");
+  CLI::App* cmd = app.add_subcommand("bench", "nccl-tests style allreduce sweep over threads, MPI ranks or GPUs");
+  cmd->add_option("--transport", args->transport,
+                  "threads | mpi (run under mpirun) | cuda (virtual ranks on one GPU) | nccl (one rank per GPU)");
+  cmd->add_option("--ranks", args->ranks,
+                  "rank count (threads, cuda; mpi takes it from mpirun; nccl: GPUs to use, default all)");
   cmd->add_option("--ranks-per-host", args->config.ranks_per_host,
                   "emulate hosts of this many ranks (for hierarchical); mpi default: shared-memory groups or "
                   "COLLTUNE_RANKS_PER_HOST");
-  cmd->add_option("--algo", args->config.algorithms, "algorithms, comma-separated (registry ids; mpi = MPI_Allreduce)")
+  cmd->add_option("--algo", args->config.algorithms,
+                  "algorithms, comma-separated (registry ids; mpi = MPI_Allreduce, nccl = ncclAllReduce)")
       ->delimiter(',');
   cmd->add_option("-b,--minbytes", args->min, "smallest size (e.g. 8, 64K, 1M)");
   cmd->add_option("-e,--maxbytes", args->max, "largest size");
@@ -100,10 +160,11 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--json", args->json, "also write the results as JSON to this file");
   cmd->callback([args] {
     const bench::BenchConfig config = to_config(*args);
-    if (config.transport == bench::Transport::mpi) {
-      run_mpi(config);
-    } else {
-      bench::run_threads_bench(config, &std::cout);
+    switch (config.transport) {
+      case bench::Transport::threads: bench::run_threads_bench(config, &std::cout); break;
+      case bench::Transport::mpi: run_mpi(config); break;
+      case bench::Transport::cuda: run_cuda(config); break;
+      case bench::Transport::nccl: run_nccl(config); break;
     }
   });
 }

@@ -45,6 +45,12 @@ macro(colltune_find_cuda)
       endif()
       enable_language(CUDA)
       find_package(CUDAToolkit QUIET)
+      # The CUDA code is C++20 like the rest. CMake before 3.26 has no flag for nvcc's C++20
+      # dialect (nvcc accepts -std=c++20 from 12.0 on), so it is declared here.
+      if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+        set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+        set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+      endif()
     endif()
     if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND)
       set(COLLTUNE_HAVE_CUDA ON)

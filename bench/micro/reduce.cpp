@@ -11,6 +11,7 @@
 #include "colltune/collectives/compression.hpp"
 #include "colltune/collectives/half.hpp"
 #include "colltune/collectives/reducer.hpp"
+#include "half_simd.hpp"
 
 namespace {
 
@@ -50,6 +51,19 @@ void BM_Reduce_i32_sum(benchmark::State& s) { BM_Reduce<DType::i32>(s, std::int3
 // Values 0 keep fp16/bf16 sums finite however many iterations run.
 void BM_Reduce_f16_sum(benchmark::State& s) { BM_Reduce<DType::f16>(s, std::uint16_t{0}); }
 void BM_Reduce_bf16_sum(benchmark::State& s) { BM_Reduce<DType::bf16>(s, std::uint16_t{0}); }
+
+// The bf16 kernels use the best instruction set the CPU has (AVX-512 BF16, else AVX2); these
+// run the AVX2 integer-rounding kernel explicitly, for CPUs without AVX-512 BF16.
+void BM_Reduce_bf16_sum_AVX2(benchmark::State& state) {
+  if (!colltune::coll::simd::has_avx2()) return state.SkipWithError("no AVX2 on this CPU");
+  const std::size_t n = elems(state);
+  std::vector<std::uint16_t> a(n, 0), b(n, 0);
+  for (auto _ : state) {
+    colltune::coll::simd::avx2_reduce_bf16(ReduceOp::sum, a.data(), a.data(), b.data(), n);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, n * sizeof(std::uint16_t));
+}
 
 #if defined(__GNUC__) && !defined(__clang__)
 [[gnu::optimize("no-tree-vectorize"), gnu::noinline]] void f16_sum_novec(std::uint16_t* __restrict a,
@@ -100,6 +114,12 @@ void BM_Convert_f32_to_bf16(benchmark::State& s) {
     colltune::coll::f32_to_bf16(a, b, n);
   });
 }
+void BM_Convert_f32_to_bf16_AVX2(benchmark::State& s) {
+  if (!colltune::coll::simd::has_avx2()) return s.SkipWithError("no AVX2 on this CPU");
+  BM_Elementwise<float, std::uint16_t>(s, 1.5f, [](const float* a, std::uint16_t* b, std::size_t n) {
+    colltune::coll::simd::avx2_f32_to_bf16(a, b, n);
+  });
+}
 void BM_Compress_f16_with_overflow_check(benchmark::State& s) {
   BM_Elementwise<float, std::uint16_t>(s, 1.5f, [](const float* a, std::uint16_t* b, std::size_t n) {
     benchmark::DoNotOptimize(colltune::coll::compress_f16(a, b, n));
@@ -120,9 +140,11 @@ BENCHMARK(BM_Reduce_f64_sum) COLLTUNE_SIZES;
 BENCHMARK(BM_Reduce_i32_sum) COLLTUNE_SIZES;
 BENCHMARK(BM_Reduce_f16_sum) COLLTUNE_SIZES;
 BENCHMARK(BM_Reduce_bf16_sum) COLLTUNE_SIZES;
+BENCHMARK(BM_Reduce_bf16_sum_AVX2) COLLTUNE_SIZES;
 BENCHMARK(BM_Convert_f32_to_f16) COLLTUNE_SIZES;
 BENCHMARK(BM_Convert_f16_to_f32) COLLTUNE_SIZES;
 BENCHMARK(BM_Convert_f32_to_bf16) COLLTUNE_SIZES;
+BENCHMARK(BM_Convert_f32_to_bf16_AVX2) COLLTUNE_SIZES;
 BENCHMARK(BM_Compress_f16_with_overflow_check) COLLTUNE_SIZES;
 BENCHMARK(BM_Reduce_f16_into_f32) COLLTUNE_SIZES;
 

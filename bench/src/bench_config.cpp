@@ -11,12 +11,21 @@
 
 namespace colltune::bench {
 
-std::string_view to_string(Transport t) { return t == Transport::threads ? "threads" : "mpi"; }
+std::string_view to_string(Transport t) {
+  switch (t) {
+    case Transport::threads: return "threads";
+    case Transport::mpi: return "mpi";
+    case Transport::cuda: return "cuda";
+    case Transport::nccl: return "nccl";
+  }
+  return "?";
+}
 
 Transport parse_transport(std::string_view name) {
-  if (name == "threads") return Transport::threads;
-  if (name == "mpi") return Transport::mpi;
-  throw Error("--transport '" + std::string(name) + "': expected threads or mpi");
+  for (Transport t : {Transport::threads, Transport::mpi, Transport::cuda, Transport::nccl}) {
+    if (to_string(t) == name) return t;
+  }
+  throw Error("--transport '" + std::string(name) + "': expected threads, mpi, cuda or nccl");
 }
 
 double allreduce_busbw_factor(int nranks) {
@@ -39,6 +48,10 @@ void check_algorithms(const BenchConfig& config) {
       if (config.transport != Transport::mpi) throw Error("--algo mpi (MPI_Allreduce) needs --transport mpi");
       continue;
     }
+    if (id == "nccl") {
+      if (config.transport != Transport::nccl) throw Error("--algo nccl (ncclAllReduce) needs --transport nccl");
+      continue;
+    }
     const coll::Algorithm& algo = coll::find_algorithm(id);  // throws for unknown ids
     if (algo.collective != coll::Collective::allreduce) {
       throw Error("--algo '" + id + "' is a " + std::string(coll::to_string(algo.collective)) +
@@ -48,10 +61,11 @@ void check_algorithms(const BenchConfig& config) {
 }
 
 // Each rank holds an input, an output and a reference of max_bytes (plus an fp16 copy when
-// compressing); the threads transport holds every rank in this process.
+// compressing) in host memory; the threads and cuda transports hold every rank in this process.
 void check_memory(const BenchConfig& config, int nranks) {
   const std::size_t per_rank_buffers = config.compression == coll::Compression::none ? 3 : 4;
-  const std::size_t ranks_here = config.transport == Transport::threads ? static_cast<std::size_t>(nranks) : 1;
+  const bool all_here = config.transport == Transport::threads || config.transport == Transport::cuda;
+  const std::size_t ranks_here = all_here ? static_cast<std::size_t>(nranks) : 1;
   const std::size_t limit = physical_memory_bytes();
   const std::size_t max = std::numeric_limits<std::size_t>::max();
   if (config.max_bytes > max / per_rank_buffers / ranks_here ||
@@ -66,8 +80,8 @@ void check_memory(const BenchConfig& config, int nranks) {
 
 void validate_config(const BenchConfig& config, int nranks) {
   if (nranks < 1) {
-    throw Error(config.transport == Transport::threads ? "--ranks " + std::to_string(nranks) + ": need at least 1 rank"
-                                                       : "MPI world of " + std::to_string(nranks) + " ranks");
+    throw Error(config.transport == Transport::mpi ? "MPI world of " + std::to_string(nranks) + " ranks"
+                                                   : "--ranks " + std::to_string(nranks) + ": need at least 1 rank");
   }
   if (config.ranks_per_host < 0) throw Error("--ranks-per-host " + std::to_string(config.ranks_per_host) + ": must be positive");
   if (config.min_bytes > config.max_bytes) {

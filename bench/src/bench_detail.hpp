@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <functional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "colltune/bench/bench.hpp"
@@ -17,10 +18,20 @@ void fill_reference(const BenchConfig& config, int nranks, void* reference, std:
 // Elements whose bytes differ.
 std::size_t count_wrong(const void* result, const void* reference, std::size_t count, std::size_t elem_size);
 
-// What the threads and MPI benches share around the sweep: the memcpy reference, the table
-// header, `sweep(sink)` (its rows become the report's), the footer and the JSON file. Only
-// `root` measures, prints to `out` (when non-null) and writes.
-BenchReport run_report(const BenchConfig& config, int nranks, int nhosts, bool root, std::ostream* out,
+// "mpi" (MPI_Allreduce) and "nccl" (ncclAllReduce): not registry algorithms.
+bool is_vendor_baseline(const std::string& algorithm);
+
+// The rank layout of the bench: one host, or hosts of config.ranks_per_host consecutive ranks.
+RankLayout layout_of(const BenchConfig& config, int nranks);
+
+// A report before the sweep: the configuration, the rank and host counts, and on `root` the
+// host memcpy yardstick (when config.measure_memcpy).
+BenchReport host_report(const BenchConfig& config, int nranks, int nhosts, bool root);
+
+// What every bench shares around the sweep: the table header, `sweep(sink)` (its rows become
+// the report's), the footer and the JSON file. Only `root` prints to `out` (when non-null) and
+// writes.
+BenchReport run_report(BenchReport report, bool root, std::ostream* out,
                        const std::function<std::vector<BenchRow>(const RowSink&)>& sweep);
 
 }  // namespace colltune::bench::detail

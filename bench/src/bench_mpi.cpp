@@ -4,6 +4,7 @@
 #include "colltune/bench/bench_mpi.hpp"
 
 #include <ostream>
+#include <utility>
 
 #include "bench_detail.hpp"
 
@@ -26,7 +27,9 @@ RunnerFactory mpi_runners(const BenchConfig& config, coll::MpiCommunicator& mpi)
 BenchReport run_mpi_bench(const BenchConfig& config, coll::MpiCommunicator& comm, std::ostream* out) {
   validate_config(config, comm.size());
   const RunnerFactory runners = mpi_runners(config, comm);
-  return detail::run_report(config, comm.size(), comm.layout().nhosts(), comm.rank() == 0, out,
+  const bool root = comm.rank() == 0;
+  BenchReport report = detail::host_report(config, comm.size(), comm.layout().nhosts(), root);
+  return detail::run_report(std::move(report), root, out,
                             [&](const RowSink& sink) { return run_sweep(comm, config, runners, sink); });
 }
 

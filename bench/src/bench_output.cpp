@@ -1,4 +1,7 @@
-// nccl-tests style table and the JSON report.
+// nccl-tests style table and the JSON report (docs/bench.md). The table has nccl-tests'
+// all_reduce_perf columns, with the algorithm in place of the root: size, count, type, redop,
+// algo, then time, algbw, busbw and #wrong out of place and again in place. The footer has the
+// "Out of bounds values" line when checking and one "Avg bus bandwidth" line per algorithm.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,7 +13,7 @@ namespace colltune::bench {
 namespace {
 
 std::string printf_string(const char* format, auto... args) {
-  char line[512];
+  char line[768];
   std::snprintf(line, sizeof line, format, args...);
   return line;
 }
@@ -21,37 +24,62 @@ std::string algorithm_list(const BenchConfig& config) {
   return list;
 }
 
-}  // namespace
+// One measurement's four columns.
+std::string timing_columns(const BenchTiming& t) {
+  const std::string wrong = t.wrong < 0 ? "N/A" : std::to_string(t.wrong);
+  return printf_string(" %9.2f %7.2f %7.2f %7s", t.time_us, t.algbw_gbps, t.busbw_gbps, wrong.c_str());
+}
 
-std::string table_header(const BenchReport& report) {
+nlohmann::json timing_json(const BenchTiming& t) {
+  return {{"time_us", t.time_us},
+          {"algbw_gbps", t.algbw_gbps},
+          {"busbw_gbps", t.busbw_gbps},
+          {"wrong", t.wrong < 0 ? nlohmann::json(nullptr) : nlohmann::json(t.wrong)}};
+}
+
+std::string describe_run(const BenchReport& report) {
   const BenchConfig& c = report.config;
   std::string text = "# colltune bench: allreduce, transport " + std::string(to_string(c.transport)) + ", " +
                      std::to_string(report.nranks) + " ranks on " + std::to_string(report.nhosts) + " host(s)\n";
+  if (!report.device.empty()) text += "# device " + report.device + "\n";
   text += "# algorithms " + algorithm_list(c) + ", iters " + std::to_string(c.iters) + ", warmup " +
           std::to_string(c.warmup) + ", check " + (c.check ? "1" : "0") + ", compression " +
           std::string(coll::to_string(c.compression)) + "\n";
   if (report.memcpy_gbps > 0) {
-    text += printf_string("# memcpy bandwidth (1 thread, %s): %.2f GB/s\n", format_bytes(c.max_bytes).c_str(),
-                          report.memcpy_gbps);
+    text += printf_string("# copy bandwidth (%s, %s): %.2f GB/s\n", report.memcpy_kind.c_str(),
+                          format_bytes(c.max_bytes).c_str(), report.memcpy_gbps);
   }
-  text += "#\n";
-  text += printf_string("# %10s %12s %8s %6s %14s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "algo", "time",
-                        "algbw", "busbw", "#wrong");
-  text += printf_string("# %10s %12s %8s %6s %14s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
-                        "(GB/s)", "");
+  return text;
+}
+
+// `label` centred in `width` columns.
+std::string centred(const std::string& label, std::size_t width) {
+  if (label.size() >= width) return label;
+  const std::size_t left = (width - label.size()) / 2;
+  return std::string(left, ' ') + label + std::string(width - label.size() - left, ' ');
+}
+
+}  // namespace
+
+std::string table_header(const BenchReport& report) {
+  std::string text = describe_run(report) + "#\n";
+  constexpr std::size_t kGroup = 34;  // one measurement's columns: " %9s %7s %7s %7s"
+  text += printf_string("# %10s %12s %8s %6s %20s %s%s\n", "", "", "", "", "", centred("out-of-place", kGroup).c_str(),
+                        centred("in-place", kGroup).c_str());
+  text += printf_string("# %10s %12s %8s %6s %20s %9s %7s %7s %7s %9s %7s %7s %7s\n", "size", "count", "type",
+                        "redop", "algo", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  text += printf_string("# %10s %12s %8s %6s %20s %9s %7s %7s %7s %9s %7s %7s %7s\n", "(B)", "(elements)", "", "", "",
+                        "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   return text;
 }
 
 std::string table_row(const BenchRow& row, const BenchConfig& config) {
   const std::string type(coll::to_string(config.dtype));
   const std::string redop(coll::to_string(config.op));
-  if (!row.not_applicable.empty()) {
-    return printf_string("  %10zu %12zu %8s %6s %14s  not applicable: %s\n", row.bytes, row.count, type.c_str(),
-                         redop.c_str(), row.algorithm.c_str(), row.not_applicable.c_str());
-  }
-  const std::string wrong = row.wrong < 0 ? "N/A" : std::to_string(row.wrong);
-  return printf_string("  %10zu %12zu %8s %6s %14s %10.2f %8.2f %8.2f %7s\n", row.bytes, row.count, type.c_str(),
-                       redop.c_str(), row.algorithm.c_str(), row.time_us, row.algbw_gbps, row.busbw_gbps, wrong.c_str());
+  const std::string lead = printf_string("  %10zu %12zu %8s %6s %20s", row.bytes, row.count, type.c_str(),
+                                         redop.c_str(), row.algorithm.c_str());
+  if (!row.not_applicable.empty()) return lead + "  not applicable: " + row.not_applicable + "\n";
+  return lead + timing_columns(row.out_of_place) + timing_columns(row.in_place) + "\n";
 }
 
 std::string table_footer(const BenchReport& report) {
@@ -60,7 +88,9 @@ std::string table_footer(const BenchReport& report) {
     const long long wrong = report.total_wrong();
     text += "# Out of bounds values : " + std::to_string(wrong) + (wrong == 0 ? " OK\n" : " FAILED\n");
   }
-  text += printf_string("# Avg bus bandwidth    : %.4f\n", report.avg_busbw_gbps());
+  for (const std::string& algorithm : report.config.algorithms) {
+    text += printf_string("# Avg bus bandwidth (%s) : %.4f\n", algorithm.c_str(), report.avg_busbw_gbps(algorithm));
+  }
   return text;
 }
 
@@ -72,19 +102,21 @@ std::string report_json(const BenchReport& report) {
     if (!row.not_applicable.empty()) {
       r["not_applicable"] = row.not_applicable;
     } else {
-      r["time_us"] = row.time_us;
-      r["algbw_gbps"] = row.algbw_gbps;
-      r["busbw_gbps"] = row.busbw_gbps;
-      r["wrong"] = row.wrong < 0 ? nlohmann::json(nullptr) : nlohmann::json(row.wrong);
+      r["out_of_place"] = timing_json(row.out_of_place);
+      r["in_place"] = timing_json(row.in_place);
     }
     rows.push_back(std::move(r));
   }
+  nlohmann::json avg = nlohmann::json::object();
+  for (const std::string& algorithm : c.algorithms) avg[algorithm] = report.avg_busbw_gbps(algorithm);
+  const auto or_null = [](bool present, auto value) { return present ? nlohmann::json(value) : nlohmann::json(nullptr); };
   nlohmann::json j{{"format", "colltune-bench"},
-                   {"version", 1},
+                   {"version", 2},
                    {"collective", "allreduce"},
                    {"transport", to_string(c.transport)},
                    {"nranks", report.nranks},
                    {"nhosts", report.nhosts},
+                   {"device", or_null(!report.device.empty(), report.device)},
                    {"type", coll::to_string(c.dtype)},
                    {"redop", coll::to_string(c.op)},
                    {"compression", coll::to_string(c.compression)},
@@ -92,9 +124,10 @@ std::string report_json(const BenchReport& report) {
                    {"warmup", c.warmup},
                    {"check", c.check},
                    {"chunk_elems", c.algo.chunk_elems},
-                   {"memcpy_gbps", report.memcpy_gbps > 0 ? nlohmann::json(report.memcpy_gbps) : nlohmann::json(nullptr)},
-                   {"avg_busbw_gbps", report.avg_busbw_gbps()},
-                   {"wrong", c.check ? nlohmann::json(report.total_wrong()) : nlohmann::json(nullptr)},
+                   {"memcpy_gbps", or_null(report.memcpy_gbps > 0, report.memcpy_gbps)},
+                   {"memcpy_kind", or_null(report.memcpy_gbps > 0, report.memcpy_kind)},
+                   {"avg_busbw_gbps", avg},
+                   {"wrong", or_null(c.check, report.total_wrong())},
                    {"rows", rows}};
   return j.dump(2) + "\n";
 }

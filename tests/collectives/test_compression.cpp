@@ -54,6 +54,39 @@ TEST(Compression, OverflowFoundInLargeBuffersAndF64) {
   EXPECT_EQ(r.first_index, 1999999u);
 }
 
+// bf16 has fp32's range: only values rounding beyond its largest finite (0x7f7f, about
+// 3.39e38) overflow, which a prescale can cause and fp64 inputs can carry.
+TEST(Compression, Bf16OverflowIsCountedWithFirstIndex) {
+  std::vector<float> src(4099, 1.5f);  // beyond one SIMD chunk, not a multiple of a vector
+  src[7] = std::numeric_limits<float>::max();  // above the last midpoint: rounds to inf
+  src[9] = kInf;
+  src[4000] = std::nanf("");
+  src[4098] = -3e38f;
+  std::vector<std::uint16_t> dst(src.size());
+  OverflowReport r = compress_bf16(src.data(), dst.data(), src.size());
+  EXPECT_EQ(r.overflowed, 1u);
+  EXPECT_EQ(r.first_index, 7u);
+  EXPECT_EQ(r.nonfinite_inputs, 2u);
+  EXPECT_EQ(dst[7], 0x7f80);
+  EXPECT_EQ(dst[4098], f32_to_bf16(-3e38f));
+  r = compress_bf16(src.data(), dst.data(), src.size(), 2.0);  // -6e38 overflows too
+  EXPECT_EQ(r.overflowed, 2u);
+  EXPECT_EQ(dst[4098], 0xff80);
+  for (std::size_t i : {std::size_t{0}, std::size_t{4097}}) EXPECT_EQ(dst[i], f32_to_bf16(3.0f));
+  const std::vector<double> d = {1.0, 1e39, -2.5, 1e300};
+  std::vector<std::uint16_t> h(d.size());
+  r = compress_bf16(d.data(), h.data(), d.size());
+  EXPECT_EQ(r.overflowed, 2u);
+  EXPECT_EQ(r.first_index, 1u);
+  std::vector<double> back(d.size());
+  decompress_bf16(h.data(), back.data(), h.size(), 0.5);
+  EXPECT_EQ(back[0], 0.5);
+  EXPECT_EQ(back[2], -1.25);
+  std::vector<float> fback(src.size());
+  decompress_bf16(dst.data(), fback.data(), dst.size());
+  EXPECT_EQ(fback[0], 3.0f);
+}
+
 TEST(Compression, NoOverflowReportsNothing) {
   const std::vector<float> src = {0.0f, -65504.0f, 1e-9f};
   std::vector<std::uint16_t> dst(src.size());

@@ -81,16 +81,21 @@ TEST(Bench, CheckedThreadsRunFindsNoWrongElementsAndWritesJson) {
   EXPECT_EQ(report.total_wrong(), 0);
   for (const auto& row : report.rows) {
     if (!row.not_applicable.empty()) continue;
-    EXPECT_EQ(row.wrong, 0) << row.algorithm << " " << row.bytes;
-    EXPECT_GT(row.time_us, 0.0);
-    EXPECT_NEAR(row.busbw_gbps, row.algbw_gbps * 4.0 / 3.0, 1e-9);
+    for (const auto* t : {&row.out_of_place, &row.in_place}) {
+      EXPECT_EQ(t->wrong, 0) << row.algorithm << " " << row.bytes;
+      EXPECT_GT(t->time_us, 0.0);
+      EXPECT_NEAR(t->busbw_gbps, t->algbw_gbps * 4.0 / 3.0, 1e-9);
+    }
   }
-  EXPECT_NE(out.str().find("# Avg bus bandwidth"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("# Avg bus bandwidth (ring) : "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("# Avg bus bandwidth (rhd) : "), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("Out of bounds values : 0 OK"), std::string::npos) << out.str();
   const auto json = nlohmann::json::parse(read_file(c.json_path));
+  EXPECT_EQ(json["version"], 2);
   EXPECT_EQ(json["nranks"], 3);
   EXPECT_EQ(json["rows"].size(), report.rows.size());
   EXPECT_EQ(json["wrong"], 0);
+  EXPECT_DOUBLE_EQ(json["avg_busbw_gbps"]["tree"].get<double>(), report.avg_busbw_gbps("tree"));
   std::filesystem::remove_all(dir);
 }
 
@@ -106,7 +111,8 @@ TEST(Bench, CompressedAndEveryDtypeRunsAreChecked) {
       EXPECT_EQ(report.total_wrong(), 0) << coll::to_string(dtype);
       for (const auto& row : report.rows) {
         if (row.not_applicable.empty()) {  // every applicable row was checked, and found right
-          EXPECT_EQ(row.wrong, 0) << coll::to_string(dtype) << " " << row.bytes;
+          EXPECT_EQ(row.out_of_place.wrong, 0) << coll::to_string(dtype) << " " << row.bytes;
+          EXPECT_EQ(row.in_place.wrong, 0) << coll::to_string(dtype) << " " << row.bytes << " in place";
         }
       }
     }
@@ -118,12 +124,13 @@ TEST(Bench, CompressedAndEveryDtypeRunsAreChecked) {
 }
 
 // The check must be able to fail: a runner that returns its input unreduced is caught on every
-// non-empty size (each rank's input differs from the allreduce for p = 3).
+// non-empty size, out of place and in place (each rank's input differs from the allreduce for
+// p = 3).
 TEST(Bench, CheckCountsWrongElementsOfABrokenRunner) {
   auto c = small_config();
   c.algorithms = {"ring"};
   const bench::RunnerFactory broken = [](coll::Communicator&, const std::string&) -> bench::AllreduceRunner {
-    return [](const void* in, void* out, std::size_t count) { std::memcpy(out, in, count * sizeof(float)); };
+    return [](const void* in, void* out, std::size_t count) { std::memmove(out, in, count * sizeof(float)); };
   };
   std::vector<bench::BenchRow> rows;
   coll::run_threads(c.ranks, [&](coll::Communicator& comm) {
@@ -133,7 +140,8 @@ TEST(Bench, CheckCountsWrongElementsOfABrokenRunner) {
   ASSERT_EQ(rows.size(), bench::sweep_sizes(c).size());
   for (const auto& row : rows) {
     if (row.count > 0) {
-      EXPECT_GT(row.wrong, 0) << row.bytes;
+      EXPECT_GT(row.out_of_place.wrong, 0) << row.bytes;
+      EXPECT_GT(row.in_place.wrong, 0) << row.bytes;
     }
   }
 }

@@ -1,90 +1,112 @@
-// Grid-stride elementwise kernels. One thread handles elements i, i + stride, ...; the grid is
-// capped so huge buffers do not create absurd launches. fp16/bf16 reduce in fp32 and round once,
-// matching the CPU reducer bit for bit.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-
+// Reduction and scaling kernels: element_math.hpp's per-element code (kernel_common.cuh for
+// fp16's hardware conversion) in grid-stride loops.
+//
+// reduce_into reads and writes 16-byte vectors (4 fp32, 8 fp16/bf16, 2 fp64...) when the three
+// pointers share their alignment modulo 16: the threads first do the few elements before the
+// first 16-byte boundary, then whole vectors in a grid-stride loop, then the tail. Otherwise
+// (blocks at unrelated offsets) every element goes through the scalar grid-stride loop.
 #include <cuda/std/limits>
 #include <cuda/std/type_traits>
 #include <string>
 
-#include "colltune/collectives/cuda_reduce.hpp"
 #include "colltune/collectives/reducer.hpp"
 #include "colltune/common/error.hpp"
+#include "kernel_common.cuh"
 
 namespace colltune::coll::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr std::size_t kMaxBlocks = 4096;
+using detail::grid_size;
+using detail::thread_index;
 
-unsigned blocks_for(std::size_t count) {
-  std::size_t blocks = (count + kThreads - 1) / kThreads;
-  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
-  return static_cast<unsigned>(blocks == 0 ? 1 : blocks);
-}
+constexpr std::size_t kVecBytes = 16;
 
-cudaStream_t as_stream(Stream s) { return static_cast<cudaStream_t>(s); }
+// How a reduction of `count` elements of `elem` bytes splits into a scalar head, 16-byte
+// vectors and a scalar tail; all scalar when the pointers are not equally aligned.
+struct VectorSplit {
+  std::size_t head = 0;  // elements before the first vector
+  std::size_t nvec = 0;  // 16-byte vectors
+  std::size_t tail = 0;  // elements after the last vector (grid-stride)
+};
 
-// Arithmetic type a storage type is reduced in.
-template <typename T> struct Math { using type = T; };
-template <> struct Math<__half> { using type = float; };
-template <> struct Math<__nv_bfloat16> { using type = float; };
-
-template <typename T> __device__ typename Math<T>::type load(T v) { return v; }
-template <> __device__ float load<__half>(__half v) { return __half2float(v); }
-template <> __device__ float load<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename T> __device__ T store(typename Math<T>::type v) { return v; }
-template <> __device__ __half store<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __nv_bfloat16 store<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-template <typename M> __device__ M combine(ReduceOp op, M a, M b) {
-  switch (op) {
-    case ReduceOp::sum:
-    case ReduceOp::avg: return a + b;
-    case ReduceOp::prod: return a * b;
-    case ReduceOp::min: return b < a ? b : a;
-    case ReduceOp::max: return b > a ? b : a;
+VectorSplit split_for(const void* out, const void* a, const void* b, std::size_t count, std::size_t elem) {
+  const auto o = reinterpret_cast<std::uintptr_t>(out);
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  VectorSplit s;
+  if ((o - x) % kVecBytes != 0 || (o - y) % kVecBytes != 0 || o % elem != 0) {
+    s.tail = count;
+    return s;
   }
-  return a;
+  s.head = ((kVecBytes - o % kVecBytes) % kVecBytes) / elem;
+  if (s.head > count) s.head = count;
+  s.nvec = (count - s.head) * elem / kVecBytes;
+  s.tail = count - s.head - s.nvec * (kVecBytes / elem);
+  return s;
 }
 
-template <typename T>
-__global__ void reduce_kernel(ReduceOp op, T* __restrict__ inout, const T* __restrict__ in, std::size_t count) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    inout[i] = store<T>(combine(op, load(inout[i]), load(in[i])));
+template <class S>
+union Vec {
+  uint4 raw;
+  S e[kVecBytes / sizeof(S)];
+};
+
+// out = a op b. No __restrict__: out may be a (in place); each step loads before it stores.
+template <class C, class O>
+__global__ void reduce_kernel(typename C::Stored* out, const typename C::Stored* a, const typename C::Stored* b,
+                              VectorSplit split) {
+  using S = typename C::Stored;
+  constexpr std::size_t kPer = kVecBytes / sizeof(S);
+  const std::size_t tid = thread_index();
+  const std::size_t stride = grid_size();
+  if (tid < split.head) out[tid] = detail::combine<C, O>(a[tid], b[tid]);
+  const auto* av = reinterpret_cast<const uint4*>(a + split.head);
+  const auto* bv = reinterpret_cast<const uint4*>(b + split.head);
+  auto* ov = reinterpret_cast<uint4*>(out + split.head);
+  for (std::size_t v = tid; v < split.nvec; v += stride) {
+    Vec<S> x, y, r;
+    x.raw = av[v];
+    y.raw = bv[v];
+#pragma unroll
+    for (std::size_t k = 0; k < kPer; ++k) r.e[k] = detail::combine<C, O>(x.e[k], y.e[k]);
+    ov[v] = r.raw;
+  }
+  const std::size_t tail_begin = split.head + split.nvec * kPer;
+  for (std::size_t i = tail_begin + tid; i < tail_begin + split.tail; i += stride) {
+    out[i] = detail::combine<C, O>(a[i], b[i]);
   }
 }
 
-// Scaling follows the CPU reducer's rules (reducer.hpp), so results match bit for bit:
-// fp32 multiplies by the fp32 factor; fp16/bf16 round the exact double product of the value and
-// the fp32 factor once; integers divide exactly by d when the factor is 1/d (avg), otherwise
-// truncate the double product and saturate.
-__global__ void scale_f32_kernel(float* __restrict__ inout, std::size_t count, float factor) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    inout[i] *= factor;
-  }
+template <class C, class O>
+void launch_reduce(void* out, const void* a, const void* b, std::size_t count, Stream stream) {
+  using S = typename C::Stored;
+  const VectorSplit split = split_for(out, a, b, count, sizeof(S));
+  const std::size_t items = split.nvec + split.tail + split.head;
+  reduce_kernel<C, O><<<detail::grid_for(items), detail::kThreads, 0, detail::as_stream(stream)>>>(
+      static_cast<S*>(out), static_cast<const S*>(a), static_cast<const S*>(b), split);
 }
 
-__global__ void scale_f64_kernel(double* __restrict__ inout, std::size_t count, double factor) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    inout[i] *= factor;
-  }
+// ---- scale: the rules of coll::scale (scale.cpp), so results match bit for bit ------------------
+
+__global__ void scale_f32_kernel(float* inout, std::size_t count, float factor) {
+  for (std::size_t i = thread_index(); i < count; i += grid_size()) inout[i] *= factor;
 }
 
-__device__ __half narrow(double v, __half) { return __double2half(v); }
-__device__ __nv_bfloat16 narrow(double v, __nv_bfloat16) { return __double2bfloat16(v); }
+__global__ void scale_f64_kernel(double* inout, std::size_t count, double factor) {
+  for (std::size_t i = thread_index(); i < count; i += grid_size()) inout[i] *= factor;
+}
 
-template <typename T>
-__global__ void scale_half_kernel(T* __restrict__ inout, std::size_t count, float factor) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    inout[i] = narrow(static_cast<double>(load(inout[i])) * static_cast<double>(factor), T{});
+// fp16/bf16: the 11- or 8-bit value times the fp32 factor is exact in double, rounded once
+// (half.hpp's f64_to_f16/f64_to_bf16, the shared code).
+template <class C>
+__global__ void scale_half_kernel(std::uint16_t* inout, std::size_t count, float factor) {
+  for (std::size_t i = thread_index(); i < count; i += grid_size()) {
+    const double x = static_cast<double>(detail::DeviceCodec<C>::load(inout[i])) * static_cast<double>(factor);
+    if constexpr (::cuda::std::is_same_v<C, element::F16>) {
+      inout[i] = f64_to_f16(x);
+    } else {
+      inout[i] = f64_to_bf16(x);
+    }
   }
 }
 
@@ -98,14 +120,12 @@ __device__ T saturate(double x) {
   return static_cast<T>(x);
 }
 
-// divisor: 0 = multiply by factor; -1 = negate with wrap-around; else exact division (the host
-// passes 0 for a divisor beyond T's range as "all zero", see launch_scale_int).
+// divisor: 0 = multiply by factor and truncate; -1 = negate with wrap-around; else exact
+// division. zero: the divisor is beyond T, every quotient is 0.
 template <typename T>
-__global__ void scale_int_kernel(T* __restrict__ inout, std::size_t count, long long divisor, double factor,
-                                 bool zero) {
+__global__ void scale_int_kernel(T* inout, std::size_t count, long long divisor, double factor, bool zero) {
   using U = typename ::cuda::std::make_unsigned<T>::type;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (std::size_t i = thread_index(); i < count; i += grid_size()) {
     if (zero) inout[i] = 0;
     else if (divisor == -1) inout[i] = static_cast<T>(U{0} - static_cast<U>(inout[i]));
     else if (divisor != 0) inout[i] = static_cast<T>(inout[i] / static_cast<T>(divisor));
@@ -113,109 +133,77 @@ __global__ void scale_int_kernel(T* __restrict__ inout, std::size_t count, long 
   }
 }
 
-__global__ void compress_kernel(const float* __restrict__ in, __half* __restrict__ out, std::size_t count,
-                                float prescale, unsigned long long* overflow) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  unsigned long long local = 0;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    const float v = in[i] * prescale;
-    const __half h = __float2half_rn(v);
-    if (isfinite(v) && __hisinf(h)) ++local;
-    out[i] = h;
-  }
-  if (local) atomicAdd(overflow, local);
-}
-
-__global__ void decompress_kernel(const __half* __restrict__ in, float* __restrict__ out, std::size_t count,
-                                  float postscale) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    out[i] = __half2float(in[i]) * postscale;
-  }
-}
-
 template <typename T>
-void launch_reduce(ReduceOp op, void* inout, const void* in, std::size_t count, Stream s) {
-  reduce_kernel<T><<<blocks_for(count), kThreads, 0, as_stream(s)>>>(op, static_cast<T*>(inout),
-                                                                      static_cast<const T*>(in), count);
-}
-
-template <typename T>
-void launch_scale_int(void* inout, std::size_t count, double factor, Stream s) {
+void launch_scale_int(void* inout, std::size_t count, double factor, Stream stream) {
   const long long d = inverse_divisor(factor);
-  // A divisor that T cannot hold makes every quotient truncate to zero.
   const bool zero = d != 0 && static_cast<long long>(static_cast<T>(d)) != d;
-  scale_int_kernel<T><<<blocks_for(count), kThreads, 0, as_stream(s)>>>(static_cast<T*>(inout), count, d, factor,
-                                                                        zero);
+  scale_int_kernel<T><<<detail::grid_for(count), detail::kThreads, 0, detail::as_stream(stream)>>>(
+      static_cast<T*>(inout), count, d, factor, zero);
+}
+
+void check_op(ReduceOp op, const char* what) {
+  if (static_cast<int>(op) < 0 || static_cast<int>(op) > static_cast<int>(ReduceOp::prod)) {
+    throw Error(std::string(what) + ": unknown reduce op value " + std::to_string(static_cast<int>(op)));
+  }
 }
 
 }  // namespace
 
-bool device_available() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "no device" error
-    return false;
+unsigned detail::grid_for(std::size_t items) {
+  static const int sms = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      cudaGetLastError();
+      return 1;
+    }
+    return n;
+  }();
+  const std::size_t needed = (items + kThreads - 1) / kThreads;
+  const std::size_t full = static_cast<std::size_t>(sms) * (2048 / kThreads);
+  const std::size_t blocks = needed < full ? needed : full;
+  return static_cast<unsigned>(blocks == 0 ? 1 : blocks);
+}
+
+void reduce_into(DType dtype, ReduceOp op, void* out, const void* a, const void* b, std::size_t count,
+                 Stream stream) {
+  check_op(op, "cuda reduce");
+  if (count == 0) return;
+  if (out == nullptr || a == nullptr || b == nullptr) {
+    throw Error("cuda reduce: null buffer for " + std::to_string(count) + " elements");
   }
-  return n > 0;
-}
-
-void check_last_error(const char* what) {
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) throw Error(std::string(what) + ": " + cudaGetErrorString(err));
-}
-
-void synchronize(Stream stream) {
-  const cudaError_t err = cudaStreamSynchronize(as_stream(stream));
-  if (err != cudaSuccess) throw Error(std::string("cudaStreamSynchronize: ") + cudaGetErrorString(err));
+  const bool known = element::with_codec(dtype, [&]<class C>() {
+    element::with_op(op, [&]<class O>() { launch_reduce<C, O>(out, a, b, count, stream); });
+  });
+  if (!known) throw Error("cuda reduce: unknown dtype value " + std::to_string(static_cast<int>(dtype)));
+  check_last_error("cuda reduce launch");
 }
 
 void reduce(DType dtype, ReduceOp op, void* inout, const void* in, std::size_t count, Stream stream) {
-  if (count == 0) return;
-  switch (dtype) {
-    case DType::f32: launch_reduce<float>(op, inout, in, count, stream); break;
-    case DType::f64: launch_reduce<double>(op, inout, in, count, stream); break;
-    case DType::f16: launch_reduce<__half>(op, inout, in, count, stream); break;
-    case DType::bf16: launch_reduce<__nv_bfloat16>(op, inout, in, count, stream); break;
-    case DType::i32: launch_reduce<int>(op, inout, in, count, stream); break;
-    case DType::i64: launch_reduce<long long>(op, inout, in, count, stream); break;
-  }
-  check_last_error("cuda reduce launch");
+  reduce_into(dtype, op, inout, inout, in, count, stream);
 }
 
 void scale(DType dtype, void* inout, std::size_t count, double factor, Stream stream) {
   if (count == 0 || factor == 1.0) return;
-  const unsigned blocks = blocks_for(count);
-  const cudaStream_t st = as_stream(stream);
+  if (inout == nullptr) throw Error("cuda scale: null buffer for " + std::to_string(count) + " elements");
+  const unsigned blocks = detail::grid_for(count);
+  const cudaStream_t st = detail::as_stream(stream);
   const auto f32 = static_cast<float>(factor);
+  auto* h = static_cast<std::uint16_t*>(inout);
   switch (dtype) {
-    case DType::f32: scale_f32_kernel<<<blocks, kThreads, 0, st>>>(static_cast<float*>(inout), count, f32); break;
-    case DType::f64: scale_f64_kernel<<<blocks, kThreads, 0, st>>>(static_cast<double*>(inout), count, factor); break;
-    case DType::f16:
-      scale_half_kernel<__half><<<blocks, kThreads, 0, st>>>(static_cast<__half*>(inout), count, f32);
-      break;
-    case DType::bf16:
-      scale_half_kernel<__nv_bfloat16><<<blocks, kThreads, 0, st>>>(static_cast<__nv_bfloat16*>(inout), count, f32);
-      break;
-    case DType::i32: launch_scale_int<int>(inout, count, factor, stream); break;
-    case DType::i64: launch_scale_int<long long>(inout, count, factor, stream); break;
+    case DType::f32: scale_f32_kernel<<<blocks, detail::kThreads, 0, st>>>(static_cast<float*>(inout), count, f32); break;
+    case DType::f64: scale_f64_kernel<<<blocks, detail::kThreads, 0, st>>>(static_cast<double*>(inout), count, factor); break;
+    case DType::f16: scale_half_kernel<element::F16><<<blocks, detail::kThreads, 0, st>>>(h, count, f32); break;
+    case DType::bf16: scale_half_kernel<element::BF16><<<blocks, detail::kThreads, 0, st>>>(h, count, f32); break;
+    case DType::i32: launch_scale_int<std::int32_t>(inout, count, factor, stream); break;
+    case DType::i64: launch_scale_int<std::int64_t>(inout, count, factor, stream); break;
+    default: throw Error("cuda scale: unknown dtype value " + std::to_string(static_cast<int>(dtype)));
   }
   check_last_error("cuda scale launch");
 }
 
-void compress_f32_to_f16(const float* in, std::uint16_t* out, std::size_t count, float prescale,
-                         unsigned long long* overflow_count, Stream stream) {
-  if (count == 0) return;
-  compress_kernel<<<blocks_for(count), kThreads, 0, as_stream(stream)>>>(in, reinterpret_cast<__half*>(out), count,
-                                                                         prescale, overflow_count);
-  check_last_error("cuda fp16 compress launch");
-}
-
-void decompress_f16_to_f32(const std::uint16_t* in, float* out, std::size_t count, float postscale, Stream stream) {
-  if (count == 0) return;
-  decompress_kernel<<<blocks_for(count), kThreads, 0, as_stream(stream)>>>(reinterpret_cast<const __half*>(in), out,
-                                                                           count, postscale);
-  check_last_error("cuda fp16 decompress launch");
+void copy(void* dst, const void* src, std::size_t bytes, Stream stream) {
+  if (bytes == 0 || dst == src) return;
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, detail::as_stream(stream)), "cudaMemcpyAsync");
 }
 
 }  // namespace colltune::coll::cuda

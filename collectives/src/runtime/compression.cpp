@@ -1,4 +1,5 @@
-// fp16 compression (Horovod's Compression.fp16) and the fp16-wire / fp32-accumulate helpers.
+// fp16 compression (Horovod's Compression.fp16), its bf16 counterpart, and the fp16-wire /
+// fp32-accumulate helpers.
 // Each conversion is one vectorisable pass that also counts overflows as a sum reduction;
 // only when that count is non-zero does a second scan look for the first index.
 #include "colltune/collectives/compression.hpp"
@@ -23,11 +24,31 @@ constexpr bool is_finite_bits(double x) {
 constexpr bool is_f16_inf(std::uint16_t h) { return (h & 0x7fffu) == 0x7c00u; }
 constexpr bool is_f16_nan(std::uint16_t h) { return (h & 0x7fffu) > 0x7c00u; }
 
-constexpr std::uint16_t to_f16(float x) { return f32_to_f16(x); }
-constexpr std::uint16_t to_f16(double x) { return f64_to_f16(x); }
+// The two 16-bit targets: how a source value narrows, and the target's infinity.
+struct ToF16 {
+  static constexpr std::uint16_t kInf = 0x7c00u;
+  static constexpr std::uint16_t narrow(float x) { return f32_to_f16(x); }
+  static constexpr std::uint16_t narrow(double x) { return f64_to_f16(x); }
+  static void bulk(const float* src, std::uint16_t* dst, std::size_t n) { simd::f16c_f32_to_f16(src, dst, n); }
+  static bool has_bulk() { return simd::has_f16c(); }
+};
+struct ToBF16 {
+  static constexpr std::uint16_t kInf = 0x7f80u;
+  static constexpr std::uint16_t narrow(float x) { return f32_to_bf16(x); }
+  static constexpr std::uint16_t narrow(double x) { return f64_to_bf16(x); }
+  static void bulk(const float* src, std::uint16_t* dst, std::size_t n) { simd::f32_to_bf16(src, dst, n); }
+  static bool has_bulk() { return simd::has_avx2(); }
+};
 
-// A finite source that turned into inf (in the prescale multiply or in the fp16 rounding).
-constexpr bool overflowed(bool src_finite, std::uint16_t h) { return src_finite && is_f16_inf(h); }
+// A finite source that turned into inf (in the prescale multiply or in the rounding).
+template <class T>
+constexpr bool overflowed(bool src_finite, std::uint16_t h) {
+  return src_finite && (h & 0x7fffu) == T::kInf;
+}
+template <class T>
+constexpr bool is_special(std::uint16_t h) {
+  return (h & 0x7fffu) >= T::kInf;
+}
 
 void check_ptrs(const void* a, const void* b, std::size_t count, const char* what) {
   if (count != 0 && (a == nullptr || b == nullptr)) {
@@ -43,21 +64,22 @@ struct BlockCounts {
   std::uint32_t nonfinite = 0;
 };
 
-template <class F>
+template <class T, class F>
 BlockCounts compress_block(const F* __restrict src, std::uint16_t* __restrict dst, std::size_t count, F prescale) {
   std::uint32_t over = 0;
   std::uint32_t nonfinite = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const F x = src[i];
-    const std::uint16_t h = to_f16(x * prescale);
+    const std::uint16_t h = T::narrow(x * prescale);
     dst[i] = h;
     const bool finite = is_finite_bits(x);
-    over += static_cast<std::uint32_t>(overflowed(finite, h));
+    over += static_cast<std::uint32_t>(overflowed<T>(finite, h));
     nonfinite += static_cast<std::uint32_t>(!finite);
   }
   return BlockCounts{over, nonfinite};
 }
 
+// fp16 infinities and NaNs in a buffer (find_f16_overflow).
 BlockCounts scan_block(const std::uint16_t* __restrict buf, std::size_t count) {
   std::uint32_t inf = 0;
   std::uint32_t nan = 0;
@@ -68,9 +90,19 @@ BlockCounts scan_block(const std::uint16_t* __restrict buf, std::size_t count) {
   return BlockCounts{inf, nan};
 }
 
-// The same with F16C: convert a cache-sized chunk (prescaled into a stack buffer when needed),
-// then count over the chunk while it is still in L1.
-BlockCounts compress_block_f16c(const float* src, std::uint16_t* dst, std::size_t count, float prescale) {
+// Elements of the target format that are inf or NaN.
+template <class T>
+std::uint32_t count_specials(const std::uint16_t* __restrict buf, std::size_t count) {
+  std::uint32_t n = 0;
+  for (std::size_t i = 0; i < count; ++i) n += static_cast<std::uint32_t>(is_special<T>(buf[i]));
+  return n;
+}
+
+// The same with the SIMD bulk conversion (F16C, AVX2/AVX-512 bf16): convert a cache-sized
+// chunk (prescaled into a stack buffer when needed), then count over the chunk while it is
+// still in L1.
+template <class T>
+BlockCounts compress_block_bulk(const float* src, std::uint16_t* dst, std::size_t count, float prescale) {
   constexpr std::size_t kChunk = 2048;
   float scaled[kChunk];
   BlockCounts c;
@@ -81,40 +113,39 @@ BlockCounts compress_block_f16c(const float* src, std::uint16_t* dst, std::size_
       for (std::size_t i = 0; i < n; ++i) scaled[i] = in[i] * prescale;
       in = scaled;
     }
-    simd::f16c_f32_to_f16(in, dst + begin, n);
+    T::bulk(in, dst + begin, n);
     // inf/NaN outputs are rare: only then tell overflows from non-finite inputs.
-    const BlockCounts specials = scan_block(dst + begin, n);
-    if (specials.over == 0 && specials.nonfinite == 0) continue;
+    if (count_specials<T>(dst + begin, n) == 0) continue;
     for (std::size_t i = 0; i < n; ++i) {
       const bool finite = is_finite_bits(src[begin + i]);
-      c.over += static_cast<std::uint32_t>(overflowed(finite, dst[begin + i]));
+      c.over += static_cast<std::uint32_t>(overflowed<T>(finite, dst[begin + i]));
       c.nonfinite += static_cast<std::uint32_t>(!finite);
     }
   }
   return c;
 }
 
-template <class F>
+template <class T, class F>
 BlockCounts convert_block(const F* src, std::uint16_t* dst, std::size_t count, F prescale) {
   if constexpr (std::is_same_v<F, float>) {
-    if (simd::has_f16c()) return compress_block_f16c(src, dst, count, prescale);
+    if (T::has_bulk()) return compress_block_bulk<T>(src, dst, count, prescale);
   }
-  return compress_block(src, dst, count, prescale);
+  return compress_block<T>(src, dst, count, prescale);
 }
 
 // Steps: convert block by block, summing the counts; if any overflowed, scan once more for
 // the first index.
-template <class F>
+template <class T, class F>
 OverflowReport compress_impl(const F* src, std::uint16_t* dst, std::size_t count, F prescale) {
   OverflowReport r;
   for (std::size_t begin = 0; begin < count; begin += kBlock) {
     const std::size_t n = count - begin < kBlock ? count - begin : kBlock;
-    const BlockCounts c = convert_block(src + begin, dst + begin, n, prescale);
+    const BlockCounts c = convert_block<T>(src + begin, dst + begin, n, prescale);
     r.overflowed += c.over;
     r.nonfinite_inputs += c.nonfinite;
   }
   for (std::size_t i = 0; r.overflowed != 0 && i < count; ++i) {
-    if (overflowed(is_finite_bits(src[i]), dst[i])) {
+    if (overflowed<T>(is_finite_bits(src[i]), dst[i])) {
       r.first_index = i;
       break;
     }
@@ -122,10 +153,12 @@ OverflowReport compress_impl(const F* src, std::uint16_t* dst, std::size_t count
   return r;
 }
 
-template <class F>
+template <class F, float (*Widen)(std::uint16_t)>
 void decompress_impl(const std::uint16_t* __restrict src, F* __restrict dst, std::size_t count, F postscale) {
-  for (std::size_t i = 0; i < count; ++i) dst[i] = static_cast<F>(f16_to_f32(src[i])) * postscale;
+  for (std::size_t i = 0; i < count; ++i) dst[i] = static_cast<F>(Widen(src[i])) * postscale;
 }
+constexpr float widen_f16(std::uint16_t h) { return f16_to_f32(h); }
+constexpr float widen_bf16(std::uint16_t h) { return bf16_to_f32(h); }
 
 template <class O>
 void accumulate(float* __restrict inout, const std::uint16_t* __restrict in, std::size_t count, O op) {
@@ -171,23 +204,44 @@ void OverflowReport::merge(const OverflowReport& chunk, std::size_t offset) {
 
 OverflowReport compress_f16(const float* src, std::uint16_t* dst, std::size_t count, double prescale) {
   check_ptrs(src, dst, count, "compress_f16");
-  return compress_impl(src, dst, count, static_cast<float>(prescale));
+  return compress_impl<ToF16>(src, dst, count, static_cast<float>(prescale));
 }
 
 OverflowReport compress_f16(const double* src, std::uint16_t* dst, std::size_t count, double prescale) {
   check_ptrs(src, dst, count, "compress_f16");
-  return compress_impl(src, dst, count, prescale);
+  return compress_impl<ToF16>(src, dst, count, prescale);
+}
+
+OverflowReport compress_bf16(const float* src, std::uint16_t* dst, std::size_t count, double prescale) {
+  check_ptrs(src, dst, count, "compress_bf16");
+  return compress_impl<ToBF16>(src, dst, count, static_cast<float>(prescale));
+}
+
+OverflowReport compress_bf16(const double* src, std::uint16_t* dst, std::size_t count, double prescale) {
+  check_ptrs(src, dst, count, "compress_bf16");
+  return compress_impl<ToBF16>(src, dst, count, prescale);
 }
 
 void decompress_f16(const std::uint16_t* src, float* dst, std::size_t count, double postscale) {
   check_ptrs(src, dst, count, "decompress_f16");
   if (postscale == 1.0) return f16_to_f32(src, dst, count);  // F16C when available
-  decompress_impl(src, dst, count, static_cast<float>(postscale));
+  decompress_impl<float, widen_f16>(src, dst, count, static_cast<float>(postscale));
 }
 
 void decompress_f16(const std::uint16_t* src, double* dst, std::size_t count, double postscale) {
   check_ptrs(src, dst, count, "decompress_f16");
-  decompress_impl(src, dst, count, postscale);
+  decompress_impl<double, widen_f16>(src, dst, count, postscale);
+}
+
+void decompress_bf16(const std::uint16_t* src, float* dst, std::size_t count, double postscale) {
+  check_ptrs(src, dst, count, "decompress_bf16");
+  if (postscale == 1.0) return bf16_to_f32(src, dst, count);  // AVX2 when available
+  decompress_impl<float, widen_bf16>(src, dst, count, static_cast<float>(postscale));
+}
+
+void decompress_bf16(const std::uint16_t* src, double* dst, std::size_t count, double postscale) {
+  check_ptrs(src, dst, count, "decompress_bf16");
+  decompress_impl<double, widen_bf16>(src, dst, count, postscale);
 }
 
 OverflowReport find_f16_overflow(const std::uint16_t* buf, std::size_t count) {
@@ -210,7 +264,7 @@ OverflowReport find_f16_overflow(const std::uint16_t* buf, std::size_t count) {
 
 OverflowReport encode_f16_wire(const float* src, std::uint16_t* dst, std::size_t count) {
   check_ptrs(src, dst, count, "encode_f16_wire");
-  return compress_impl(src, dst, count, 1.0f);
+  return compress_impl<ToF16>(src, dst, count, 1.0f);
 }
 
 void reduce_f16_into_f32(float* inout, const std::uint16_t* in, std::size_t count) {

@@ -17,6 +17,10 @@ namespace {
 constexpr std::size_t kFoldPieceBytes = 32 * 1024;  // fits in L1/L2 next to its operands
 }  // namespace
 
+void WireCodec::copy(std::byte* dst, const std::byte* src, std::size_t bytes) const {
+  if (bytes > 0) std::memcpy(dst, src, bytes);
+}
+
 PlainCodec::PlainCodec(DType dtype, ReduceOp op) : dtype_(dtype), op_(op), elem_size_(dtype_size(dtype)) {}
 
 void PlainCodec::encode(const std::byte* src, std::size_t count, std::byte* wire) const {
@@ -125,7 +129,7 @@ void execute(const Schedule& schedule, Communicator& comm, void* buffer, std::si
     return;
   }
   ctx.initial = static_cast<const std::byte*>(initial);
-  detail::InitTracker tracker(ctx.buffer, ctx.initial, elem_size);
+  detail::InitTracker tracker(ctx.buffer, ctx.initial, elem_size, codec);
   std::vector<OpSource> sources;
   ctx.sources = &sources;
   for (std::size_t s = 0; s < steps.size(); ++s) {

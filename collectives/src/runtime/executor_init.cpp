@@ -1,7 +1,6 @@
 #include "executor_init.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <iterator>
 
 namespace colltune::coll::detail {
@@ -21,7 +20,7 @@ void InitTracker::fill(const Block& b) {
   for (; pos < b.end(); ++it) {
     // Gap [pos, next range start or b.end()) needs copying.
     const std::size_t gap_end = it == done_.end() ? b.end() : std::min(b.end(), std::max(pos, it->first));
-    if (gap_end > pos) std::memcpy(buffer_ + pos * elem_size_, initial_ + pos * elem_size_, (gap_end - pos) * elem_size_);
+    if (gap_end > pos) codec_.copy(buffer_ + pos * elem_size_, initial_ + pos * elem_size_, (gap_end - pos) * elem_size_);
     if (it == done_.end()) break;
     pos = std::max(pos, it->second);
   }

@@ -4,14 +4,16 @@
 #include <cstddef>
 #include <map>
 
+#include "colltune/collectives/communicator.hpp"
 #include "colltune/collectives/schedule.hpp"
 
 namespace colltune::coll::detail {
 
 class InitTracker {
  public:
-  InitTracker(std::byte* buffer, const std::byte* initial, std::size_t elem_size)
-      : buffer_(buffer), initial_(initial), elem_size_(elem_size) {}
+  // Copies go through the codec, so the buffers may be device memory.
+  InitTracker(std::byte* buffer, const std::byte* initial, std::size_t elem_size, const WireCodec& codec)
+      : buffer_(buffer), initial_(initial), elem_size_(elem_size), codec_(codec) {}
   // No element of `b` holds its value yet.
   bool untouched(const Block& b) const;
   // Copies the elements of `b` that do not hold their value yet from the input.
@@ -23,6 +25,7 @@ class InitTracker {
   std::byte* buffer_;
   const std::byte* initial_;
   std::size_t elem_size_;
+  const WireCodec& codec_;
   std::map<std::size_t, std::size_t> done_;  // disjoint, non-adjacent [begin, end) ranges
 };
 

@@ -1,115 +1,24 @@
-// The threads transport (see threads.hpp). Each rank has one mutex, one condition variable, an
-// inbox of published messages per source rank, and a count of its own published messages not
-// yet consumed. A receiver pops the next message from its inbox (messages between a pair
-// match in order), lands it straight from the sender's memory, then decrements the sender's
-// count; a sender's step ends when its count reaches zero. A failing rank aborts the world:
-// every wait checks the abort flag, so nobody waits for a rank that has given up.
+// The threads transport (see threads.hpp) over the in-process rank world (rank_world.hpp): a
+// message is a pointer to the sender's bytes, which the receiver lands straight from the
+// sender's memory.
 #include "colltune/collectives/threads.hpp"
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <exception>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "colltune/collectives/executor.hpp"
 #include "colltune/common/error.hpp"
+#include "rank_world.hpp"
 
 namespace colltune::coll {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-Clock::time_point deadline_after(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-std::string seconds_text(double s) {
-  std::string t = std::to_string(s);
-  while (t.size() > 1 && t.back() == '0') t.pop_back();
-  if (!t.empty() && t.back() == '.') t.pop_back();
-  return t + " s";
-}
 
 struct Message {
   const std::byte* data = nullptr;
   std::size_t bytes = 0;
 };
 
-struct RankState {
-  std::mutex m;
-  std::condition_variable cv;
-  std::vector<std::deque<Message>> inbox;  // inbox[src]: messages from src, in send order
-  std::size_t pending_sends = 0;           // this rank's published messages not yet consumed
-};
-
-class World {
- public:
-  explicit World(const RankLayout& layout) : layout_(layout) {
-    for (int r = 0; r < layout.nranks(); ++r) {
-      ranks_.push_back(std::make_unique<RankState>());
-      ranks_.back()->inbox.resize(static_cast<std::size_t>(layout.nranks()));
-    }
-  }
-  const RankLayout& layout() const { return layout_; }
-  int size() const { return layout_.nranks(); }
-  RankState& state(int r) { return *ranks_[static_cast<std::size_t>(r)]; }
-
-  // Wakes every waiter; their waits then throw. Locking each mutex before notifying makes
-  // sure no waiter is between its flag check and its wait.
-  void abort(int failed_rank) {
-    int expected = -1;
-    failed_rank_.compare_exchange_strong(expected, failed_rank);
-    aborted_.store(true);
-    for (auto& s : ranks_) {
-      std::lock_guard<std::mutex> lk(s->m);
-      s->cv.notify_all();
-    }
-    std::lock_guard<std::mutex> lk(barrier_m_);
-    barrier_cv_.notify_all();
-  }
-  void throw_if_aborted(int rank) const {
-    if (aborted_.load()) {
-      throw Error("rank " + std::to_string(rank) + ": stopped because rank " + std::to_string(failed_rank_.load()) +
-                  " failed");
-    }
-  }
-  void barrier(int rank, double timeout_s);
-
- private:
-  RankLayout layout_;
-  std::vector<std::unique_ptr<RankState>> ranks_;
-  std::atomic<bool> aborted_{false};
-  std::atomic<int> failed_rank_{-1};
-  std::mutex barrier_m_;
-  std::condition_variable barrier_cv_;
-  int arrived_ = 0;
-  std::size_t generation_ = 0;
-};
-
-void World::barrier(int rank, double timeout_s) {
-  std::unique_lock<std::mutex> lk(barrier_m_);
-  const std::size_t gen = generation_;
-  if (++arrived_ == size()) {
-    arrived_ = 0;
-    ++generation_;
-    barrier_cv_.notify_all();
-    return;
-  }
-  const auto deadline = deadline_after(timeout_s);
-  while (generation_ == gen) {
-    throw_if_aborted(rank);
-    if (barrier_cv_.wait_until(lk, deadline) == std::cv_status::timeout && generation_ == gen) {
-      throw TimeoutError("rank " + std::to_string(rank) + ": barrier timed out after " + seconds_text(timeout_s) +
-                         " (" + std::to_string(arrived_) + " of " + std::to_string(size()) + " ranks arrived)");
-    }
-  }
-}
+using World = detail::RankWorld<Message>;
 
 class ThreadsCommunicator final : public Communicator {
  public:
@@ -126,9 +35,9 @@ class ThreadsCommunicator final : public Communicator {
       for (std::size_t i = 0; i < step.ops.size(); ++i) {
         if (step.ops[i].kind != OpKind::send) receive(step.ops[i], ctx.reduce_init(i, step.ops[i]), ctx);
       }
-      wait_sends(step, ctx);
+      world_.wait_consumed(rank_, step, ctx.timeout_s, ctx.step_index);
     } catch (...) {
-      retract_sends(step);
+      world_.retract(rank_, step);
       throw;
     }
   }
@@ -137,9 +46,6 @@ class ThreadsCommunicator final : public Communicator {
   const std::byte* stage_sends(const Step& step, const StepContext& ctx);
   void post_sends(const Step& step, const StepContext& ctx);
   void receive(const Op& op, const std::byte* init, const StepContext& ctx);
-  void wait_sends(const Step& step, const StepContext& ctx);
-  void retract_sends(const Step& step);
-  std::string unreceived_peers(const Step& step);
 
   World& world_;
   int rank_;
@@ -172,57 +78,26 @@ void ThreadsCommunicator::post_sends(const Step& step, const StepContext& ctx) {
   const std::size_t wire = ctx.codec->wire_elem_size();
   std::size_t nsends = 0;
   for (const Op& op : step.ops) nsends += op.kind == OpKind::send ? 1 : 0;
-  {
-    // Counted before publishing, so a fast receiver never decrements below zero.
-    RankState& me = world_.state(rank_);
-    std::lock_guard<std::mutex> lk(me.m);
-    me.pending_sends += nsends;
-  }
+  world_.add_pending(rank_, nsends);
   std::size_t pos = 0;
   for (std::size_t i = 0; i < step.ops.size(); ++i) {
     const Op& op = step.ops[i];
     if (op.kind != OpKind::send) continue;
     const std::size_t bytes = op.block.count * wire;
-    Message msg{staged ? staged + pos : ctx.send_data(i, op), bytes};
+    world_.publish(rank_, op.peer, Message{staged ? staged + pos : ctx.send_data(i, op), bytes});
     pos += bytes;
-    RankState& peer = world_.state(op.peer);
-    {
-      std::lock_guard<std::mutex> lk(peer.m);
-      peer.inbox[static_cast<std::size_t>(rank_)].push_back(msg);
-    }
-    peer.cv.notify_all();  // after unlocking, so the woken rank does not block on the mutex
   }
 }
 
 // Takes the next message from op.peer, lands it, and tells the sender it was consumed (also
 // when landing throws, so the sender's count always balances).
 void ThreadsCommunicator::receive(const Op& op, const std::byte* init, const StepContext& ctx) {
-  RankState& me = world_.state(rank_);
-  Message msg;
-  {
-    std::unique_lock<std::mutex> lk(me.m);
-    auto& queue = me.inbox[static_cast<std::size_t>(op.peer)];
-    const auto deadline = deadline_after(ctx.timeout_s);
-    while (queue.empty()) {
-      world_.throw_if_aborted(rank_);
-      if (me.cv.wait_until(lk, deadline) == std::cv_status::timeout && queue.empty()) {
-        throw TimeoutError(step_where(rank_, ctx.step_index) + ": timed out after " + seconds_text(ctx.timeout_s) +
-                           " waiting for a message from peer " + std::to_string(op.peer));
-      }
-    }
-    msg = queue.front();
-    queue.pop_front();
-  }
+  const Message msg = world_.take(rank_, op.peer, ctx.timeout_s, ctx.step_index);
   struct Consumed {
-    RankState& sender;
-    ~Consumed() {
-      {
-        std::lock_guard<std::mutex> lk(sender.m);
-        --sender.pending_sends;
-      }
-      sender.cv.notify_all();  // RankState lives in the World, which outlives every rank
-    }
-  } consumed{world_.state(op.peer)};
+    World& world;
+    int sender;
+    ~Consumed() { world.consumed(sender); }
+  } consumed{world_, op.peer};
   const std::size_t expected = op.block.count * ctx.codec->wire_elem_size();
   if (msg.bytes != expected) {
     throw Error(step_where(rank_, ctx.step_index) + ": message from peer " + std::to_string(op.peer) + " has " +
@@ -231,79 +106,15 @@ void ThreadsCommunicator::receive(const Op& op, const std::byte* init, const Ste
   ctx.codec->apply(op.kind, ctx.buffer + op.block.offset * ctx.elem_size, msg.data, op.block.count, init);
 }
 
-void ThreadsCommunicator::wait_sends(const Step& step, const StepContext& ctx) {
-  RankState& me = world_.state(rank_);
-  std::unique_lock<std::mutex> lk(me.m);
-  const auto deadline = deadline_after(ctx.timeout_s);
-  while (me.pending_sends > 0) {
-    world_.throw_if_aborted(rank_);
-    if (me.cv.wait_until(lk, deadline) == std::cv_status::timeout && me.pending_sends > 0) {
-      lk.unlock();
-      throw TimeoutError(step_where(rank_, ctx.step_index) + ": timed out after " + seconds_text(ctx.timeout_s) +
-                         " waiting for peer " + unreceived_peers(step) + " to receive");
-    }
-  }
-}
-
-std::string ThreadsCommunicator::unreceived_peers(const Step& step) {
-  std::string peers;
-  for (const Op& op : step.ops) {
-    if (op.kind != OpKind::send) continue;
-    RankState& peer = world_.state(op.peer);
-    std::lock_guard<std::mutex> lk(peer.m);
-    if (!peer.inbox[static_cast<std::size_t>(rank_)].empty() && peers.find(std::to_string(op.peer)) == std::string::npos) {
-      peers += (peers.empty() ? "" : ",") + std::to_string(op.peer);
-    }
-  }
-  return peers.empty() ? "?" : peers;
-}
-
-// On failure: withdraw the messages nobody has taken yet, then wait for the ones being landed
-// right now (a bounded memcpy/reduce), so no peer reads this rank's memory after it unwinds.
-void ThreadsCommunicator::retract_sends(const Step& step) {
-  std::size_t withdrawn = 0;
-  std::vector<bool> done(static_cast<std::size_t>(size()), false);
-  for (const Op& op : step.ops) {
-    if (op.kind != OpKind::send || done[static_cast<std::size_t>(op.peer)]) continue;
-    done[static_cast<std::size_t>(op.peer)] = true;
-    RankState& peer = world_.state(op.peer);
-    std::lock_guard<std::mutex> lk(peer.m);
-    auto& queue = peer.inbox[static_cast<std::size_t>(rank_)];
-    withdrawn += queue.size();
-    queue.clear();
-  }
-  RankState& me = world_.state(rank_);
-  std::unique_lock<std::mutex> lk(me.m);
-  me.pending_sends -= std::min(withdrawn, me.pending_sends);
-  me.cv.wait(lk, [&] { return me.pending_sends == 0; });
-}
-
 }  // namespace
 
 void run_threads(const RankLayout& layout, const std::function<void(Communicator&)>& fn) {
   if (layout.nranks() <= 0) throw Error("threads transport: the rank count must be at least 1, got 0");
   World world(layout);
-  std::mutex first_m;
-  std::exception_ptr first;
-  {
-    std::vector<std::jthread> threads;
-    threads.reserve(static_cast<std::size_t>(layout.nranks()));
-    for (int r = 0; r < layout.nranks(); ++r) {
-      threads.emplace_back([&, r] {
-        ThreadsCommunicator comm(world, r);
-        try {
-          fn(comm);
-        } catch (...) {
-          {
-            std::lock_guard<std::mutex> lk(first_m);
-            if (!first) first = std::current_exception();
-          }
-          world.abort(r);
-        }
-      });
-    }
-  }  // jthreads join here
-  if (first) std::rethrow_exception(first);
+  detail::run_rank_threads(world, [&](int r) {
+    ThreadsCommunicator comm(world, r);
+    fn(comm);
+  });
 }
 
 void run_threads(int nranks, const std::function<void(Communicator&)>& fn) {

@@ -25,7 +25,9 @@ inline constexpr double kDefaultTimeoutS = 60.0;
 // How blocks of the working buffer travel. The plain codec sends buffer elements as they are
 // (zero copy where the transport allows) and reduces received elements with coll::reduce. A
 // compressing codec (fp16 on the wire, fp32 accumulation) encodes each sent block into a
-// staging area and decodes received bytes while reducing.
+// staging area and decodes received bytes while reducing. A device codec (cuda_transport.hpp)
+// does the same with CUDA kernels on device memory: the codec is what makes the executor work
+// on host or device buffers alike.
 class WireCodec {
  public:
   virtual ~WireCodec() = default;
@@ -40,6 +42,9 @@ class WireCodec {
   // input is folded in on the fly instead of being copied into the buffer first.
   virtual void apply(OpKind kind, std::byte* dst, const std::byte* wire, std::size_t count,
                      const std::byte* init = nullptr) const = 0;
+  // Copies `bytes` of buffer memory (the executor filling untouched blocks from the
+  // out-of-place input). Host memory: memcpy; a device codec copies on its stream.
+  virtual void copy(std::byte* dst, const std::byte* src, std::size_t bytes) const;
 };
 
 // Buffer elements on the wire as they are; receives reduce with coll::reduce(dtype, op).

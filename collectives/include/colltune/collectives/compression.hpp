@@ -21,7 +21,7 @@ namespace colltune::coll {
 
 struct OverflowReport {
   static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
-  std::size_t overflowed = 0;       // finite inputs (after prescale) that became +-inf in fp16
+  std::size_t overflowed = 0;       // finite inputs (after prescale) that became +-inf in fp16/bf16
   std::size_t first_index = npos;   // index of the first of them, npos if none
   std::size_t nonfinite_inputs = 0; // inputs already inf/NaN (passed through as inf/NaN)
   bool any() const { return overflowed != 0; }
@@ -36,6 +36,14 @@ OverflowReport compress_f16(const double* src, std::uint16_t* dst, std::size_t c
 // dst[i] = widen(src[i]) * postscale. postscale == 1 skips the multiply.
 void decompress_f16(const std::uint16_t* src, float* dst, std::size_t count, double postscale = 1.0);
 void decompress_f16(const std::uint16_t* src, double* dst, std::size_t count, double postscale = 1.0);
+
+// The same with bf16 (fp32's exponent range: only values beyond bf16's largest finite,
+// about 3.39e38, overflow; fp64 sources can overflow and underflow further). The report counts
+// finite inputs that became +-inf in bf16.
+OverflowReport compress_bf16(const float* src, std::uint16_t* dst, std::size_t count, double prescale = 1.0);
+OverflowReport compress_bf16(const double* src, std::uint16_t* dst, std::size_t count, double prescale = 1.0);
+void decompress_bf16(const std::uint16_t* src, float* dst, std::size_t count, double postscale = 1.0);
+void decompress_bf16(const std::uint16_t* src, double* dst, std::size_t count, double postscale = 1.0);
 
 // Scan an fp16 buffer (e.g. an allreduce result) for +-inf: an overflow that happened inside
 // the reduction. nonfinite_inputs counts NaNs.

@@ -8,10 +8,15 @@
 // - subnormals are produced and consumed exactly (gradual underflow, no flush to zero);
 // - NaN stays NaN with its sign and top payload bits; the result is always a quiet NaN;
 // - fp64 -> fp16 rounds once, directly from the double (no double rounding through fp32).
-// The floating-point environment must be the default (round to nearest, no FTZ/DAZ).
-#include <bit>
+// The floating-point environment must be the default (round to nearest, no FTZ/DAZ; on the
+// device: no --use_fast_math, no -ftz=true).
+//
+// The scalar conversions are the element math the CPU and the CUDA kernels share (COLLTUNE_HD,
+// host_device.hpp): written once, tested exhaustively on the CPU.
 #include <cstddef>
 #include <cstdint>
+
+#include "colltune/collectives/host_device.hpp"
 
 namespace colltune::coll {
 
@@ -33,7 +38,7 @@ struct Bits<double> {
 
 // 2^e as F, for the magic constants below (compile time).
 template <class F>
-constexpr F pow2(int e) {
+COLLTUNE_HD constexpr F pow2(int e) {
   F r = 1;
   for (; e > 0; --e) r *= 2;
   for (; e < 0; ++e) r /= 2;
@@ -42,9 +47,20 @@ constexpr F pow2(int e) {
 
 // c ? a : b as mask arithmetic: a branch in the loop body would stop vectorisation.
 template <class U>
-constexpr U select(bool c, U a, U b) {
+COLLTUNE_HD constexpr U select(bool c, U a, U b) {
   const U mask = U{0} - static_cast<U>(c);
   return (a & mask) | (b & ~mask);
+}
+
+// The 16-bit NaN a NaN `u` (the bits of a float/double) rounds to: its sign, an all-ones
+// exponent, the quiet bit, and the top M-1 bits of its payload.
+template <class F, int E, int M>
+COLLTUNE_HD constexpr std::uint16_t narrow_nan(typename Bits<F>::U u) {
+  using U = typename Bits<F>::U;
+  constexpr int kShift = Bits<F>::kMant - M;
+  constexpr U kQuietInf = (((U{1} << E) - 1) << M) | (U{1} << (M - 1));
+  const U sign = (u >> (sizeof(U) * 8 - 16)) & 0x8000u;
+  return static_cast<std::uint16_t>(sign | kQuietInf | ((u >> kShift) & ((U{1} << M) - 1)));
 }
 
 // Round a float/double to a 16-bit format with E exponent bits and M mantissa bits.
@@ -54,7 +70,7 @@ constexpr U select(bool c, U a, U b) {
 // range -> add a magic power of two whose ulp is the target's subnormal ulp, so the FPU's
 // round-to-nearest-even does the rounding, then subtract its bit pattern.
 template <class F, int E, int M>
-constexpr std::uint16_t narrow(F x) {
+COLLTUNE_HD constexpr std::uint16_t narrow(F x) {
   using B = Bits<F>;
   using U = typename B::U;
   constexpr int kShift = B::kMant - M;
@@ -66,52 +82,67 @@ constexpr std::uint16_t narrow(F x) {
                           (((U{1} << (M + 1)) - 1) << (kShift - 1));
   constexpr F kMagic = pow2<F>(B::kMant + 1 - kBias - M);
   constexpr std::uint16_t kInf = static_cast<std::uint16_t>(((1u << E) - 1) << M);
-  const U u = std::bit_cast<U>(x);
+  const U u = bit_cast<U>(x);
   const U ax = u & ~kSignBit;
   const U sign = (u >> (sizeof(U) * 8 - 16)) & 0x8000u;
-  const U nan = kInf | (U{1} << (M - 1)) | ((ax >> kShift) & ((U{1} << M) - 1));
+  const U nan = narrow_nan<F, E, M>(u);
   const U rebased = ax - (static_cast<U>(B::kBias - kBias) << B::kMant);
   const U normal = (rebased + ((U{1} << (kShift - 1)) - 1) + ((rebased >> kShift) & 1)) >> kShift;
-  const F mag = std::bit_cast<F>(ax) + kMagic;
-  const U sub = std::bit_cast<U>(mag) - std::bit_cast<U>(kMagic);
+  const F mag = bit_cast<F>(ax) + kMagic;
+  const U sub = bit_cast<U>(mag) - bit_cast<U>(kMagic);
   const U finite = select(ax >= kMinNormal, normal, sub);
   const U big = select(ax > kExpAll, nan, U{kInf});
   return static_cast<std::uint16_t>(sign | select(ax >= kOverflow, big, finite));
+}
+
+// fp16 inf/NaN (sign cleared: `em` = h & 0x7fff >= 0x7c00) as fp32 bits: all-ones exponent,
+// the 10-bit payload on top of fp32's mantissa, a NaN made quiet.
+COLLTUNE_HD constexpr std::uint32_t widen_special(std::uint32_t em) {
+  return (em << 13) | 0x7f800000u | (static_cast<std::uint32_t>(em > 0x7c00u) << 22);
 }
 
 }  // namespace half_detail
 
 // ---- scalar ---------------------------------------------------------------------------------
 
-constexpr std::uint16_t f32_to_f16(float x) { return half_detail::narrow<float, 5, 10>(x); }
-constexpr std::uint16_t f64_to_f16(double x) { return half_detail::narrow<double, 5, 10>(x); }
+COLLTUNE_HD constexpr std::uint16_t f32_to_f16(float x) { return half_detail::narrow<float, 5, 10>(x); }
+COLLTUNE_HD constexpr std::uint16_t f64_to_f16(double x) { return half_detail::narrow<double, 5, 10>(x); }
 // bf16 keeps fp32's exponent, so rounding is integer arithmetic on the bit pattern (a carry
 // into the exponent is the correct rounding up, up to inf); NaN is kept and made quiet.
-constexpr std::uint16_t f32_to_bf16(float x) {
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+COLLTUNE_HD constexpr std::uint16_t f32_to_bf16(float x) {
+  const std::uint32_t u = bit_cast<std::uint32_t>(x);
   const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
   const std::uint32_t nan = (u >> 16) | 0x40u;
   return static_cast<std::uint16_t>(half_detail::select((u & 0x7fffffffu) > 0x7f800000u, nan, rounded));
 }
-constexpr std::uint16_t f64_to_bf16(double x) { return half_detail::narrow<double, 8, 7>(x); }
+COLLTUNE_HD constexpr std::uint16_t f64_to_bf16(double x) { return half_detail::narrow<double, 8, 7>(x); }
 
 // fp16 -> fp32 is exact. Normal: rebias the exponent; inf/NaN: all-ones exponent (NaN made
 // quiet); subnormal/zero: the 10-bit mantissa as an integer times 2^-24.
-constexpr float f16_to_f32(std::uint16_t h) {
+COLLTUNE_HD constexpr float f16_to_f32(std::uint16_t h) {
   const std::uint32_t em = h & 0x7fffu;
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t normal = (em << 13) + (112u << 23);
-  const std::uint32_t special = (em << 13) | 0x7f800000u | (static_cast<std::uint32_t>(em > 0x7c00u) << 22);
-  const std::uint32_t sub = std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<std::int32_t>(em)) * 0x1p-24f);
+  const std::uint32_t special = half_detail::widen_special(em);
+  const std::uint32_t sub = bit_cast<std::uint32_t>(static_cast<float>(static_cast<std::int32_t>(em)) * 0x1p-24f);
   using half_detail::select;
   const std::uint32_t mag = select(em >= 0x7c00u, special, select(em < 0x0400u, sub, normal));
-  return std::bit_cast<float>(sign | mag);
+  return bit_cast<float>(sign | mag);
 }
-constexpr double f16_to_f64(std::uint16_t h) { return static_cast<double>(f16_to_f32(h)); }
+// What f32_to_f16 / f16_to_f32 return for a NaN. The CUDA kernels convert every other value
+// with the hardware instruction (IEEE round to nearest even, subnormals kept, like the code
+// above) and NaNs with these, so the two agree on every input (tested on every pattern).
+COLLTUNE_HD constexpr std::uint16_t f32_nan_to_f16(float x) {
+  return half_detail::narrow_nan<float, 5, 10>(bit_cast<std::uint32_t>(x));
+}
+COLLTUNE_HD constexpr float f16_nan_to_f32(std::uint16_t h) {
+  return bit_cast<float>((static_cast<std::uint32_t>(h & 0x8000u) << 16) | half_detail::widen_special(h & 0x7fffu));
+}
+COLLTUNE_HD constexpr double f16_to_f64(std::uint16_t h) { return static_cast<double>(f16_to_f32(h)); }
 
 // bf16 is the top half of an fp32: widening is a shift (exact, NaN payload kept as is).
-constexpr float bf16_to_f32(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
-constexpr double bf16_to_f64(std::uint16_t b) { return static_cast<double>(bf16_to_f32(b)); }
+COLLTUNE_HD constexpr float bf16_to_f32(std::uint16_t b) { return bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+COLLTUNE_HD constexpr double bf16_to_f64(std::uint16_t b) { return static_cast<double>(bf16_to_f32(b)); }
 
 // Largest finite fp16 value.
 inline constexpr float kF16Max = 65504.0f;

@@ -12,6 +12,8 @@
 //   return one of the two original bit patterns.
 // - int32/int64: sum and prod wrap modulo 2^32 / 2^64 (two's complement), never UB.
 //
+// The per-element definitions are element_math.hpp, shared with the CUDA kernels.
+//
 // Buffers are arrays of `count` elements of the dtype (fp16/bf16 as raw 16-bit patterns);
 // `inout` and `in` must not overlap.
 #include <cstddef>

@@ -1,0 +1,242 @@
+#pragma once
+// What the in-process transports share: the threads transport (threads.cpp) and the cuda
+// transport's virtual ranks (cuda/src/cuda_virtual.cpp). Ranks are host threads of one
+// process. Each rank has one mutex, one condition variable, an inbox of published messages per
+// source rank, and a count of its own published messages not yet consumed. A receiver takes
+// the next message from its inbox (messages between a pair match in order), lands it, then
+// decrements the sender's count; a sender's step ends when its count reaches zero. A failing
+// rank aborts the world: every wait checks the abort flag, so nobody waits for a rank that has
+// given up. Every wait has a timeout.
+//
+// Message is the transport's: {data, bytes} for threads, plus CUDA events for virtual ranks.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "colltune/collectives/executor.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/common/rank_layout.hpp"
+
+namespace colltune::coll::detail {
+
+using WorldClock = std::chrono::steady_clock;
+
+inline WorldClock::time_point deadline_after(double seconds) {
+  return WorldClock::now() +
+         std::chrono::duration_cast<WorldClock::duration>(std::chrono::duration<double>(seconds));
+}
+
+inline std::string seconds_text(double s) {
+  std::string t = std::to_string(s);
+  while (t.size() > 1 && t.back() == '0') t.pop_back();
+  if (!t.empty() && t.back() == '.') t.pop_back();
+  return t + " s";
+}
+
+template <class Message>
+class RankWorld {
+ public:
+  struct RankState {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<std::deque<Message>> inbox;  // inbox[src]: messages from src, in send order
+    std::size_t pending_sends = 0;           // this rank's published messages not yet consumed
+  };
+
+  explicit RankWorld(const RankLayout& layout) : layout_(layout) {
+    for (int r = 0; r < layout.nranks(); ++r) {
+      ranks_.push_back(std::make_unique<RankState>());
+      ranks_.back()->inbox.resize(static_cast<std::size_t>(layout.nranks()));
+    }
+  }
+  const RankLayout& layout() const { return layout_; }
+  int size() const { return layout_.nranks(); }
+  RankState& state(int r) { return *ranks_[static_cast<std::size_t>(r)]; }
+
+  // Wakes every waiter; their waits then throw. Locking each mutex before notifying makes
+  // sure no waiter is between its flag check and its wait.
+  void abort(int failed_rank) {
+    int expected = -1;
+    failed_rank_.compare_exchange_strong(expected, failed_rank);
+    aborted_.store(true);
+    for (auto& s : ranks_) {
+      std::lock_guard<std::mutex> lk(s->m);
+      s->cv.notify_all();
+    }
+    std::lock_guard<std::mutex> lk(barrier_m_);
+    barrier_cv_.notify_all();
+  }
+
+  void throw_if_aborted(int rank) const {
+    if (aborted_.load()) {
+      throw Error("rank " + std::to_string(rank) + ": stopped because rank " + std::to_string(failed_rank_.load()) +
+                  " failed");
+    }
+  }
+
+  // All ranks arrive before any leaves; TimeoutError after timeout_s.
+  void barrier(int rank, double timeout_s) {
+    std::unique_lock<std::mutex> lk(barrier_m_);
+    const std::size_t gen = generation_;
+    if (++arrived_ == size()) {
+      arrived_ = 0;
+      ++generation_;
+      barrier_cv_.notify_all();
+      return;
+    }
+    const auto deadline = deadline_after(timeout_s);
+    while (generation_ == gen) {
+      throw_if_aborted(rank);
+      if (barrier_cv_.wait_until(lk, deadline) == std::cv_status::timeout && generation_ == gen) {
+        throw TimeoutError("rank " + std::to_string(rank) + ": barrier timed out after " + seconds_text(timeout_s) +
+                           " (" + std::to_string(arrived_) + " of " + std::to_string(size()) + " ranks arrived)");
+      }
+    }
+  }
+
+  // Counts `n` messages of `rank` as pending before they are published, so that a fast
+  // receiver never decrements below zero.
+  void add_pending(int rank, std::size_t n) {
+    RankState& me = state(rank);
+    std::lock_guard<std::mutex> lk(me.m);
+    me.pending_sends += n;
+  }
+
+  void publish(int from, int to, Message msg) {
+    RankState& peer = state(to);
+    {
+      std::lock_guard<std::mutex> lk(peer.m);
+      peer.inbox[static_cast<std::size_t>(from)].push_back(msg);
+    }
+    peer.cv.notify_all();  // after unlocking, so the woken rank does not block on the mutex
+  }
+
+  // The next message from `peer` to `rank`; TimeoutError naming the rank, step and peer.
+  Message take(int rank, int peer, double timeout_s, int step_index) {
+    RankState& me = state(rank);
+    std::unique_lock<std::mutex> lk(me.m);
+    auto& queue = me.inbox[static_cast<std::size_t>(peer)];
+    const auto deadline = deadline_after(timeout_s);
+    while (queue.empty()) {
+      throw_if_aborted(rank);
+      if (me.cv.wait_until(lk, deadline) == std::cv_status::timeout && queue.empty()) {
+        throw TimeoutError(step_where(rank, step_index) + ": timed out after " + seconds_text(timeout_s) +
+                           " waiting for a message from peer " + std::to_string(peer));
+      }
+    }
+    Message msg = queue.front();
+    queue.pop_front();
+    return msg;
+  }
+
+  // One message of `sender` was consumed.
+  void consumed(int sender) {
+    RankState& s = state(sender);
+    {
+      std::lock_guard<std::mutex> lk(s.m);
+      --s.pending_sends;
+    }
+    s.cv.notify_all();  // RankState lives in the world, which outlives every rank
+  }
+
+  // Waits until every message `rank` published has been consumed.
+  void wait_consumed(int rank, const Step& step, double timeout_s, int step_index) {
+    RankState& me = state(rank);
+    std::unique_lock<std::mutex> lk(me.m);
+    const auto deadline = deadline_after(timeout_s);
+    while (me.pending_sends > 0) {
+      throw_if_aborted(rank);
+      if (me.cv.wait_until(lk, deadline) == std::cv_status::timeout && me.pending_sends > 0) {
+        lk.unlock();
+        throw TimeoutError(step_where(rank, step_index) + ": timed out after " + seconds_text(timeout_s) +
+                           " waiting for peer " + unreceived_peers(rank, step) + " to receive");
+      }
+    }
+  }
+
+  // On failure: withdraws the messages nobody has taken yet, then waits for the ones being
+  // landed right now (bounded work), so no peer reads this rank's memory after it unwinds.
+  void retract(int rank, const Step& step) {
+    std::size_t withdrawn = 0;
+    std::vector<bool> done(static_cast<std::size_t>(size()), false);
+    for (const Op& op : step.ops) {
+      if (op.kind != OpKind::send || done[static_cast<std::size_t>(op.peer)]) continue;
+      done[static_cast<std::size_t>(op.peer)] = true;
+      RankState& peer = state(op.peer);
+      std::lock_guard<std::mutex> lk(peer.m);
+      auto& queue = peer.inbox[static_cast<std::size_t>(rank)];
+      withdrawn += queue.size();
+      queue.clear();
+    }
+    RankState& me = state(rank);
+    std::unique_lock<std::mutex> lk(me.m);
+    me.pending_sends -= std::min(withdrawn, me.pending_sends);
+    me.cv.wait(lk, [&] { return me.pending_sends == 0; });
+  }
+
+ private:
+  std::string unreceived_peers(int rank, const Step& step) {
+    std::string peers;
+    for (const Op& op : step.ops) {
+      if (op.kind != OpKind::send) continue;
+      RankState& peer = state(op.peer);
+      std::lock_guard<std::mutex> lk(peer.m);
+      if (!peer.inbox[static_cast<std::size_t>(rank)].empty() &&
+          peers.find(std::to_string(op.peer)) == std::string::npos) {
+        peers += (peers.empty() ? "" : ",") + std::to_string(op.peer);
+      }
+    }
+    return peers.empty() ? "?" : peers;
+  }
+
+  RankLayout layout_;
+  std::vector<std::unique_ptr<RankState>> ranks_;
+  std::atomic<bool> aborted_{false};
+  std::atomic<int> failed_rank_{-1};
+  std::mutex barrier_m_;
+  std::condition_variable barrier_cv_;
+  int arrived_ = 0;
+  std::size_t generation_ = 0;
+};
+
+}  // namespace colltune::coll::detail
+
+namespace colltune::coll::detail {
+
+// Runs body(r) on world.size() threads, rank r on thread r. If a rank throws, the world is
+// aborted (every other rank's waits end promptly), all threads are joined, and the first
+// exception thrown by any rank is rethrown here.
+template <class World, class Body>
+void run_rank_threads(World& world, Body&& body) {
+  std::mutex first_m;
+  std::exception_ptr first;
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(static_cast<std::size_t>(world.size()));
+    for (int r = 0; r < world.size(); ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          body(r);
+        } catch (...) {
+          {
+            std::lock_guard<std::mutex> lk(first_m);
+            if (!first) first = std::current_exception();
+          }
+          world.abort(r);
+        }
+      });
+    }
+  }  // jthreads join here
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace colltune::coll::detail
