@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-normalise() { sed -e "s#$work/[0-9]*#OUT#g" -e 's/"search_ms": *[0-9.e+-]*/"search_ms": X/g' \
+normalise() { sed -e "s#$work/[0-9]*#OUT#g" -e 's#^NCCL_TUNER_PLUGIN=/.*/#NCCL_TUNER_PLUGIN=PLUGIN_DIR/#' -e 's/"search_ms": *[0-9.e+-]*/"search_ms": X/g' \
                   -e 's/evaluated in [0-9.]* ms/evaluated in X ms/g' |
               perl -pe 's/(?<![\w.])(-?\d+\.\d+(?:[eE][-+]?\d+)?)/sprintf("%.12g", $1)/ge'; }
 
