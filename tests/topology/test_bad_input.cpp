@@ -41,7 +41,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "graph: disconnected: rank 2 (device 'h1/gpu0') cannot be reached from rank 0 (device 'h0/gpu0')"},
         BadFile{"bad-one-way.json", "graph: disconnected: rank 2 (device 'h1/gpu0') cannot reach rank 0"},
         BadFile{"bad-unknown-kind.json", "links[8].kind: unknown link kind 'infiniband' (valid: nvlink, pcie, net, shm, sys)"},
-        BadFile{"bad-version.json", "version: unsupported version 2 (this colltune reads version 1)"},
+        BadFile{"bad-version.json", "version: unsupported version 3 (this colltune reads versions 1 to 2)"},
         BadFile{"bad-duplicate-device.json", "devices[4].id: duplicate device id \"h1/gpu0\""},
         BadFile{"bad-xml-not-nccl.xml", "system: no <system> element: not an NCCL topology file"}),
     [](const ::testing::TestParamInfo<BadFile>& p) {
@@ -62,7 +62,7 @@ TEST(BadTopologySpec, UnknownPresetParameterAndMissingFile) {
   EXPECT_THAT(error_of([] { load_topology("dgx-h900:nodes=2"); }),
               HasSubstr("unknown topology preset 'dgx-h900' (valid: dgx-h100"));
   EXPECT_THAT(error_of([] { load_topology("fat-tree:racks=4"); }),
-              HasSubstr("preset fat-tree: unknown parameter 'racks' (valid: nodes, gpus, nics, nic_gbit, oversub, leaf_ports, nvlink)"));
+              HasSubstr("preset fat-tree: unknown parameter 'racks' (valid: nodes, gpus, nics, nic_gbit, oversub, leaf_ports, sharp, nvlink)"));
   EXPECT_THAT(error_of([] { load_topology("flat:bw=-1"); }), HasSubstr("preset flat: bw=-1: expected a number > 0"));
   EXPECT_THAT(error_of([] { load_topology("/no/such/machine.json"); }), HasSubstr("/no/such/machine.json: cannot read"));
   EXPECT_THAT(error_of([] { load_topology(""); }), HasSubstr("empty topology spec"));

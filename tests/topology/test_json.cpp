@@ -92,7 +92,38 @@ TEST(TopologyJson, CommentsAllowedUnknownKeysNot) {
   std::string bad = ok;
   bad.replace(bad.find("\"comment\":\"x\""), 13, "\"colour\":\"red\"");
   EXPECT_THAT(error_of([&] { topology_from_json(bad, "bad.json"); }),
-              HasSubstr("bad.json: devices[0].colour: unknown key (valid: id, kind, host, reduce_gbps)"));
+              HasSubstr("bad.json: devices[0].colour: unknown key (valid: id, kind, host, reduce_gbps, compute_capability, switch_reduction)"));
+}
+
+// compute_capability belongs to GPUs, nvls to NVSwitches, sharp to network switches; names are
+// checked; version 1 files (without these keys) still load.
+TEST(TopologyJson, DeviceCapabilities) {
+  const std::string base = R"({"format": "colltune-topology", "version": 2, "hosts": ["h"],
+    "devices": [{"id": "g0", "kind": "gpu", "host": "h", "compute_capability": 90},
+                {"id": "g1", "kind": "gpu", "host": "h"},
+                {"id": "sw", "kind": "nvswitch", "host": "h", "switch_reduction": "REDUCTION"}],
+    "links": [{"from": "g0", "to": "sw", "kind": "nvlink", "bandwidth_gbps": 450, "latency_us": 0.35, "duplex": true},
+              {"from": "g1", "to": "sw", "kind": "nvlink", "bandwidth_gbps": 450, "latency_us": 0.35, "duplex": true}],
+    "ranks": [{"rank": 0, "device": "g0"}, {"rank": 1, "device": "g1"}]})";
+  auto with = [&](const std::string& reduction) {
+    std::string s = base;
+    s.replace(s.find("REDUCTION"), 9, reduction);
+    return s;
+  };
+  const Topology t = topology_from_json(with("nvls"), "t.json");
+  EXPECT_EQ(t.device(t.device_of_rank(0)).compute_capability, 90);
+  EXPECT_EQ(t.device(*t.find_device("sw")).switch_reduction, SwitchReduction::nvls);
+  EXPECT_THAT(error_of([&] { topology_from_json(with("sharp"), "t.json").validate(); }),
+              testing::HasSubstr("switch_reduction: device 'sw' is a nvswitch and cannot do sharp"));
+  EXPECT_THAT(error_of([&] { topology_from_json(with("magic"), "t.json"); }),
+              testing::HasSubstr("t.json: devices[2].switch_reduction: unknown switch reduction 'magic'"));
+  std::string cc_on_switch = with("none");
+  cc_on_switch.replace(cc_on_switch.find("\"kind\": \"nvswitch\""), 18, "\"kind\": \"nvswitch\", \"compute_capability\": 90");
+  EXPECT_THAT(error_of([&] { topology_from_json(cc_on_switch, "t.json").validate(); }),
+              testing::HasSubstr("compute_capability: device 'sw' is a nvswitch, not a gpu"));
+  std::string v1 = with("none");
+  v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
+  EXPECT_EQ(topology_from_json(v1, "t.json").num_ranks(), 2);
 }
 
 }  // namespace

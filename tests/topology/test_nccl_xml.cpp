@@ -37,6 +37,8 @@ TEST(NcclXml, DgxH100Dump) {
   EXPECT_EQ(count_kind(t, DeviceKind::pcie_switch), 16);  // the NVMe leaf is left out
   EXPECT_EQ(t.device(t.device_of_rank(5)).id, "host0/gpu5");
   EXPECT_DOUBLE_EQ(t.device(t.device_of_rank(0)).reduce_gbps, 1117);  // sm 90
+  EXPECT_EQ(t.device(t.device_of_rank(0)).compute_capability, 90);
+  EXPECT_EQ(t.device(*t.find_device("host0/nvswitch")).switch_reduction, SwitchReduction::nvls);  // Hopper: NVLS
 }
 
 TEST(NcclXml, GpuToGpuThroughNvSwitch) {

@@ -140,7 +140,7 @@ TEST(Presets, ErrorsListValidNames) {
               HasSubstr("unknown topology preset 'dgx-h200' (valid: dgx-h100, dgx-a100, dgx1-v100, pcie-box, fat-tree, "
                         "torus, flat"));
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:gpus=4"); }),
-              HasSubstr("preset dgx-h100: unknown parameter 'gpus' (valid: nodes, nic_gbit, oversub, leaf_ports)"));
+              HasSubstr("preset dgx-h100: unknown parameter 'gpus' (valid: nodes, nic_gbit, oversub, leaf_ports, sharp)"));
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes"); }), HasSubstr("'nodes' is not key=value"));
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes=2,nodes=3"); }), HasSubstr("'nodes' given twice"));
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes=0"); }), HasSubstr("nodes=0: expected an integer in 1..65536"));
@@ -162,6 +162,26 @@ TEST(Presets, ErrorsListValidNames) {
   EXPECT_THAT(error_of([] { make_preset("flat:bw=inf"); }), HasSubstr("bw=inf: expected a number > 0"));
   EXPECT_THAT(error_of([] { make_preset("flat:bw="); }), HasSubstr("bw=: expected a number > 0"));
   EXPECT_DOUBLE_EQ(make_preset("flat:ranks=2,bw=2.5e1").route(0, 1).bottleneck_gbps, 25);
+}
+
+// What each preset says its hardware can do: GPU generation, NVLS in the NVSwitch (Hopper and
+// later), SHARP in the network switches only when asked for.
+TEST(Presets, CapabilitiesOfTheHardware) {
+  auto nvswitch_of = [](const Topology& t) { return t.device(*t.find_device("node0/nvswitch")).switch_reduction; };
+  const Topology h100 = make_preset("dgx-h100:nodes=2");
+  EXPECT_EQ(h100.device(h100.device_of_rank(0)).compute_capability, 90);
+  EXPECT_EQ(nvswitch_of(h100), SwitchReduction::nvls);
+  EXPECT_EQ(h100.device(*h100.find_device("leaf0")).switch_reduction, SwitchReduction::none);
+  const Topology a100 = make_preset("dgx-a100");
+  EXPECT_EQ(a100.device(a100.device_of_rank(7)).compute_capability, 80);
+  EXPECT_EQ(nvswitch_of(a100), SwitchReduction::none);
+  EXPECT_EQ(make_preset("dgx1-v100").device(0).kind, DeviceKind::cpu);
+  const Topology v100 = make_preset("dgx1-v100");
+  EXPECT_EQ(v100.device(v100.device_of_rank(0)).compute_capability, 70);
+  const Topology sharp = make_preset("fat-tree:nodes=8,sharp=1,leaf_ports=16");
+  EXPECT_EQ(sharp.device(*sharp.find_device("leaf0")).switch_reduction, SwitchReduction::sharp);
+  EXPECT_EQ(sharp.device(*sharp.find_device("spine")).switch_reduction, SwitchReduction::sharp);
+  EXPECT_NE(error_of([] { make_preset("dgx-h100:nodes=2,sharp=2"); }).find("sharp"), std::string::npos);
 }
 
 }  // namespace

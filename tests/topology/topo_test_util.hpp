@@ -35,6 +35,8 @@ inline void expect_same_graph(const Topology& a, const Topology& b) {
     EXPECT_EQ(a.device(v).kind, b.device(v).kind);
     EXPECT_EQ(a.device(v).host, b.device(v).host);
     EXPECT_EQ(a.device(v).reduce_gbps, b.device(v).reduce_gbps);
+    EXPECT_EQ(a.device(v).compute_capability, b.device(v).compute_capability);
+    EXPECT_EQ(a.device(v).switch_reduction, b.device(v).switch_reduction);
   }
   ASSERT_EQ(a.num_links(), b.num_links());
   for (std::size_t i = 0; i < a.num_links(); ++i) {

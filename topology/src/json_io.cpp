@@ -18,6 +18,8 @@ ojson device_json(const Topology& t, const Device& d) {
   j["kind"] = to_string(d.kind);
   if (d.host >= 0) j["host"] = t.host_name(d.host);
   if (d.reduce_gbps != 0) j["reduce_gbps"] = d.reduce_gbps;
+  if (d.compute_capability != 0) j["compute_capability"] = d.compute_capability;
+  if (d.switch_reduction != SwitchReduction::none) j["switch_reduction"] = to_string(d.switch_reduction);
   return j;
 }
 

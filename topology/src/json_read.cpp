@@ -92,8 +92,8 @@ void read_header(const Reader& in, const json& root, Topology& t) {
   if (format != std::string(kJsonFormatName))
     in.fail("format", "expected \"" + std::string(kJsonFormatName) + "\", got " + shown(format));
   const json& version = in.required(root, "version", "");
-  if (version != kJsonFormatVersion)
-    in.fail("version", "unsupported version " + shown(version) + " (this colltune reads version " +
+  if (version != 1 && version != kJsonFormatVersion)
+    in.fail("version", "unsupported version " + shown(version) + " (this colltune reads versions 1 to " +
                            std::to_string(kJsonFormatVersion) + ")");
   for (const char* key : {"name", "description"}) {
     auto it = root.find(key);
@@ -117,6 +117,23 @@ std::unordered_map<std::string, int> read_hosts(const Reader& in, const json& ro
   return hosts;
 }
 
+// The optional compute_capability (GPUs) and switch_reduction (switches) of device `d`.
+void read_device_capabilities(const Reader& in, const json& d, const std::string& field, Device& dev) {
+  if (auto cc = d.find("compute_capability"); cc != d.end()) {
+    if (!cc->is_number_integer() || cc->get<long long>() < 0 || cc->get<long long>() > 1000)
+      in.fail(field + ".compute_capability", "expected an integer 0..1000 (70 V100, 80 A100, 90 H100), got " + shown(*cc));
+    dev.compute_capability = cc->get<int>();
+  }
+  if (d.contains("switch_reduction")) {
+    const std::string name = in.string(d, "switch_reduction", field);
+    try {
+      dev.switch_reduction = parse_switch_reduction(name);
+    } catch (const Error& e) {
+      in.fail(field + ".switch_reduction", e.what());
+    }
+  }
+}
+
 std::unordered_map<std::string, VertexId> read_devices(const Reader& in, const json& root, Topology& t,
                                                        const std::unordered_map<std::string, int>& hosts) {
   std::unordered_map<std::string, VertexId> ids;
@@ -124,7 +141,7 @@ std::unordered_map<std::string, VertexId> read_devices(const Reader& in, const j
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string field = "devices[" + std::to_string(i) + "]";
     const json& d = in.object(list[i], field);
-    in.only_keys(d, field, {"id", "kind", "host", "reduce_gbps"});
+    in.only_keys(d, field, {"id", "kind", "host", "reduce_gbps", "compute_capability", "switch_reduction"});
     Device dev;
     dev.id = in.string(d, "id", field);
     try {
@@ -138,6 +155,7 @@ std::unordered_map<std::string, VertexId> read_devices(const Reader& in, const j
       dev.host = it->second;
     }
     dev.reduce_gbps = in.number(d, "reduce_gbps", field, 0, false, 0.0);
+    read_device_capabilities(in, d, field, dev);
     if (ids.count(dev.id)) in.fail(field + ".id", "duplicate device id \"" + dev.id + "\"");
     const std::string id = dev.id;
     ids.emplace(id, t.add_device(std::move(dev)));

@@ -27,6 +27,12 @@ constexpr std::array<std::pair<LinkKind, std::string_view>, 5> kLinkNames{{
     {LinkKind::sys, "sys"},
 }};
 
+constexpr std::array<std::pair<SwitchReduction, std::string_view>, 3> kSwitchReductionNames{{
+    {SwitchReduction::none, "none"},
+    {SwitchReduction::nvls, "nvls"},
+    {SwitchReduction::sharp, "sharp"},
+}};
+
 template <typename Table>
 std::string_view name_in(const Table& table, typename Table::value_type::first_type kind) {
   for (const auto& [k, name] : table)
@@ -49,5 +55,9 @@ std::string_view to_string(DeviceKind kind) { return name_in(kDeviceNames, kind)
 std::string_view to_string(LinkKind kind) { return name_in(kLinkNames, kind); }
 DeviceKind parse_device_kind(std::string_view name) { return parse_in(kDeviceNames, name, "device kind"); }
 LinkKind parse_link_kind(std::string_view name) { return parse_in(kLinkNames, name, "link kind"); }
+std::string_view to_string(SwitchReduction reduction) { return name_in(kSwitchReductionNames, reduction); }
+SwitchReduction parse_switch_reduction(std::string_view name) {
+  return parse_in(kSwitchReductionNames, name, "switch reduction");
+}
 
 }  // namespace colltune::topo

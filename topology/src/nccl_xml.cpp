@@ -126,7 +126,7 @@ void XmlImporter::gpu(const pt::ptree& node, const std::string& where, VertexId 
   const int sm = integer(node, where, "sm", std::nullopt);
   const std::string id = t_.host_name(host_) + "/gpu" + std::to_string(dev);
   if (t_.find_device(id)) fail(where + "@dev", "second GPU with dev " + std::to_string(dev) + " on one host");
-  const VertexId v = t_.add_device(Device{id, DeviceKind::gpu, host_, hw::gpu_reduce_gbps(sm)});
+  const VertexId v = t_.add_device(Device{id, DeviceKind::gpu, host_, hw::gpu_reduce_gbps(sm), sm});
   t_.add_duplex_link(v, parent, LinkKind::pcie, gbps, hw::kPcieLatencyUs);
   if (!busid.empty()) gpu_by_busid_[busid] = v;
   std::optional<int> rank;
@@ -162,7 +162,9 @@ void XmlImporter::nic(const pt::ptree& node, const std::string& where, VertexId 
   }
 }
 
-// NVSwitch links of one GPU add up into one link to the host's nvswitch vertex.
+// NVSwitch links of one GPU add up into one link to the host's nvswitch vertex. An NVSwitch
+// serving Hopper or later GPUs (sm >= 90) reduces in the switch (NVLink SHARP), as NCCL's NVLS
+// algorithms find at run time.
 void XmlImporter::resolve_nvlinks() {
   std::map<VertexId, double> to_switch;
   for (const PendingNvlink& l : nvlinks_) {
@@ -180,7 +182,11 @@ void XmlImporter::resolve_nvlinks() {
   for (const auto& [gpu, gbps] : to_switch) {
     const int host = t_.device(gpu).host;
     auto [it, fresh] = nvswitch_of_host_.emplace(host, VertexId{});
-    if (fresh) it->second = t_.add_device(Device{t_.host_name(host) + "/nvswitch", DeviceKind::nvswitch, host, 0});
+    const bool nvls = t_.device(gpu).compute_capability >= 90;
+    if (fresh) {
+      it->second = t_.add_device(Device{t_.host_name(host) + "/nvswitch", DeviceKind::nvswitch, host, 0, 0,
+                                        nvls ? SwitchReduction::nvls : SwitchReduction::none});
+    }
     t_.add_duplex_link(gpu, it->second, LinkKind::nvlink, gbps, hw::kNvlinkLatencyUs);
   }
 }

@@ -37,9 +37,13 @@ HostDevices add_server(Topology& t, const std::string& name, const HostPlan& p, 
                       hw::kPcieLatencyUs);
   }
   std::optional<VertexId> nvswitch;
-  if (p.nvswitch_gbps > 0) nvswitch = add(t, prefix + "nvswitch", DeviceKind::nvswitch, out.host);
+  if (p.nvswitch_gbps > 0) {
+    nvswitch = t.add_device(Device{prefix + "nvswitch", DeviceKind::nvswitch, out.host, 0, 0,
+                                   p.nvls ? SwitchReduction::nvls : SwitchReduction::none});
+  }
   for (int g = 0; g < p.gpus; ++g) {
-    out.gpus.push_back(add(t, prefix + "gpu" + std::to_string(g), DeviceKind::gpu, out.host, p.gpu_reduce_gbps));
+    out.gpus.push_back(t.add_device(
+        Device{prefix + "gpu" + std::to_string(g), DeviceKind::gpu, out.host, p.gpu_reduce_gbps, p.compute_capability}));
     t.add_duplex_link(out.gpus.back(), sw[g / p.gpus_per_switch], LinkKind::pcie, p.pcie_gbps, hw::kPcieLatencyUs);
     if (nvswitch) t.add_duplex_link(out.gpus.back(), *nvswitch, LinkKind::nvlink, p.nvswitch_gbps, hw::kNvlinkLatencyUs);
     t.map_rank(first_rank + g, out.gpus.back());
@@ -54,7 +58,8 @@ HostDevices add_server(Topology& t, const std::string& name, const HostPlan& p, 
 
 Topology servers(const PresetParams& p, const HostPlan& plan, const ExtraLinks& extra) {
   const int nodes = p.integer("nodes", 1, 1 << 16);
-  const NetworkPlan net{p.number("nic_gbit", 0) / 8.0, p.integer("leaf_ports", 1, 1 << 16), p.number("oversub", 0)};
+  const NetworkPlan net{p.number("nic_gbit", 0) / 8.0, p.integer("leaf_ports", 1, 1 << 16), p.number("oversub", 0),
+                        p.integer("sharp", 0, 1) == 1};
   Topology t;
   std::vector<HostDevices> hosts;
   for (int n = 0; n < nodes; ++n) {
@@ -74,12 +79,14 @@ void add_leaf_spine(Topology& t, const std::vector<HostDevices>& hosts, const Ne
   const int per_leaf = hosts_per_leaf(p.leaf_ports, nics);
   const int leaves = (static_cast<int>(hosts.size()) + per_leaf - 1) / per_leaf;
   std::vector<VertexId> leaf;
-  for (int l = 0; l < leaves; ++l) leaf.push_back(add(t, "leaf" + std::to_string(l), DeviceKind::net_switch, -1));
+  const SwitchReduction reduction = p.sharp ? SwitchReduction::sharp : SwitchReduction::none;
+  for (int l = 0; l < leaves; ++l)
+    leaf.push_back(t.add_device(Device{"leaf" + std::to_string(l), DeviceKind::net_switch, -1, 0, 0, reduction}));
   for (std::size_t h = 0; h < hosts.size(); ++h)
     for (VertexId nic : hosts[h].nics)
       t.add_duplex_link(nic, leaf[h / static_cast<std::size_t>(per_leaf)], LinkKind::net, p.nic_gbps, hw::kNetLatencyUs);
   if (leaves == 1) return;
-  const VertexId spine = add(t, "spine", DeviceKind::net_switch, -1);
+  const VertexId spine = t.add_device(Device{"spine", DeviceKind::net_switch, -1, 0, 0, reduction});
   const double trunk = per_leaf * nics * p.nic_gbps / p.oversub;  // a leaf's down capacity / oversub
   for (VertexId l : leaf) t.add_duplex_link(l, spine, LinkKind::net, trunk, hw::kNetLatencyUs);
 }

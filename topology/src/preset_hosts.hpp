@@ -17,6 +17,8 @@ namespace colltune::topo::detail {
 struct HostPlan {
   int gpus = 8;
   double gpu_reduce_gbps = 0;
+  int compute_capability = 0;  // of the GPUs (90 = H100)
+  bool nvls = false;           // the NVSwitch reduces in the switch (NVLink SHARP, Hopper and later)
   double nvswitch_gbps = 0;  // per GPU per direction into the NVSwitch fabric; 0 = no switch
   int gpus_per_switch = 2;
   double pcie_gbps = 0;         // GPU/NIC <-> PCIe switch
@@ -46,6 +48,7 @@ struct NetworkPlan {
   double nic_gbps = 50;  // per NIC per direction
   int leaf_ports = 32;
   double oversub = 1;
+  bool sharp = false;  // leaf and spine switches reduce in the network (SHARP: NCCL's CollNet)
 };
 void add_leaf_spine(Topology& t, const std::vector<HostDevices>& hosts, const NetworkPlan& plan);
 

@@ -14,7 +14,8 @@ std::vector<PresetParam> network_params(const char* nic_gbit) {
   return {{"nodes", "1", "number of servers; more than one adds a leaf/spine network"},
           {"nic_gbit", nic_gbit, "rate of each NIC, Gb/s per direction"},
           {"oversub", "1", "leaf down:up bandwidth ratio (1 = non-blocking)"},
-          {"leaf_ports", "32", "NIC ports per leaf switch (a 64-port switch, half up)"}};
+          {"leaf_ports", "32", "NIC ports per leaf switch (a 64-port switch, half up)"},
+          {"sharp", "0", "1: the leaf and spine switches reduce in the network (SHARP, NCCL's CollNet)"}};
 }
 
 std::vector<PresetParam> with(std::vector<PresetParam> base, std::vector<PresetParam> extra) {
@@ -51,6 +52,7 @@ const std::vector<Entry>& entries() {
          {"nic_gbit", "400", "rate of each NIC, Gb/s per direction"},
          {"oversub", "1", "leaf down:up bandwidth ratio (1 = non-blocking)"},
          {"leaf_ports", "32", "NIC ports per leaf switch"},
+         {"sharp", "0", "1: the leaf and spine switches reduce in the network (SHARP, NCCL's CollNet)"},
          {"nvlink", "450", "per-GPU NVSwitch bandwidth inside a server, GB/s (0 = none)"}}},
        detail::build_fat_tree},
       {{"torus", "GPUs on a 2-D or 3-D torus of direct links (wrap-around in every dimension)",

@@ -40,7 +40,9 @@ Topology build_fat_tree(const PresetParams& p) {
   plan.nics = p.integer("nics", 1, 1024);
   plan.gpus_per_switch = std::max(1, plan.gpus / plan.nics);  // as on a DGX H100: a NIC per GPU group
   plan.gpu_reduce_gbps = hw::kH100ReduceGbps;
+  plan.compute_capability = 90;
   plan.nvswitch_gbps = p.non_negative("nvlink");
+  plan.nvls = plan.nvswitch_gbps > 0;
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(5, 16);
   plan.cpus = 2;
   plan.cpu_reduce_gbps = hw::kXeon8480ReduceGbps;

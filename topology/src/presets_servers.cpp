@@ -18,7 +18,9 @@ Topology build_dgx_h100(const PresetParams& p) {
   plan.gpus = 8;
   plan.gpus_per_switch = 1;
   plan.gpu_reduce_gbps = hw::kH100ReduceGbps;
+  plan.compute_capability = 90;
   plan.nvswitch_gbps = 18 * hw::kNvlinkLinkGbps;
+  plan.nvls = true;  // third-generation NVSwitch: NVLink SHARP
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(5, 16);
   plan.cpus = 2;
   plan.cpu_reduce_gbps = hw::kXeon8480ReduceGbps;
@@ -34,6 +36,7 @@ Topology build_dgx_a100(const PresetParams& p) {
   HostPlan plan;
   plan.gpus = 8;
   plan.gpu_reduce_gbps = hw::kA100ReduceGbps;
+  plan.compute_capability = 80;  // second-generation NVSwitch: no in-switch reduction
   plan.nvswitch_gbps = 12 * hw::kNvlinkLinkGbps;
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(4, 16);
   plan.cpus = 2;
@@ -56,6 +59,7 @@ Topology build_dgx1_v100(const PresetParams& p) {
   HostPlan plan;
   plan.gpus = 8;
   plan.gpu_reduce_gbps = hw::kV100ReduceGbps;
+  plan.compute_capability = 70;
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(3, 16);
   plan.cpus = 2;
   plan.cpu_reduce_gbps = hw::kXeonE5ReduceGbps;
@@ -77,6 +81,7 @@ Topology build_pcie_box(const PresetParams& p) {
   plan.gpus = p.integer("gpus", 1, 1024);
   plan.gpus_per_switch = p.integer("per_switch", 1, 1024);
   plan.gpu_reduce_gbps = hw::kL40sReduceGbps;
+  plan.compute_capability = 89;
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(p.integer("gen", 1, 6), 16);
   plan.cpus = 2;
   plan.cpu_reduce_gbps = hw::kXeon8480ReduceGbps;

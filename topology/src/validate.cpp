@@ -24,6 +24,22 @@ std::vector<bool> reached_from(const G& g, VertexId src) {
   return out;
 }
 
+// A compute capability belongs to a GPU; NVLS to an NVSwitch; SHARP to a network switch.
+void check_capabilities(const Device& d, const std::string& where) {
+  if (d.compute_capability != 0 && d.kind != DeviceKind::gpu)
+    throw Error(where + ".compute_capability: device '" + d.id + "' is a " + std::string(to_string(d.kind)) +
+                ", not a gpu");
+  if (d.compute_capability < 0 || d.compute_capability > 1000)
+    throw Error(where + ".compute_capability: device '" + d.id + "' has " + std::to_string(d.compute_capability) +
+                " (expected 0..1000)");
+  const bool fits = d.switch_reduction == SwitchReduction::none ||
+                    (d.switch_reduction == SwitchReduction::nvls && d.kind == DeviceKind::nvswitch) ||
+                    (d.switch_reduction == SwitchReduction::sharp && d.kind == DeviceKind::net_switch);
+  if (!fits)
+    throw Error(where + ".switch_reduction: device '" + d.id + "' is a " + std::string(to_string(d.kind)) + " and cannot do " +
+                std::string(to_string(d.switch_reduction)) + " (nvls: nvswitch only; sharp: net_switch only)");
+}
+
 void check_devices(const Topology& t) {
   std::unordered_map<std::string_view, VertexId> seen;
   for (VertexId v = 0; v < t.num_devices(); ++v) {
@@ -38,6 +54,7 @@ void check_devices(const Topology& t) {
     if (!(d.reduce_gbps >= 0) || !std::isfinite(d.reduce_gbps))
       throw Error(where + ".reduce_gbps: device '" + d.id + "' has reduce rate " + fmt_num(d.reduce_gbps) +
                   " (must be finite and >= 0)");
+    check_capabilities(d, where);
   }
 }
 

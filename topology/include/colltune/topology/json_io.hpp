@@ -11,7 +11,9 @@
 namespace colltune::topo {
 
 inline constexpr std::string_view kJsonFormatName = "colltune-topology";
-inline constexpr int kJsonFormatVersion = 1;
+// Version 2 added the optional device keys compute_capability and switch_reduction; version 1
+// files are still read.
+inline constexpr int kJsonFormatVersion = 2;
 
 // The topology as JSON text (2-space indent, trailing newline). A link followed by its exact
 // reverse (same kind and figures) is written once with "duplex": true.

@@ -21,18 +21,29 @@ namespace colltune::topo {
 
 enum class DeviceKind { gpu, cpu, nic, nvswitch, pcie_switch, net_switch };
 enum class LinkKind { nvlink, pcie, net, shm, sys };  // sys: CPU socket interconnect (UPI/xGMI)
+// Reduction a switch performs on the data passing through it: NVLink SHARP in the NVSwitch of
+// Hopper and later systems (NCCL's NVLS algorithms), SHARP in InfiniBand switches (NCCL's
+// CollNet). Algorithms that reduce in a switch apply only where a switch says it can.
+enum class SwitchReduction { none, nvls, sharp };
 
 std::string_view to_string(DeviceKind kind);
 std::string_view to_string(LinkKind kind);
+std::string_view to_string(SwitchReduction reduction);
 // Throw colltune::Error listing the valid names.
 DeviceKind parse_device_kind(std::string_view name);
 LinkKind parse_link_kind(std::string_view name);
+SwitchReduction parse_switch_reduction(std::string_view name);
 
 struct Device {
   std::string id;          // unique, e.g. "host0/gpu3", "spine1"
   DeviceKind kind = DeviceKind::gpu;
   int host = -1;           // index into Topology hosts; -1 for devices outside any host (switches)
   double reduce_gbps = 0;  // gpu/cpu: rate at which it reduces incoming data (GB/s of input); 0 = n/a
+  // gpu: compute capability x 10 + minor, e.g. 70 V100, 80 A100, 90 H100, 100 B200; 0 = unknown.
+  // NCCL's model picks its per-generation constants by it.
+  int compute_capability = 0;
+  // nvswitch (nvls) or net_switch (sharp): the reduction it performs in the switch.
+  SwitchReduction switch_reduction = SwitchReduction::none;
 };
 
 struct Link {
