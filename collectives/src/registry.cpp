@@ -2,6 +2,8 @@
 // the file of each algorithm (src/algorithms/) explains it in full.
 #include "colltune/collectives/registry.hpp"
 
+#include <algorithm>
+
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/algorithms/index_math.hpp"
 #include "colltune/collectives/step_source.hpp"
@@ -19,44 +21,87 @@ std::optional<std::string> power_of_two(const RankLayout& layout, std::size_t /*
   return "needs a power-of-two number of ranks (got " + std::to_string(layout.nranks()) + ")";
 }
 
+// A stored schedule as the registry's step source.
+template <Schedule (*Build)(const RankLayout&, std::size_t, const AlgoOptions&)>
+std::unique_ptr<StepSource> stored(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+  return std::make_unique<StoredSteps>(Build(layout, count, options));
+}
+
+// Summation depths (Algorithm::summation_depth).
+int ring_depth(const RankLayout& layout, const AlgoOptions& /*options*/) { return std::max(layout.nranks() - 1, 0); }
+int log_depth(const RankLayout& layout, const AlgoOptions& /*options*/) { return algo::ceil_log2(layout.nranks()); }
+int no_depth(const RankLayout& /*layout*/, const AlgoOptions& /*options*/) { return 0; }
+
+const RuntimeSet kColltuneOnly{Runtime::colltune};
+
+// Entries name only the fields they set (designated initializers); the others keep their
+// defaults on purpose, which GCC 12 would report as missing initializers.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 std::vector<Algorithm> make_table() {
   using namespace algo;
   const auto ar = Collective::allreduce;
+  const auto rs = Collective::reduce_scatter;
+  const auto ag = Collective::allgather;
   return {
-      {"ring", "ring allreduce",
-       "reduce-scatter + allgather around a ring, chunk-pipelined: 2(p-1) steps per chunk round, 2(p-1)/p n bytes per rank",
-       ar, always, build_ring, cost_ring, generate_ring, nullptr},
-      {"tree", "binomial tree allreduce",
-       "pipelined binomial reduce to rank 0 + binomial broadcast: R+lg p-1 steps each, root moves lg p n each way", ar,
-       always, build_tree, cost_tree, nullptr, nullptr},
-      {"dbtree", "double binary tree allreduce",
-       "two binary trees (NCCL 2.4), each reduces+broadcasts half the data, pipelined: R+2H-1 steps, ~n bytes each way per rank",
-       ar, always, build_dbtree, nullptr, nullptr, dbtree_pipeline_pieces},
-      {"rhd", "recursive halving-doubling allreduce",
-       "Rabenseifner: halving reduce-scatter + doubling allgather, 2 lg p steps, 2(p-1)/p n bytes; extra ranks fold in first",
-       ar, always, build_rhd, cost_rhd, nullptr, nullptr},
-      {"hierarchical", "hierarchical allreduce (Horovod)",
-       "ring reduce-scatter in each host, inner allreduce of each n/L shard across hosts, ring allgather in each host",
-       ar, hierarchical_not_applicable, build_hierarchical, cost_hierarchical, nullptr, nullptr},
-      {"hierarchical_leader", "hierarchical allreduce with one leader per host",
-       "binomial reduce to each host's leader, inner allreduce of n among leaders, binomial broadcast in each host", ar,
-       hierarchical_leader_not_applicable, build_hierarchical_leader, cost_hierarchical_leader, nullptr,
-       nullptr},
-      {"reduce_scatter_ring", "ring reduce-scatter",
-       "p-1 steps per chunk round around a ring, rank r ends with segment r: (p-1)/p n bytes per rank",
-       Collective::reduce_scatter, always, build_reduce_scatter_ring, cost_reduce_scatter_ring,
-       generate_reduce_scatter_ring, nullptr},
-      {"reduce_scatter_rh", "recursive halving reduce-scatter",
-       "lg p pairwise exchanges of halving blocks, rank r ends with segment r: (p-1)/p n bytes per rank; p a power of two",
-       Collective::reduce_scatter, power_of_two, build_reduce_scatter_rh, cost_reduce_scatter_rh, nullptr, nullptr},
-      {"allgather_ring", "ring allgather",
-       "p-1 steps per chunk round around a ring, rank r starts with segment r: (p-1)/p n bytes per rank",
-       Collective::allgather, always, build_allgather_ring, cost_allgather_ring, generate_allgather_ring, nullptr},
-      {"allgather_rd", "recursive doubling allgather",
-       "lg p pairwise exchanges of doubling blocks, rank r starts with segment r: (p-1)/p n bytes per rank; p a power of two",
-       Collective::allgather, power_of_two, build_allgather_rd, cost_allgather_rd, nullptr, nullptr},
+      {.id = "ring", .name = "ring allreduce",
+       .description = "reduce-scatter + allgather around a ring, chunk-pipelined: 2(p-1) steps per chunk round, "
+                      "2(p-1)/p n bytes per rank",
+       .collective = ar, .runtimes = kColltuneOnly, .summation_depth = ring_depth, .not_applicable = always,
+       .schedule = generate_ring, .cost = cost_ring},
+      {.id = "tree", .name = "binomial tree allreduce",
+       .description = "pipelined binomial reduce to rank 0 + binomial broadcast: R+lg p-1 steps each, root moves lg p n "
+                      "each way",
+       .collective = ar, .runtimes = kColltuneOnly, .summation_depth = log_depth, .not_applicable = always,
+       .schedule = stored<build_tree>, .cost = cost_tree},
+      {.id = "dbtree", .name = "double binary tree allreduce",
+       .description = "two binary trees (NCCL 2.4), each reduces+broadcasts half the data, pipelined: R+2H-1 steps, ~n "
+                      "bytes each way per rank",
+       .collective = ar, .runtimes = kColltuneOnly, .summation_depth = dbtree_depth, .not_applicable = always,
+       .schedule = stored<build_dbtree>, .pipeline_pieces = dbtree_pipeline_pieces},
+      {.id = "rhd", .name = "recursive halving-doubling allreduce",
+       .description = "Rabenseifner: halving reduce-scatter + doubling allgather, 2 lg p steps, 2(p-1)/p n bytes; extra "
+                      "ranks fold in first",
+       .collective = ar, .runtimes = kColltuneOnly, .summation_depth = log_depth, .not_applicable = always,
+       .schedule = stored<build_rhd>, .cost = cost_rhd},
+      {.id = "rhd_near", .name = "recursive halving-doubling allreduce, nearest partner first",
+       .description = "rhd with the distances reversed (SimGrid's rab_rdb): halving starts with the neighbour, so the "
+                      "largest exchanges stay inside hosts and leaves",
+       .collective = ar, .runtimes = kColltuneOnly, .summation_depth = log_depth, .not_applicable = always,
+       .schedule = stored<build_rhd_near>, .cost = cost_rhd_near},
+      {.id = "hierarchical", .name = "hierarchical allreduce (Horovod)",
+       .description = "ring reduce-scatter in each host, inner allreduce of each n/L shard across hosts, ring allgather "
+                      "in each host",
+       .collective = ar, .placement = Placement::per_host, .runtimes = kColltuneOnly,
+       .summation_depth = hierarchical_depth, .not_applicable = hierarchical_not_applicable,
+       .schedule = stored<build_hierarchical>, .cost = cost_hierarchical},
+      {.id = "hierarchical_leader", .name = "hierarchical allreduce with one leader per host",
+       .description = "binomial reduce to each host's leader, inner allreduce of n among leaders, binomial broadcast in "
+                      "each host",
+       .collective = ar, .placement = Placement::per_host, .runtimes = kColltuneOnly,
+       .summation_depth = hierarchical_leader_depth, .not_applicable = hierarchical_leader_not_applicable,
+       .schedule = stored<build_hierarchical_leader>, .cost = cost_hierarchical_leader},
+      {.id = "reduce_scatter_ring", .name = "ring reduce-scatter",
+       .description = "p-1 steps per chunk round around a ring, rank r ends with segment r: (p-1)/p n bytes per rank",
+       .collective = rs, .runtimes = kColltuneOnly, .summation_depth = ring_depth, .not_applicable = always,
+       .schedule = generate_reduce_scatter_ring, .cost = cost_reduce_scatter_ring},
+      {.id = "reduce_scatter_rh", .name = "recursive halving reduce-scatter",
+       .description = "lg p pairwise exchanges of halving blocks, rank r ends with segment r: (p-1)/p n bytes per rank; "
+                      "p a power of two",
+       .collective = rs, .runtimes = kColltuneOnly, .summation_depth = log_depth, .not_applicable = power_of_two,
+       .schedule = stored<build_reduce_scatter_rh>, .cost = cost_reduce_scatter_rh},
+      {.id = "allgather_ring", .name = "ring allgather",
+       .description = "p-1 steps per chunk round around a ring, rank r starts with segment r: (p-1)/p n bytes per rank",
+       .collective = ag, .runtimes = kColltuneOnly, .summation_depth = no_depth, .not_applicable = always,
+       .schedule = generate_allgather_ring, .cost = cost_allgather_ring},
+      {.id = "allgather_rd", .name = "recursive doubling allgather",
+       .description = "lg p pairwise exchanges of doubling blocks, rank r starts with segment r: (p-1)/p n bytes per "
+                      "rank; p a power of two",
+       .collective = ag, .runtimes = kColltuneOnly, .summation_depth = no_depth, .not_applicable = power_of_two,
+       .schedule = stored<build_allgather_rd>, .cost = cost_allgather_rd},
   };
 }
+#pragma GCC diagnostic pop
 
 }  // namespace
 
@@ -85,7 +130,26 @@ const Algorithm& applicable_algorithm(std::string_view id, const RankLayout& lay
 }
 
 Schedule build_schedule(std::string_view id, const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
-  return applicable_algorithm(id, layout, count, options).build(layout, count, options);
+  std::unique_ptr<StepSource> source = open_schedule(id, layout, count, options);
+  if (auto* held = dynamic_cast<StoredSteps*>(source.get()); held && held->owns()) return held->take();
+  return materialize(*source);
+}
+
+std::string_view to_string(Placement placement) { return placement == Placement::flat ? "flat" : "per_host"; }
+
+std::string_view to_string(Runtime runtime) {
+  switch (runtime) {
+    case Runtime::colltune: return "colltune";
+    case Runtime::nccl: return "nccl";
+    case Runtime::horovod: return "horovod";
+  }
+  return "?";
+}
+
+Runtime parse_runtime(std::string_view name) {
+  for (Runtime r : {Runtime::horovod, Runtime::nccl, Runtime::colltune})
+    if (to_string(r) == name) return r;
+  throw Error("unknown runtime '" + std::string(name) + "' (valid: horovod, nccl, colltune)");
 }
 
 }  // namespace colltune::coll

@@ -2,6 +2,8 @@
 // schedule in whichever form it has.
 #include "colltune/collectives/step_source.hpp"
 
+#include "colltune/common/error.hpp"
+
 
 namespace colltune::coll {
 namespace {
@@ -15,7 +17,7 @@ ScheduleHeader header_of(const Schedule& s) {
 StoredSteps::StoredSteps(const Schedule& schedule) : StepSource(header_of(schedule)), schedule_(&schedule) {}
 
 StoredSteps::StoredSteps(Schedule&& schedule)
-    : StepSource(header_of(schedule)), owned_(std::make_unique<const Schedule>(std::move(schedule))),
+    : StepSource(header_of(schedule)), owned_(std::make_unique<Schedule>(std::move(schedule))),
       schedule_(owned_.get()) {}
 
 std::size_t StoredSteps::num_steps(int rank) const {
@@ -50,9 +52,15 @@ Schedule materialize(const StepSource& source) {
 
 std::unique_ptr<StepSource> open_schedule(std::string_view id, const RankLayout& layout, std::size_t count,
                                           const AlgoOptions& options) {
-  const Algorithm& a = applicable_algorithm(id, layout, count, options);
-  if (a.generate) return a.generate(layout, count, options);
-  return std::make_unique<StoredSteps>(a.build(layout, count, options));
+  return applicable_algorithm(id, layout, count, options).schedule(layout, count, options);
+}
+
+Schedule StoredSteps::take() {
+  if (!owned_) throw Error("schedule '" + header().algorithm + "': a view cannot give up its schedule");
+  Schedule out = std::move(*owned_);
+  owned_.reset();
+  schedule_ = nullptr;
+  return out;
 }
 
 }  // namespace colltune::coll

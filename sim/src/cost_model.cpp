@@ -111,6 +111,31 @@ bool separate_level_ports(const topo::Topology& topology, const RankLayout& layo
   return intra_out.links.front() != inter_out.links.front() && intra_in.links.back() != inter_in.links.back();
 }
 
+// us per byte through the narrowest host's links to other hosts, all together (its NICs), in
+// the weaker direction: 0 when there is one host or no host has such links.
+double host_beta(const topo::Topology& topology, int nranks) {
+  std::vector<double> out(static_cast<std::size_t>(topology.num_hosts()), 0.0);
+  std::vector<double> in(out.size(), 0.0);
+  for (std::size_t i = 0; i < topology.num_links(); ++i) {
+    const int from = topology.device(topology.link_source(i)).host;
+    const int to = topology.device(topology.link_target(i)).host;
+    if (from == to) continue;
+    if (from >= 0) out[static_cast<std::size_t>(from)] += topology.link(i).bandwidth_gbps;
+    if (to >= 0) in[static_cast<std::size_t>(to)] += topology.link(i).bandwidth_gbps;
+  }
+  std::vector<bool> used(out.size(), false);
+  int hosts = 0;
+  for (int r = 0; r < nranks; ++r) {
+    const int h = topology.host_of_rank(r);
+    if (h >= 0 && !used[static_cast<std::size_t>(h)]) used[static_cast<std::size_t>(h)] = true, ++hosts;
+  }
+  if (hosts < 2) return 0;
+  double narrowest = std::numeric_limits<double>::infinity();
+  for (std::size_t h = 0; h < out.size(); ++h)
+    if (used[h] && out[h] > 0 && in[h] > 0) narrowest = std::min({narrowest, out[h], in[h]});
+  return us_per_byte(narrowest);
+}
+
 // The level costs of `layout`'s ranks (the first layout.nranks() of the topology).
 coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& layout) {
   WorstRoute intra;
@@ -134,6 +159,7 @@ coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& l
   levels.beta_inter_us_per_byte = inter.beta_us_per_byte;
   levels.gamma_us_per_byte = reduce_us_per_byte(topology, layout.nranks());
   levels.separate_level_ports = separate_level_ports(topology, layout);
+  levels.beta_host_us_per_byte = host_beta(topology, layout.nranks());
   return levels;
 }
 
@@ -156,9 +182,10 @@ double hint_or_price(const coll::Algorithm& algorithm, const RankLayout& layout,
                      std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels) {
   if (algorithm.cost) {
     coll::LevelCosts with_pricer = levels;
-    with_pricer.price = [&levels](const coll::Algorithm& part, const RankLayout& part_layout, std::size_t part_bytes,
-                                  std::size_t part_elem, const coll::AlgoOptions& part_options) {
-      return hint_or_price(part, part_layout, part_bytes, part_elem, part_options, levels);
+    with_pricer.price = [](const coll::Algorithm& part, const RankLayout& part_layout, std::size_t part_bytes,
+                           std::size_t part_elem, const coll::AlgoOptions& part_options,
+                           const coll::LevelCosts& part_costs) {
+      return hint_or_price(part, part_layout, part_bytes, part_elem, part_options, part_costs);
     };
     if (const std::optional<double> t = algorithm.cost(layout, bytes, elem_size, options, with_pricer)) return *t;
   }

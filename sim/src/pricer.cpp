@@ -58,7 +58,7 @@ struct Message {
   double bytes = 0;
   double alpha = 0;
   bool reduce = false;
-  int ports_left = 2;
+  int ports_left = 0;
 };
 
 // An op posted by a rank and not yet paired with its partner.
@@ -101,7 +101,7 @@ class Pricer {
   Pricer(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size, const coll::LevelCosts& costs)
       : source_(source), layout_(layout), elem_size_(elem_size), costs_(costs),
         ranks_(static_cast<std::size_t>(source.header().nranks)),
-        ports_(4 * static_cast<std::size_t>(source.header().nranks)) {}
+        ports_(4 * static_cast<std::size_t>(source.header().nranks) + 2 * static_cast<std::size_t>(layout.nhosts())) {}
 
   double run() {
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) post(r, 0.0);
@@ -193,6 +193,11 @@ class Pricer {
     return static_cast<std::uint32_t>(4 * static_cast<std::size_t>(r) + (inject ? 0 : 2) + level);
   }
 
+  // Egress (out) or ingress port of host h: every inter-host message of the host shares it.
+  std::uint32_t host_port(int h, bool out) const {
+    return static_cast<std::uint32_t>(4 * ranks_.size() + 2 * static_cast<std::size_t>(h) + (out ? 0 : 1));
+  }
+
   void begin(int from, int to, std::size_t count, bool reduce, double t) {
     const bool inter = layout_.host_of(from) != layout_.host_of(to);
     const double beta = inter ? costs_.beta_inter_us_per_byte : costs_.beta_intra_us_per_byte;
@@ -205,14 +210,22 @@ class Pricer {
     const auto id = static_cast<std::uint32_t>(messages_.size());
     messages_.push_back(m);
     const double work = m.bytes * beta;
-    if (!(work > 0)) {
-      push(t + m.alpha, EventKind::arrival, id);
-      return;
+    const double host_work = inter ? m.bytes * costs_.beta_host_us_per_byte : 0.0;
+    if (work > 0) {
+      join(port_of(from, true, inter), work, id, t);
+      join(port_of(to, false, inter), work, id, t);
     }
-    for (std::uint32_t p : {port_of(from, true, inter), port_of(to, false, inter)}) {
-      ports_[p].join(t, work, id);
-      reschedule(p);
+    if (host_work > 0) {
+      join(host_port(layout_.host_of(from), true), host_work, id, t);
+      join(host_port(layout_.host_of(to), false), host_work, id, t);
     }
+    if (messages_[id].ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
+  }
+
+  void join(std::uint32_t p, double work, std::uint32_t message, double t) {
+    ++messages_[message].ports_left;
+    ports_[p].join(t, work, message);
+    reschedule(p);
   }
 
   void reschedule(std::uint32_t p) {

@@ -127,7 +127,7 @@ TEST(Registry, UnknownIdListsKnownOnes) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("unknown algorithm 'butterfly'"));
-    EXPECT_THAT(e.what(), HasSubstr("ring, tree, dbtree, rhd, hierarchical"));
+    EXPECT_THAT(e.what(), HasSubstr("ring, tree, dbtree, rhd, rhd_near, hierarchical"));
   }
 }
 
@@ -153,7 +153,7 @@ TEST(Registry, IdsAreUniqueAndDescribed) {
     EXPECT_TRUE(ids.insert(a.id).second) << a.id;
     EXPECT_FALSE(a.name.empty());
     EXPECT_FALSE(a.description.empty());
-    EXPECT_TRUE(a.build && a.not_applicable);  // cost is optional: without it the schedule is priced
+    EXPECT_TRUE(a.schedule && a.not_applicable && a.summation_depth);  // cost is optional: without it the schedule is priced
   }
   for (const char* id : {"ring", "tree", "dbtree", "rhd", "hierarchical", "hierarchical_leader", "reduce_scatter_ring",
                          "allgather_ring"}) {

@@ -56,7 +56,8 @@ void expect_hint_matches_price(const Algorithm& a, const RankLayout& l, const Le
       if (a.not_applicable(l, count, o) || !a.cost || !a.cost(l, count * 4, 4, o, c)) continue;
       SCOPED_TRACE(a.id + " p=" + std::to_string(p) + " hosts=" + std::to_string(l.nhosts()) + " count=" +
                    std::to_string(count) + " chunk=" + std::to_string(chunk) +
-                   " separate_level_ports=" + std::to_string(c.separate_level_ports));
+                   " separate_level_ports=" + std::to_string(c.separate_level_ports) +
+                   " beta_host=" + std::to_string(c.beta_host_us_per_byte));
       const double h = hint(a.id, l, count, o, c);
       const double priced_time = priced(a.id, l, count, o, c);
       const bool even = count % (p * 2) == 0 && (chunk == 0 || (count / p) % chunk == 0);
@@ -119,10 +120,15 @@ TEST(CostHints, MatchThePricedSchedule) {
   for (const Algorithm& a : algorithms()) {
     for (const RankLayout& l : layouts) {
       for (bool separate : {false, true}) {
-        if (separate && l.nhosts() == 1) continue;  // one level: the same ports
-        LevelCosts c = test_costs();
-        c.separate_level_ports = separate;
-        expect_hint_matches_price(a, l, c);
+        // Hosts' NICs: no sharing, two NICs' worth (binds from three crossing messages), one
+        // NIC shared by every rank of the host.
+        for (double host_nics : {0.0, 2.0, 1.0}) {
+          if ((separate || host_nics > 0) && l.nhosts() == 1) continue;  // one level, no NICs
+          LevelCosts c = test_costs();
+          c.separate_level_ports = separate;
+          c.beta_host_us_per_byte = host_nics > 0 ? c.beta_inter_us_per_byte / host_nics : 0.0;
+          expect_hint_matches_price(a, l, c);
+        }
       }
     }
   }
@@ -189,6 +195,7 @@ TEST(CostHints, HierarchicalOverAPricedInnerMatchesTheWholeSchedule) {
           o.chunk_elems = chunk;
           LevelCosts c = test_costs();
           c.separate_level_ports = separate;
+          c.beta_host_us_per_byte = separate ? c.beta_inter_us_per_byte : 0.0;  // one NIC per host, or none shared
           const std::size_t count = static_cast<std::size_t>(layout.nranks()) * 6000;
           SCOPED_TRACE(std::string(id) + " " + std::to_string(h) + "x" + std::to_string(l) + " chunk=" +
                        std::to_string(chunk) + " separate=" + std::to_string(separate));

@@ -55,10 +55,26 @@ Wire wire(const RankLayout& layout, int a, int b, const LevelCosts& costs) {
   return {costs.alpha_inter_us, costs.beta_inter_us_per_byte};
 }
 
+void Levels::add(const RankLayout& layout, int a, int b) {
+  const int from = layout.host_of(a);
+  const int to = layout.host_of(b);
+  if (from == to) {
+    intra_ = true;
+    return;
+  }
+  const auto hosts = static_cast<std::size_t>(layout.nhosts());
+  if (out_.size() < hosts) out_.resize(hosts, 0), in_.resize(hosts, 0);
+  crossing_ = std::max({crossing_, ++out_[static_cast<std::size_t>(from)], ++in_[static_cast<std::size_t>(to)]});
+}
+
+double inter_beta(const LevelCosts& costs, int crossing) {
+  return std::max(costs.beta_inter_us_per_byte, costs.beta_host_us_per_byte * crossing);
+}
+
 double message_time(const Levels& levels, double bytes, const LevelCosts& costs) {
   double t = 0;
-  if (levels.intra) t = std::max(t, costs.alpha_intra_us + bytes * costs.beta_intra_us_per_byte);
-  if (levels.inter) t = std::max(t, costs.alpha_inter_us + bytes * costs.beta_inter_us_per_byte);
+  if (levels.intra()) t = std::max(t, costs.alpha_intra_us + bytes * costs.beta_intra_us_per_byte);
+  if (levels.inter()) t = std::max(t, costs.alpha_inter_us + bytes * inter_beta(costs, levels.crossing_per_host()));
   return t;
 }
 

@@ -83,4 +83,8 @@ Schedule build_dbtree(const RankLayout& layout, std::size_t count, const AlgoOpt
 
 std::size_t dbtree_pipeline_pieces(const RankLayout& /*layout*/, const AlgoOptions& /*options*/) { return 2; }
 
+int dbtree_depth(const RankLayout& layout, const AlgoOptions& /*options*/) {
+  return layout.nranks() < 2 ? 0 : in_order_tree(layout.nranks()).height;
+}
+
 }  // namespace colltune::coll::algo

@@ -49,15 +49,18 @@ std::vector<int> column(const RankLayout& layout, int i) {
 }
 
 // The inner algorithm across hosts: its closed form, else its priced schedule when the costs
-// can price one (LevelCosts::price), else nullopt.
+// can price one (LevelCosts::price), else nullopt. `copies` instances run at once, one per local
+// rank, on every host: they share each host's NICs.
 std::optional<double> inner_cost(const RankLayout& layout, std::size_t elems, std::size_t elem_size,
-                                 const AlgoOptions& options, const LevelCosts& costs) {
+                                 const AlgoOptions& options, const LevelCosts& host_costs, int copies) {
   const Algorithm& inner = find_algorithm(options.inner);
   const RankLayout across = hosts_layout(layout.nhosts());
+  LevelCosts costs = host_costs;
+  costs.beta_host_us_per_byte *= copies;
   if (inner.cost) {
     if (const std::optional<double> t = inner.cost(across, elems * elem_size, elem_size, options, costs)) return t;
   }
-  if (costs.price) return costs.price(inner, across, elems * elem_size, elem_size, options);
+  if (costs.price) return costs.price(inner, across, elems * elem_size, elem_size, options, costs);
   return std::nullopt;
 }
 
@@ -92,7 +95,8 @@ Schedule build_hierarchical(const RankLayout& layout, std::size_t count, const A
     for (int i = 0; i < local; ++i) {
       const Block shard = segment_of(static_cast<std::size_t>(i), static_cast<std::size_t>(local), count);
       if (shard.count == 0) continue;
-      b.append(inner.build(hosts_layout(layout.nhosts()), shard.count, options), column(layout, i), shard.offset);
+      b.append(materialize(*inner.schedule(hosts_layout(layout.nhosts()), shard.count, options)), column(layout, i),
+               shard.offset);
     }
   }
   b.append(host_rings(layout, count, options.chunk_elems, RingShape::allgather), everyone, 0);
@@ -107,7 +111,7 @@ std::optional<double> cost_hierarchical(const RankLayout& layout, std::size_t by
   double t = ring_phase_cost(layout, host0, count, elem_size, options.chunk_elems, true, costs) +
              ring_phase_cost(layout, host0, count, elem_size, options.chunk_elems, false, costs);
   if (layout.nhosts() > 1 && shard > 0) {
-    const std::optional<double> across = inner_cost(layout, shard, elem_size, options, costs);
+    const std::optional<double> across = inner_cost(layout, shard, elem_size, options, costs, static_cast<int>(host0.size()));
     if (!across) return std::nullopt;
     t += *across;
   }
@@ -123,7 +127,8 @@ Schedule build_hierarchical_leader(const RankLayout& layout, std::size_t count, 
   ScheduleBuilder b("hierarchical_leader", Collective::allreduce, layout.nranks(), count);
   for (int h = 0; h < layout.nhosts(); ++h) binomial_reduce(b, layout.ranks_on_host(h), Block{0, count}, options.chunk_elems);
   if (layout.nhosts() > 1 && count > 0) {
-    b.append(find_algorithm(options.inner).build(hosts_layout(layout.nhosts()), count, options), column(layout, 0), 0);
+    b.append(materialize(*find_algorithm(options.inner).schedule(hosts_layout(layout.nhosts()), count, options)),
+             column(layout, 0), 0);
   }
   b.begin_phase();
   for (int h = 0; h < layout.nhosts(); ++h) {
@@ -143,9 +148,24 @@ std::optional<double> cost_hierarchical_leader(const RankLayout& layout, std::si
     down = std::max(down, binomial_phase_cost(layout, g, count, elem_size, options.chunk_elems, false, costs));
   }
   const std::optional<double> across =
-      layout.nhosts() > 1 && count > 0 ? inner_cost(layout, count, elem_size, options, costs) : 0.0;
+      layout.nhosts() > 1 && count > 0 ? inner_cost(layout, count, elem_size, options, costs, 1) : 0.0;
   if (!across) return std::nullopt;
   return up + *across + down;
+}
+
+namespace {
+int inner_depth(const RankLayout& layout, const AlgoOptions& options) {
+  if (layout.nhosts() < 2) return 0;
+  return find_algorithm(options.inner).summation_depth(hosts_layout(layout.nhosts()), options);
+}
+}  // namespace
+
+int hierarchical_depth(const RankLayout& layout, const AlgoOptions& options) {
+  return (layout.max_ranks_per_host() - 1) + inner_depth(layout, options);
+}
+
+int hierarchical_leader_depth(const RankLayout& layout, const AlgoOptions& options) {
+  return ceil_log2(layout.max_ranks_per_host()) + inner_depth(layout, options);
 }
 
 }  // namespace colltune::coll::algo

@@ -1,20 +1,29 @@
-// Recursive halving-doubling allreduce (Rabenseifner; Thakur, Rabenseifner & Gropp 2005).
+// Recursive halving-doubling allreduce (Rabenseifner; Thakur, Rabenseifner & Gropp 2005), in two
+// orders of distances: "rhd" halves across the largest distance first (p'/2, p'/4, ..., 1), as
+// MPICH does; "rhd_near" starts with the nearest partner (1, 2, ..., p'/2), as SimGrid's
+// rab_rdb does, so the largest exchanges stay between neighbours (inside a host, under one leaf
+// switch) and only the smallest cross the spine.
 //
 // p' = largest power of two <= p, e = p - p' extra ranks. Steps:
 //  1. fold (only when e > 0): for i < e, rank 2i sends its whole buffer to rank 2i+1, which
 //     reduces it; the e even ranks below 2e then wait. The p' active ranks get new ranks
 //     (odd r < 2e -> r/2, r >= 2e -> r - e).
-//  2. reduce-scatter by recursive halving, lg p' steps: in step k the distance is
-//     d = p'/2^(k+1); new rank v exchanges with v xor d; both hold d*2 segments of p' balanced
-//     segments, v keeps the lower half when (v & d) == 0 and sends the other half, reducing what
-//     it receives. Afterwards new rank v holds the reduction of segment v.
+//  2. reduce-scatter by recursive halving, lg p' steps: in step k the distance is d_k; new rank
+//     v exchanges with v xor d_k. Both hold the same aligned group of p'/2^k of the p' balanced
+//     segments (the segments whose top k index bits are v's bits at d_0 .. d_k-1); v keeps the
+//     half whose next index bit is v's bit at d_k and sends the other half, reducing what it
+//     receives. Afterwards v holds the reduction of one segment (segment v far-first, segment
+//     bit-reverse(v) near-first).
 //  3. allgather by recursive doubling, the same pairs in reverse order, copying.
 //  4. unfold: rank 2i+1 sends the full result to rank 2i.
 // Bytes per active rank: 2 (p'-1)/p' n, plus n each way for a folded pair.
 // Cost: [a + n b + n g] + sum_k (a + S_k b + S_k g) + sum_k (a + S_k b) + [a + n b], the
-// brackets only when e > 0, S_k = largest group of d_k segments; for p a power of two and n
-// divisible by p: 2 lg p a + 2 (p-1)/p n b + (p-1)/p n g.
+// brackets only when e > 0, S_k = largest group of p'/2^(k+1) segments; for p a power of two and
+// n divisible by p: 2 lg p a + 2 (p-1)/p n b + (p-1)/p n g (either order: the orders differ in
+// which link level carries the large exchanges).
 // chunk_elems does not apply (every step already moves a distinct block).
+#include <algorithm>
+
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/algorithms/index_math.hpp"
 
@@ -37,20 +46,39 @@ Fold fold_of(int p) {
   return f;
 }
 
-// Segments held by new rank v before the halving step with distance d: an aligned group of 2d.
-std::size_t group_start(int v, int d) { return static_cast<std::size_t>(v & ~(2 * d - 1)); }
+// The distances of the exchange steps, in halving order.
+enum class Order { far_first, near_first };
+std::vector<int> distances(int active, Order order) {
+  std::vector<int> d;
+  for (int x = active / 2; x >= 1; x /= 2) d.push_back(x);
+  if (order == Order::near_first) std::reverse(d.begin(), d.end());
+  return d;
+}
 
-// Halving (reduce) or doubling (copy) exchange at distance d, time step t.
-void exchange(ScheduleBuilder& b, const Fold& f, std::size_t count, int d, int t, bool halving) {
+// First segment of the group new rank v holds before halving step k: the segments whose top k
+// index bits (of lg p') are v's bits at distances ds[0..k-1].
+std::size_t group_start(int v, const std::vector<int>& ds, std::size_t k) {
+  std::size_t start = 0;
+  const std::size_t bits = ds.size();
+  for (std::size_t j = 0; j < k; ++j)
+    if ((v & ds[j]) != 0) start |= std::size_t{1} << (bits - 1 - j);
+  return start;
+}
+
+// Halving (reduce) or doubling (copy) exchange of step k, time step t: the group of p'/2^k
+// segments splits in halves of h = p'/2^(k+1); v keeps the half its bit at d_k names.
+void exchange(ScheduleBuilder& b, const Fold& f, std::size_t count, const std::vector<int>& ds, std::size_t k, int t,
+              bool halving) {
   const auto parts = static_cast<std::size_t>(f.active);
-  const auto sd = static_cast<std::size_t>(d);
+  const std::size_t half = parts >> (k + 1);
+  const int d = ds[k];
   for (int v = 0; v < f.active; ++v) {
     const int partner = v ^ d;
-    const std::size_t lo = group_start(v, d);
+    const std::size_t lo = group_start(v, ds, k);
     // Halving: send the partner's half. Doubling: send my own half.
     const bool send_upper = ((v & d) == 0) == halving;
-    const std::size_t first = lo + (send_upper ? sd : 0);
-    b.message(t, f.real(v), f.real(partner), segments_span(first, first + sd, parts, count), halving);
+    const std::size_t first = lo + (send_upper ? half : 0);
+    b.message(t, f.real(v), f.real(partner), segments_span(first, first + half, parts, count), halving);
   }
 }
 
@@ -61,17 +89,17 @@ void fold_messages(ScheduleBuilder& b, const Fold& f, std::size_t count, int t, 
   }
 }
 
-// Largest block of d aligned segments among `parts` segments of count (the first one).
-double span_bytes(int d, int parts, std::size_t count, std::size_t elem_size) {
-  const Block s = segments_span(0, static_cast<std::size_t>(d), static_cast<std::size_t>(parts), count);
+// Largest block of `segments` aligned segments among `parts` segments of count (the first one).
+double span_bytes(std::size_t segments, int parts, std::size_t count, std::size_t elem_size) {
+  const Block s = segments_span(0, segments, static_cast<std::size_t>(parts), count);
   return static_cast<double>(s.count * elem_size);
 }
 
-double exchange_cost(const RankLayout& layout, const Fold& f, std::size_t count, std::size_t elem_size, int d,
-                     bool reduce, const LevelCosts& costs) {
+double exchange_cost(const RankLayout& layout, const Fold& f, std::size_t count, std::size_t elem_size,
+                     const std::vector<int>& ds, std::size_t k, bool reduce, const LevelCosts& costs) {
   Levels levels;
-  for (int v = 0; v < f.active; ++v) levels.add(layout, f.real(v), f.real(v ^ d));
-  const double bytes = span_bytes(d, f.active, count, elem_size);
+  for (int v = 0; v < f.active; ++v) levels.add(layout, f.real(v), f.real(v ^ ds[k]));
+  const double bytes = span_bytes(static_cast<std::size_t>(f.active) >> (k + 1), f.active, count, elem_size);
   return message_time(levels, bytes, costs) + (reduce ? bytes * costs.gamma_us_per_byte : 0.0);
 }
 
@@ -86,17 +114,18 @@ double fold_cost(const RankLayout& layout, const Fold& f, std::size_t count, std
 
 // Steps 2 and/or 3 with an optional fold around them; t counts time steps.
 Schedule build_rhd_like(const std::string& id, Collective c, const RankLayout& layout, std::size_t count,
-                        bool halving, bool doubling) {
+                        bool halving, bool doubling, Order order = Order::far_first) {
   const int p = layout.nranks();
   const Fold f = fold_of(p);
+  const std::vector<int> ds = distances(f.active, order);
   ScheduleBuilder b(id, c, p, count);
   int t = 0;
   if (c == Collective::allreduce) fold_messages(b, f, count, t++, true);
   if (halving) {
-    for (int d = f.active / 2; d >= 1; d /= 2) exchange(b, f, count, d, t++, true);
+    for (std::size_t k = 0; k < ds.size(); ++k) exchange(b, f, count, ds, k, t++, true);
   }
   if (doubling) {
-    for (int d = 1; d < f.active; d *= 2) exchange(b, f, count, d, t++, false);
+    for (std::size_t k = ds.size(); k-- > 0;) exchange(b, f, count, ds, k, t++, false);
   }
   if (c == Collective::allreduce) fold_messages(b, f, count, t, false);
   if (c != Collective::allreduce) {
@@ -108,16 +137,24 @@ Schedule build_rhd_like(const std::string& id, Collective c, const RankLayout& l
 }
 
 double cost_rhd_like(const RankLayout& layout, std::size_t count, std::size_t elem_size, bool fold, bool halving,
-                     bool doubling, const LevelCosts& costs) {
+                     bool doubling, const LevelCosts& costs, Order order = Order::far_first) {
   const Fold f = fold_of(layout.nranks());
   if (count == 0) return 0;
+  const std::vector<int> ds = distances(f.active, order);
   double t = fold ? fold_cost(layout, f, count, elem_size, true, costs) + fold_cost(layout, f, count, elem_size, false, costs)
                   : 0.0;
-  for (int d = f.active / 2; d >= 1; d /= 2) {
-    if (halving) t += exchange_cost(layout, f, count, elem_size, d, true, costs);
-    if (doubling) t += exchange_cost(layout, f, count, elem_size, d, false, costs);
+  for (std::size_t k = 0; k < ds.size(); ++k) {
+    if (halving) t += exchange_cost(layout, f, count, elem_size, ds, k, true, costs);
+    if (doubling) t += exchange_cost(layout, f, count, elem_size, ds, k, false, costs);
   }
   return t;
+}
+
+// Summing each step's slowest message is exact when every step's exchanges are all inside
+// hosts or all across them with as many per host (hosts holding a power of two of ranks);
+// otherwise ranks run ahead of each other and the sum overestimates.
+bool steps_align_with_hosts(const RankLayout& layout) {
+  return layout.nhosts() == 1 || (layout.is_uniform() && is_pow2(layout.max_ranks_per_host()));
 }
 
 }  // namespace
@@ -126,9 +163,24 @@ Schedule build_rhd(const RankLayout& layout, std::size_t count, const AlgoOption
   return build_rhd_like("rhd", Collective::allreduce, layout, count, true, true);
 }
 
-double cost_rhd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& /*options*/,
-                const LevelCosts& costs) {
+// Far first: exact on misaligned hosts too, as long as the hosts' NICs add no sharing (the
+// halving's first, largest exchanges then all cross hosts alike); otherwise no closed form.
+std::optional<double> cost_rhd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                               const AlgoOptions& /*options*/, const LevelCosts& costs) {
+  if (!steps_align_with_hosts(layout) && costs.beta_host_us_per_byte > 0) return std::nullopt;
   return cost_rhd_like(layout, elements_of(bytes, elem_size), elem_size, true, true, true, costs);
+}
+
+Schedule build_rhd_near(const RankLayout& layout, std::size_t count, const AlgoOptions& /*options*/) {
+  return build_rhd_like("rhd_near", Collective::allreduce, layout, count, true, true, Order::near_first);
+}
+
+// Near first on misaligned hosts, the first steps mix levels and the sum overestimates (by up to
+// 27% on 3 hosts of 3): no closed form there.
+std::optional<double> cost_rhd_near(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                    const AlgoOptions& /*options*/, const LevelCosts& costs) {
+  if (!steps_align_with_hosts(layout)) return std::nullopt;
+  return cost_rhd_like(layout, elements_of(bytes, elem_size), elem_size, true, true, true, costs, Order::near_first);
 }
 
 // Reduce-scatter by recursive halving alone (p a power of two): step 2 above, rank r ends with

@@ -41,10 +41,6 @@ double ring_phase_cost(const RankLayout& layout, const std::vector<int>& group, 
   return static_cast<double>(rounds - 1) * round_cost(full) + round_cost(last);
 }
 
-Schedule build_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
-  return materialize(*generate_ring(layout, count, options));
-}
-
 double cost_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
                  const LevelCosts& costs) {
   const std::size_t count = elements_of(bytes, elem_size);
@@ -56,10 +52,6 @@ double cost_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_s
 
 // Reduce-scatter on its own: the first half of the ring allreduce. Rank r ends with segment r.
 // Steps R (p-1); bytes per rank (p-1)/p n; cost R rounds of (p-1)(a + c b + c g).
-Schedule build_reduce_scatter_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
-  return materialize(*generate_reduce_scatter_ring(layout, count, options));
-}
-
 double cost_reduce_scatter_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                                 const AlgoOptions& options, const LevelCosts& costs) {
   return ring_phase_cost(layout, all_ranks(layout.nranks()), elements_of(bytes, elem_size), elem_size,
@@ -68,10 +60,6 @@ double cost_reduce_scatter_ring(const RankLayout& layout, std::size_t bytes, std
 
 // Allgather on its own: rank r starts with segment r; the second half of the ring allreduce.
 // Steps R (p-1); bytes per rank (p-1)/p n; cost R rounds of (p-1)(a + c b).
-Schedule build_allgather_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
-  return materialize(*generate_allgather_ring(layout, count, options));
-}
-
 double cost_allgather_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                            const AlgoOptions& options, const LevelCosts& costs) {
   return ring_phase_cost(layout, all_ranks(layout.nranks()), elements_of(bytes, elem_size), elem_size,

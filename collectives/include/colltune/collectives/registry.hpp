@@ -3,7 +3,9 @@
 // Schedule, says whether it applies to a layout ("not applicable" is an answer, not an
 // exception), and carries a closed-form cost hint the analytical model prices it with.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,12 +39,43 @@ struct LevelCosts {
   // A rank's messages inside its host and to other hosts leave (and arrive) through different
   // links (NVLink vs NIC), so they do not share a port; false when one link carries both (flat).
   bool separate_level_ports = false;
-  // Prices a part of a schedule on these costs when it has no closed form: hierarchical's inner
-  // algorithm across hosts. The cost model sets it (sim::hint_or_price); left empty, hints whose
-  // part has no closed form answer nullopt.
+  // us per byte through a host's links to other hosts all together (its NICs): every message
+  // leaving a host shares the host's egress, every message arriving its ingress, so eight GPUs
+  // behind one NIC share that NIC. 0 when a host's external links add nothing to the routes'
+  // own bottlenecks (no such sharing, or one rank per host).
+  double beta_host_us_per_byte = 0;
+  // Prices a part of a schedule without a closed form (hierarchical's inner algorithm across
+  // hosts) on the costs given, usually these with some figure adjusted. The cost model sets it
+  // (sim::hint_or_price); left empty, hints whose part has no closed form answer nullopt.
   std::function<double(const Algorithm&, const RankLayout&, std::size_t bytes, std::size_t elem_size,
-                       const AlgoOptions&)>
+                       const AlgoOptions&, const LevelCosts&)>
       price;
+};
+
+// How an algorithm places its work on the machine: over all ranks alike, or in phases inside
+// each host and across hosts (Horovod's hierarchical allreduce and its relatives).
+enum class Placement : std::uint8_t { flat, per_host };
+std::string_view to_string(Placement placement);
+
+// The runtimes a user trains with, as colltune predicts and tunes them: colltune's own
+// executors (threads, MPI, GPU transports), NCCL alone, and Horovod over NCCL.
+enum class Runtime : std::uint8_t { colltune, nccl, horovod };
+std::string_view to_string(Runtime runtime);
+// "colltune" | "nccl" | "horovod"; throws colltune::Error listing them.
+Runtime parse_runtime(std::string_view name);
+
+// A set of runtimes (a registry fact: which runtimes can run an algorithm).
+class RuntimeSet {
+ public:
+  constexpr RuntimeSet() = default;
+  constexpr RuntimeSet(std::initializer_list<Runtime> runtimes) {
+    for (Runtime r : runtimes) bits_ |= bit(r);
+  }
+  constexpr bool contains(Runtime r) const { return (bits_ & bit(r)) != 0; }
+
+ private:
+  static constexpr unsigned bit(Runtime r) { return 1u << static_cast<unsigned>(r); }
+  unsigned bits_ = 0;
 };
 
 struct Algorithm {
@@ -50,9 +83,21 @@ struct Algorithm {
   std::string name;         // human name
   std::string description;  // one line: steps and bytes on the wire
   Collective collective = Collective::allreduce;
+  // ---- facts other modules read (never inferred from the id) ----
+  Placement placement = Placement::flat;
+  // NCCL's name for the algorithm (its tuner CSV spelling: ring, tree, nvls, ...) when this
+  // schedule is what NCCL runs under that name; empty when NCCL has no such algorithm.
+  std::string nccl_name;
+  RuntimeSet runtimes;  // the runtimes that can run it
+  // The longest chain of reductions an element passes through (fp16 rounding accumulates along
+  // it): p-1 around a ring, the tree height in a tree.
+  std::function<int(const RankLayout&, const AlgoOptions&)> summation_depth;
+  // ---- behaviour ----
   // nullopt when applicable, else the reason it is not.
   std::function<std::optional<std::string>(const RankLayout&, std::size_t count, const AlgoOptions&)> not_applicable;
-  std::function<Schedule(const RankLayout&, std::size_t count, const AlgoOptions&)> build;
+  // The schedule (schedule.hpp), read step by step (step_source.hpp): generated one step at a
+  // time where its stored form grows too large at scale (the ring family), else built and held.
+  std::function<std::unique_ptr<StepSource>(const RankLayout&, std::size_t count, const AlgoOptions&)> schedule;
   // Closed-form cost hint: the predicted time in us for `bytes` bytes of `elem_size`-byte
   // elements, ranks placed by layout, under the machine model of sim/pricer.hpp, of which it is
   // a checked shortcut. Empty, or nullopt for some options, where there is no closed form (the
@@ -60,14 +105,13 @@ struct Algorithm {
   std::function<std::optional<double>(const RankLayout&, std::size_t bytes, std::size_t elem_size, const AlgoOptions&,
                                       const LevelCosts&)>
       cost;
-  // Optional: the same schedule generated step by step (step_source.hpp), for algorithms whose
-  // stored form grows too large at scale (the ring family). When set, build is materialize(generate).
-  std::function<std::unique_ptr<StepSource>(const RankLayout&, std::size_t count, const AlgoOptions&)> generate;
   // Chunk-pipelined schedules without a closed form: the number of pieces the buffer is cut
   // into before chunking (dbtree: its 2 halves), so that pieces x chunk_elems fewer elements
   // make one pipeline round fewer in every piece. The cost model prices a long pipeline from a
   // short one with it (sim::price_pipeline). Empty where that does not hold.
   std::function<std::size_t(const RankLayout&, const AlgoOptions&)> pipeline_pieces;
+
+  bool runs_on(Runtime runtime) const { return runtimes.contains(runtime); }
 };
 
 const std::vector<Algorithm>& algorithms();
@@ -77,7 +121,8 @@ const Algorithm& find_algorithm(std::string_view id);
 // unknown id, an empty layout or the reason it is not applicable.
 const Algorithm& applicable_algorithm(std::string_view id, const RankLayout& layout, std::size_t count,
                                       const AlgoOptions& options);
-// Builds after checking applicability; throws colltune::Error with the reason if not applicable.
+// The stored schedule, after checking applicability (materialize(open_schedule(...)), see
+// step_source.hpp); throws colltune::Error with the reason if not applicable.
 Schedule build_schedule(std::string_view id, const RankLayout& layout, std::size_t count,
                         const AlgoOptions& options = {});
 

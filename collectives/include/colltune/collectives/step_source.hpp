@@ -61,18 +61,22 @@ class StoredSteps final : public StepSource {
   explicit StoredSteps(Schedule&& schedule);
   std::size_t num_steps(int rank) const override;
   std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override;
+  // True when it owns its schedule (it was moved in); take() then moves it out, leaving the
+  // source empty.
+  bool owns() const { return owned_ != nullptr; }
+  Schedule take();
 
  private:
-  std::unique_ptr<const Schedule> owned_;
+  std::unique_ptr<Schedule> owned_;
   const Schedule* schedule_;
 };
 
 // The stored Schedule of a source: every rank's steps in order, empty steps dropped.
 Schedule materialize(const StepSource& source);
 
-// Algorithm `id`'s schedule as a StepSource: generated step by step when the algorithm has a
-// generator (Algorithm::generate: the ring family), otherwise built and owned. Same checks and
-// errors as build_schedule.
+// Algorithm `id`'s schedule as a StepSource (Algorithm::schedule: generated step by step for the
+// ring family, built and owned otherwise), after the registry's applicability checks; throws
+// colltune::Error naming an unknown id or why the algorithm does not apply.
 std::unique_ptr<StepSource> open_schedule(std::string_view id, const RankLayout& layout, std::size_t count,
                                           const AlgoOptions& options = {});
 

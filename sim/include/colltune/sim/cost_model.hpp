@@ -12,6 +12,9 @@
 //   A machine with one rank per host uses the inter-host figures for both levels; a machine
 //   with one host uses the intra-host figures for both.
 // - gamma: 1 / the slowest rank device's reduce_gbps (0 when no device states a rate).
+// - beta_host: 1 / the capacity of the narrowest host's links to other hosts (its NICs'
+//   network links, summed, in the weaker direction), so that messages leaving one host at once
+//   share them: eight GPUs behind one NIC get an eighth each.
 // - separate_level_ports: rank 0's routes to a host-mate and to another host start on
 //   different links and its routes back end on different links (NVLink and NIC), so hints that
 //   share a rank's port among its messages (dbtree) give each level its own port.

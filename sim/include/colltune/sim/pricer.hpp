@@ -17,8 +17,11 @@
 //   A port serves the messages transmitting through it by processor sharing: each of the m
 //   messages in service gets 1/m of the port, so a message alone takes bytes * beta, and one
 //   that begins while others are in service shares with them only what is left.
-// - A message arrives alpha after it has passed both its sender's and its receiver's port. The
-//   send and the receive complete at the arrival.
+// - An inter-host message also passes its sender host's egress and its receiver host's ingress
+//   (LevelCosts::beta_host: the hosts' NICs together), each shared the same way by every
+//   inter-host message of that host in service: eight GPUs behind one NIC share it.
+// - A message arrives alpha after it has passed all of its ports. The send and the receive
+//   complete at the arrival.
 // - A step ends when all of its messages have arrived and its reduced blocks are combined: one
 //   after another in arrival order, from the step's start, each costing bytes * gamma.
 #include <cstddef>

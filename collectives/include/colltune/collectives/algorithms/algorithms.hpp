@@ -44,20 +44,21 @@ double ring_phase_cost(const RankLayout& layout, const std::vector<int>& group, 
                        std::size_t elem_size, std::size_t chunk_elems, bool reduce, const LevelCosts& costs);
 std::vector<int> all_ranks(int nranks);
 
-Schedule build_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 double cost_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
                  const LevelCosts& costs);
-Schedule build_reduce_scatter_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 double cost_reduce_scatter_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                                 const AlgoOptions& options, const LevelCosts& costs);
-Schedule build_allgather_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 double cost_allgather_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                            const AlgoOptions& options, const LevelCosts& costs);
 
 // ---- recursive halving / doubling (rhd.cpp) -------------------------------------------------
 Schedule build_rhd(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
-double cost_rhd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size, const AlgoOptions& options,
-                const LevelCosts& costs);
+std::optional<double> cost_rhd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                               const AlgoOptions& options, const LevelCosts& costs);
+// Nearest partner first (SimGrid's rab_rdb): the same peers and bytes, the large exchanges near.
+Schedule build_rhd_near(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+std::optional<double> cost_rhd_near(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                    const AlgoOptions& options, const LevelCosts& costs);
 Schedule build_reduce_scatter_rh(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 double cost_reduce_scatter_rh(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                               const AlgoOptions& options, const LevelCosts& costs);
@@ -81,8 +82,14 @@ double cost_tree(const RankLayout& layout, std::size_t bytes, std::size_t elem_s
 Schedule build_dbtree(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 // 2: each half of the buffer is its own pipeline.
 std::size_t dbtree_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options);
+// The height of its binary trees: a leaf's value is reduced at every level up to the root.
+int dbtree_depth(const RankLayout& layout, const AlgoOptions& options);
 
 // ---- hierarchical (hierarchical.cpp) ------------------------------------------------------
+// Summation depths: the intra-host part's (L-1 around the host ring, lg L up the binomial
+// tree) plus the inner algorithm's across the hosts.
+int hierarchical_depth(const RankLayout& layout, const AlgoOptions& options);
+int hierarchical_leader_depth(const RankLayout& layout, const AlgoOptions& options);
 std::optional<std::string> hierarchical_not_applicable(const RankLayout& layout, std::size_t count,
                                                        const AlgoOptions& options);
 Schedule build_hierarchical(const RankLayout& layout, std::size_t count, const AlgoOptions& options);

@@ -43,14 +43,26 @@ struct Wire {
 };
 Wire wire(const RankLayout& layout, int a, int b, const LevelCosts& costs);
 
-// Which link levels a set of messages uses.
-struct Levels {
-  bool intra = false;
-  bool inter = false;
-  void add(const RankLayout& layout, int a, int b) { (layout.host_of(a) == layout.host_of(b) ? intra : inter) = true; }
+// The messages of one step that all begin together: which link levels they use, and how many
+// of them leave or enter one host at most (they share its NICs: LevelCosts::beta_host).
+class Levels {
+ public:
+  void add(const RankLayout& layout, int a, int b);
+  bool intra() const { return intra_; }
+  bool inter() const { return crossing_ > 0; }
+  // Most messages crossing out of, or into, one host.
+  int crossing_per_host() const { return crossing_; }
+
+ private:
+  bool intra_ = false;
+  int crossing_ = 0;
+  std::vector<int> out_, in_;  // per host
 };
-// Slowest single message of `bytes` over the levels present: max_l (alpha_l + bytes * beta_l).
+// Slowest single message of `bytes` over the levels present: max_l (alpha_l + bytes * beta_l),
+// an inter-host message taking at least its share of its host's NICs.
 double message_time(const Levels& levels, double bytes, const LevelCosts& costs);
+// us per byte of an inter-host message when `crossing` messages share its host's NICs.
+double inter_beta(const LevelCosts& costs, int crossing);
 
 // Elements of a cost request: bytes / elem_size rounded up (elem_size 0 counts as 1).
 std::size_t elements_of(std::size_t bytes, std::size_t elem_size);
