@@ -13,6 +13,7 @@
 #include "colltune/bench/bench.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
@@ -44,12 +45,11 @@ struct Row {
 };
 
 constexpr std::size_t kElem = 4;  // fp32 payloads, as nccl-tests' default
-// Larger than any buffer a GPU holds by orders of magnitude: a typo, not a question.
-constexpr std::size_t kMaxBytes = std::size_t{1} << 50;  // 1 PiB
 
 std::size_t checked_size(const std::string& text, const char* what) {
   const std::size_t bytes = parse_size(text, what);
-  if (bytes > kMaxBytes) throw Error(std::string(what) + ": '" + text + "' is absurdly large (limit 1 PiB per rank)");
+  if (bytes > limits::kMaxBytesPerRank)
+    limits::exceeded(std::string(what) + " " + text, "1 PiB per rank", limits::kMaxBytesReason);
   return bytes;
 }
 

@@ -2,11 +2,13 @@
 // hierarchical allreduce for a model on a topology; write the six config files atomically.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/topology.hpp"
@@ -83,6 +85,11 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
   tuner::TuneOptions options;
   options.strategy = tuner::parse_strategy(a.strategy.empty() ? (a.objective == "analytic" ? "grid" : "bayes")
                                                                : a.strategy);
+  if (a.budget > limits::kMaxTuneBudget)
+    limits::exceeded("--budget " + std::to_string(a.budget), std::to_string(limits::kMaxTuneBudget) + " evaluations",
+                     limits::kMaxTuneBudgetReason);
+  if (!(a.max_fp16_error >= 0) || !std::isfinite(a.max_fp16_error))
+    throw Error("--max-fp16-error " + std::to_string(a.max_fp16_error) + ": expected a finite number >= 0");
   options.budget = a.budget;
   options.seed = a.seed;
   options.fixes = a.fixes;

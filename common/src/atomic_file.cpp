@@ -1,14 +1,19 @@
 #include "colltune/common/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
+#include "colltune/common/units.hpp"
 
 namespace colltune {
 namespace fs = std::filesystem;
@@ -113,11 +118,32 @@ std::vector<fs::path> FileSetWriter::commit() {
 std::string read_file(const fs::path& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw Error(path.string() + ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot read (" + std::error_code(errno, std::generic_category()).message() + ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path.string() + ": cannot read (" + std::error_code(errno, std::generic_category()).message() + ")");
+  auto too_large = [&] {
+    ::close(fd);
+    limits::exceeded(path.string(), format_bytes(limits::kMaxInputFileBytes) + " per input file",
+                     limits::kMaxInputFileReason);
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > limits::kMaxInputFileBytes)
+    too_large();  // a regular file says its size; devices and pipes are read up to the limit
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      throw Error(path.string() + ": cannot read (" + std::error_code(err, std::generic_category()).message() + ")");
+    }
+    if (text.size() + static_cast<std::size_t>(n) > limits::kMaxInputFileBytes) too_large();
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace colltune

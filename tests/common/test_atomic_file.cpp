@@ -71,3 +71,13 @@ TEST(AtomicFile, Errors) {
   EXPECT_THROW(colltune::write_file_atomic("/nonexistent/colltune/file", "x"), colltune::Error);
   EXPECT_THROW(colltune::FileSetWriter("/nonexistent/colltune"), colltune::Error);
 }
+
+// Input files are bounded: a device that never ends is refused at the limit, not read forever.
+TEST(AtomicFile, ReadIsBounded) {
+  try {
+    colltune::read_file("/dev/zero");
+    ADD_FAILURE() << "/dev/zero was read";
+  } catch (const colltune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/zero: above the limit of 256 MiB"), std::string::npos) << e.what();
+  }
+}

@@ -98,5 +98,33 @@ TEST(BadTopologyJson, FieldErrors) {
               HasSubstr("ranks: rank 0 is not mapped (1 entries, so ranks must be 0..0)"));
 }
 
+// The link figures topo validate accepts are the ones every engine can time (once a latency of
+// 1e308 validated and simulate then failed with a misleading message).
+TEST(BadTopologyJson, LinkFiguresWithinTheLimits) {
+  auto with_link = [](const std::string& bw, const std::string& lat) {
+    return R"({"format":"colltune-topology","version":1,"hosts":["h"],"devices":[{"id":"a","kind":"gpu","host":"h"},)"
+           R"({"id":"b","kind":"gpu","host":"h"}],"links":[{"from":"a","to":"b","kind":"nvlink","bandwidth_gbps":)" +
+           bw + R"(,"latency_us":)" + lat + R"(,"duplex":true}],"ranks":[{"rank":0,"device":"a"},{"rank":1,"device":"b"}]})";
+  };
+  auto validate = [](const std::string& text) {
+    return error_of([&] { topology_from_json(text, "t.json").validate(); });
+  };
+  EXPECT_NO_THROW(topology_from_json(with_link("100", "1"), "t.json").validate());
+  EXPECT_THAT(validate(with_link("100", "1e308")), HasSubstr(".latency_us: must be in [0, 1e+06] us"));
+  EXPECT_THAT(validate(with_link("1e300", "1")), HasSubstr(".bandwidth_gbps: must be in [1e-06, 1e+06] GB/s"));
+  EXPECT_THAT(validate(with_link("1e-300", "1")), HasSubstr(".bandwidth_gbps: must be in"));
+}
+
+// Size limits hold in the graph itself and are checked by the presets before they build.
+TEST(BadTopologySpec, SizeLimitsAreStatedAndQuick) {
+  EXPECT_THAT(error_of([] { load_topology("fat-tree:nodes=65536,gpus=1024"); }),
+              HasSubstr("= 67108864 ranks: above the limit of 131072 ranks"));
+  EXPECT_THAT(error_of([] { load_topology("torus:dims=4096x4096"); }),
+              HasSubstr("preset torus: dims make 16777216 GPUs: above the limit of 131072 ranks"));
+  EXPECT_THAT(error_of([] { load_topology("flat:ranks=1000000"); }), HasSubstr("ranks=1000000: expected an integer in 1..131072"));
+  Topology t;
+  EXPECT_THAT(error_of([&] { t.map_rank(1 << 20, 0); }), HasSubstr("topology: rank 1048576: above the limit of 131072 ranks"));
+}
+
 }  // namespace
 }  // namespace colltune::topo

@@ -33,7 +33,9 @@ class FileSetWriter {
   bool committed_ = false;
 };
 
-// Reads a whole file; throws colltune::Error "PATH: cannot read (reason)".
+// Reads a whole file; throws colltune::Error "PATH: cannot read (reason)", or "PATH: above the
+// limit of 256 MiB per input file" (limits::kMaxInputFileBytes; /dev/zero is refused, not read
+// forever).
 std::string read_file(const std::filesystem::path& path);
 
 }  // namespace colltune
