@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "colltune/topology/json_io.hpp"
+#include "colltune/topology/nccl_xml.hpp"
 #include "topo_test_util.hpp"
 
 namespace colltune::topo {
@@ -128,6 +129,23 @@ TEST(BadTopologySpec, SizeLimitsAreStatedAndQuick) {
   EXPECT_THAT(error_of([] { load_topology("flat:ranks=1000000"); }), HasSubstr("ranks=1000000: expected an integer in 1..131072"));
   Topology t;
   EXPECT_THAT(error_of([&] { t.map_rank(1 << 20, 0); }), HasSubstr("topology: rank 1048576: above the limit of 131072 ranks"));
+}
+
+TEST(BadTopologyXml, DeepNestingIsRefusedBeforeParsing) {
+  const std::string deep = "<system version=\"1\">\n" + [] {
+    std::string s;
+    for (int i = 0; i < 20000; ++i) s += "<pci busid=\"x\">";
+    for (int i = 0; i < 20000; ++i) s += "</pci>";
+    return s;
+  }() + "</system>";
+  EXPECT_THAT(error_of([&] { topology_from_nccl_xml(deep, "d.xml"); }),
+              HasSubstr("d.xml:2: elements nested deeper than 64 levels"));
+  // Comments, CDATA and quoted '>' do not nest; 64 levels are fine.
+  std::string ok = "<system><!-- <a><b><c> --><![CDATA[<x><y>]]>";
+  for (int i = 0; i < 62; ++i) ok += "<pci busid=\"a>b\">";
+  for (int i = 0; i < 62; ++i) ok += "</pci>";
+  ok += "</system>";
+  EXPECT_THAT(error_of([&] { topology_from_nccl_xml(ok, "ok.xml"); }), ::testing::Not(HasSubstr("nested deeper")));
 }
 
 }  // namespace
