@@ -7,6 +7,7 @@
 #include "colltune/bench/bench.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "colltune/common/units.hpp"
 
 namespace colltune::bench {
@@ -62,13 +63,30 @@ void check_memory(const BenchConfig& config, int nranks) {
   }
 }
 
-}  // namespace
+// --inner matters to the hierarchical algorithms only, but a bad one is a typo wherever it is
+// given: ask hierarchical (on a layout it otherwise accepts) whether it takes it.
+void check_inner(const BenchConfig& config) {
+  const auto reason = coll::find_algorithm("hierarchical").not_applicable(RankLayout::uniform(2, 2), 4, config.algo);
+  if (reason) throw Error("--inner " + config.algo.inner + ": " + *reason);
+}
 
-void validate_config(const BenchConfig& config, int nranks) {
+void check_rank_count(const BenchConfig& config, int nranks) {
   if (nranks < 1) {
     throw Error(config.transport == Transport::threads ? "--ranks " + std::to_string(nranks) + ": need at least 1 rank"
                                                        : "MPI world of " + std::to_string(nranks) + " ranks");
   }
+  if (config.transport == Transport::threads && nranks > limits::kMaxThreadRanks)
+    limits::exceeded("--ranks " + std::to_string(nranks), std::to_string(limits::kMaxThreadRanks) + " threads",
+                     limits::kMaxThreadRanksReason);
+  if (nranks > limits::kMaxBenchRanks)
+    limits::exceeded("bench over " + std::to_string(nranks) + " ranks", std::to_string(limits::kMaxBenchRanks) + " ranks",
+                     limits::kMaxBenchRanksReason);
+}
+
+}  // namespace
+
+void validate_config(const BenchConfig& config, int nranks) {
+  check_rank_count(config, nranks);
   if (config.ranks_per_host < 0) throw Error("--ranks-per-host " + std::to_string(config.ranks_per_host) + ": must be positive");
   if (config.min_bytes > config.max_bytes) {
     throw Error("-b " + std::to_string(config.min_bytes) + " is larger than -e " + std::to_string(config.max_bytes));
@@ -82,6 +100,7 @@ void validate_config(const BenchConfig& config, int nranks) {
     throw Error("--fp16-compress applies to fp32 and fp64, not -d " + std::string(coll::to_string(config.dtype)));
   }
   check_algorithms(config);
+  check_inner(config);
   check_memory(config, nranks);
 }
 

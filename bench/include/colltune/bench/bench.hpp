@@ -40,8 +40,9 @@ struct BenchConfig {
 };
 
 // Throws colltune::Error naming the offending field and value: unknown algorithm or dtype,
-// "mpi" without the MPI transport, min > max, factor < 2, ranks < 1 (threads), negative iters,
-// sizes whose buffers exceed the machine's memory. `nranks` is the rank count that will run.
+// "mpi" without the MPI transport, an --inner that hierarchical does not take, min > max,
+// factor < 2, ranks < 1 or above the limits (limits.hpp), negative iters, sizes whose buffers
+// exceed the machine's memory. `nranks` is the rank count that will run.
 void validate_config(const BenchConfig& config, int nranks);
 
 // Sizes swept, in bytes, each rounded down to a whole number of elements.
