@@ -7,6 +7,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #ifdef COLLTUNE_HAVE_MPI
 #include "colltune/bench/bench_mpi.hpp"
 #endif
@@ -48,24 +49,39 @@ bench::BenchConfig to_config(const BenchArgs& a) {
   return c;
 }
 
+// A check that found wrong values fails the command (exit status 1), after the table.
+void fail_if_wrong(const bench::BenchReport& report, bool report_it) {
+  if (report.total_wrong() == 0) return;
+  if (!report_it) throw QuietExit{kExitCheckFailed};
+  throw CheckFailure("bench: " + std::to_string(report.total_wrong()) +
+                     " result values differ from the reference (see #wrong in the table)");
+}
+
 void run_mpi(const bench::BenchConfig& config) {
 #ifdef COLLTUNE_HAVE_MPI
   bench::validate_config(config, 1);  // before MPI starts: bad input ends every rank alike
   coll::MpiOptions options;
   options.ranks_per_host = config.ranks_per_host > 0 ? config.ranks_per_host : coll::ranks_per_host_from_env();
-  coll::MpiSession session(nullptr, nullptr);
-  try {
-    coll::MpiCommunicator comm(MPI_COMM_WORLD, options);
-    if (config.ranks > 0 && config.ranks != comm.size()) {
-      throw Error("--ranks " + std::to_string(config.ranks) + " but mpirun started " + std::to_string(comm.size()) +
-                  " processes");
+  bench::BenchReport report;
+  bool root = false;
+  {
+    coll::MpiSession session(nullptr, nullptr);
+    try {
+      coll::MpiCommunicator comm(MPI_COMM_WORLD, options);
+      root = comm.rank() == 0;
+      if (config.ranks > 0 && config.ranks != comm.size()) {
+        throw Error("--ranks " + std::to_string(config.ranks) + " but mpirun started " + std::to_string(comm.size()) +
+                    " processes");
+      }
+      report = bench::run_mpi_bench(config, comm, root ? &std::cout : nullptr);
+    } catch (const std::exception& e) {
+      // Peers may be waiting for this rank: print the one line, then end the whole job.
+      std::cerr << "colltune: " << (exit_status(e) == kExitInternal ? "internal error: " : "error: ") << e.what()
+                << std::endl;
+      MPI_Abort(MPI_COMM_WORLD, exit_status(e));
     }
-    bench::run_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
-  } catch (const std::exception& e) {
-    // Peers may be waiting for this rank: print the one line, then end the whole job.
-    std::cerr << "colltune: error: " << e.what() << std::endl;
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  }  // MPI_Finalize: every rank completed the same sweep
+  fail_if_wrong(report, root);
 #else
   (void)config;
   throw Error("--transport mpi: this colltune was built without MPI");
@@ -103,7 +119,7 @@ void add_bench_command(CLI::App& app) {
     if (config.transport == bench::Transport::mpi) {
       run_mpi(config);
     } else {
-      bench::run_threads_bench(config, &std::cout);
+      fail_if_wrong(bench::run_threads_bench(config, &std::cout), true);
     }
   });
 }
