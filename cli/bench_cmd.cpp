@@ -64,6 +64,7 @@ void run_mpi(const bench::BenchConfig& config) {
   options.ranks_per_host = config.ranks_per_host > 0 ? config.ranks_per_host : coll::ranks_per_host_from_env();
   bench::BenchReport report;
   bool root = false;
+  std::string mismatch;
   {
     coll::MpiSession session(nullptr, nullptr);
     try {
@@ -74,13 +75,19 @@ void run_mpi(const bench::BenchConfig& config) {
                     " processes");
       }
       report = bench::run_mpi_bench(config, comm, root ? &std::cout : nullptr);
+    } catch (const bench::ConfigMismatch& e) {
+      mismatch = e.what();  // every rank found it: all finalize, rank 0 says it once
     } catch (const std::exception& e) {
       // Peers may be waiting for this rank: print the one line, then end the whole job.
       std::cerr << "colltune: " << (exit_status(e) == kExitInternal ? "internal error: " : "error: ") << e.what()
                 << std::endl;
       MPI_Abort(MPI_COMM_WORLD, exit_status(e));
     }
-  }  // MPI_Finalize: every rank completed the same sweep
+  }  // MPI_Finalize: every rank completed the same sweep, or stopped at the same mismatch
+  if (!mismatch.empty()) {
+    if (root) throw Error(mismatch);
+    throw QuietExit{kExitBadInput};
+  }
   fail_if_wrong(report, root);
 #else
   (void)config;

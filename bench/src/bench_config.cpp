@@ -1,6 +1,7 @@
 // Bench configuration checks and the size sweep.
 #include <unistd.h>
 
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -83,7 +84,31 @@ void check_rank_count(const BenchConfig& config, int nranks) {
                      limits::kMaxBenchRanksReason);
 }
 
+// FNV-1a, 64 bits: enough to tell two configurations apart, the same on every machine.
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
 }  // namespace
+
+std::string effective_config_text(const BenchConfig& c) {
+  std::string text = "algorithms=";
+  for (const std::string& a : c.algorithms) text += a + ",";
+  text += ";bytes=" + std::to_string(c.min_bytes) + ".." + std::to_string(c.max_bytes) + "x" + std::to_string(c.factor);
+  text += ";iters=" + std::to_string(c.iters) + ";warmup=" + std::to_string(c.warmup) + ";check=" + (c.check ? "1" : "0");
+  text += ";dtype=" + std::string(coll::to_string(c.dtype)) + ";op=" + std::string(coll::to_string(c.op));
+  text += ";compression=" + std::to_string(static_cast<int>(c.compression));
+  text += ";chunk=" + std::to_string(c.algo.chunk_elems) + ";inner=" + c.algo.inner;
+  text += ";ranks_per_host=" + std::to_string(c.ranks_per_host) + ";ranks=" + std::to_string(c.ranks);
+  return text;
+}
+
+std::uint64_t config_fingerprint(const BenchConfig& config) { return fnv1a(effective_config_text(config)); }
 
 void validate_config(const BenchConfig& config, int nranks) {
   check_rank_count(config, nranks);
