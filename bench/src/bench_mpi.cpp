@@ -22,7 +22,7 @@ RunnerFactory mpi_runners(const BenchConfig& config, coll::MpiCommunicator& mpi)
     if (algorithm != "mpi") return ours(comm, algorithm);
     // The baseline reduces in the input dtype: --fp16-compress applies to our algorithms only.
     return [&mpi, config](const void* in, void* out, std::size_t count) {
-      coll::mpi_allreduce(mpi, in, out, count, config.dtype, config.op);
+      coll::mpi_allreduce(mpi, in, out, count, config.dtype, config.op, config.timeout_s);
     };
   };
 }
