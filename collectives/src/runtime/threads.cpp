@@ -1,11 +1,14 @@
 // The threads transport (see threads.hpp). Each rank has one mutex, one condition variable, an
-// inbox of published messages per source rank, and a count of its own published messages not
-// yet consumed. A receiver pops the next message from its inbox (messages between a pair
-// match in order), lands it straight from the sender's memory, then decrements the sender's
-// count; a sender's step ends when its count reaches zero. A failing rank aborts the world:
+// inbox of published messages tagged with their source rank, and a count of its own published
+// messages not yet consumed. A receiver takes the oldest message from the peer it expects
+// (messages between a pair match in order), lands it straight from the sender's memory, then
+// decrements the sender's count; a sender's step ends when its count reaches zero. The inbox
+// holds only messages in flight (a step's worth), so memory grows with the rank count, not
+// with its square. A failing rank aborts the world:
 // every wait checks the abort flag, so nobody waits for a rank that has given up.
 #include "colltune/collectives/threads.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -14,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -37,6 +41,7 @@ std::string seconds_text(double s) {
 }
 
 struct Message {
+  int src = -1;
   const std::byte* data = nullptr;
   std::size_t bytes = 0;
 };
@@ -44,17 +49,19 @@ struct Message {
 struct RankState {
   std::mutex m;
   std::condition_variable cv;
-  std::vector<std::deque<Message>> inbox;  // inbox[src]: messages from src, in send order
-  std::size_t pending_sends = 0;           // this rank's published messages not yet consumed
+  std::deque<Message> inbox;      // messages from every peer, in arrival order
+  std::size_t pending_sends = 0;  // this rank's published messages not yet consumed
+
+  // The oldest message from `src` (messages from one peer stay in send order), or end().
+  std::deque<Message>::iterator first_from(int src) {
+    return std::find_if(inbox.begin(), inbox.end(), [src](const Message& msg) { return msg.src == src; });
+  }
 };
 
 class World {
  public:
   explicit World(const RankLayout& layout) : layout_(layout) {
-    for (int r = 0; r < layout.nranks(); ++r) {
-      ranks_.push_back(std::make_unique<RankState>());
-      ranks_.back()->inbox.resize(static_cast<std::size_t>(layout.nranks()));
-    }
+    for (int r = 0; r < layout.nranks(); ++r) ranks_.push_back(std::make_unique<RankState>());
   }
   const RankLayout& layout() const { return layout_; }
   int size() const { return layout_.nranks(); }
@@ -183,12 +190,12 @@ void ThreadsCommunicator::post_sends(const Step& step, const StepContext& ctx) {
     const Op& op = step.ops[i];
     if (op.kind != OpKind::send) continue;
     const std::size_t bytes = op.block.count * wire;
-    Message msg{staged ? staged + pos : ctx.send_data(i, op), bytes};
+    Message msg{rank_, staged ? staged + pos : ctx.send_data(i, op), bytes};
     pos += bytes;
     RankState& peer = world_.state(op.peer);
     {
       std::lock_guard<std::mutex> lk(peer.m);
-      peer.inbox[static_cast<std::size_t>(rank_)].push_back(msg);
+      peer.inbox.push_back(msg);
     }
     peer.cv.notify_all();  // after unlocking, so the woken rank does not block on the mutex
   }
@@ -201,17 +208,19 @@ void ThreadsCommunicator::receive(const Op& op, const std::byte* init, const Ste
   Message msg;
   {
     std::unique_lock<std::mutex> lk(me.m);
-    auto& queue = me.inbox[static_cast<std::size_t>(op.peer)];
     const auto deadline = deadline_after(ctx.timeout_s);
-    while (queue.empty()) {
+    auto it = me.first_from(op.peer);
+    while (it == me.inbox.end()) {
       world_.throw_if_aborted(rank_);
-      if (me.cv.wait_until(lk, deadline) == std::cv_status::timeout && queue.empty()) {
+      const bool timed_out = me.cv.wait_until(lk, deadline) == std::cv_status::timeout;
+      it = me.first_from(op.peer);
+      if (timed_out && it == me.inbox.end()) {
         throw TimeoutError(step_where(rank_, ctx.step_index) + ": timed out after " + seconds_text(ctx.timeout_s) +
                            " waiting for a message from peer " + std::to_string(op.peer));
       }
     }
-    msg = queue.front();
-    queue.pop_front();
+    msg = *it;
+    me.inbox.erase(it);
   }
   struct Consumed {
     RankState& sender;
@@ -251,7 +260,7 @@ std::string ThreadsCommunicator::unreceived_peers(const Step& step) {
     if (op.kind != OpKind::send) continue;
     RankState& peer = world_.state(op.peer);
     std::lock_guard<std::mutex> lk(peer.m);
-    if (!peer.inbox[static_cast<std::size_t>(rank_)].empty() && peers.find(std::to_string(op.peer)) == std::string::npos) {
+    if (peer.first_from(rank_) != peer.inbox.end() && peers.find(std::to_string(op.peer)) == std::string::npos) {
       peers += (peers.empty() ? "" : ",") + std::to_string(op.peer);
     }
   }
@@ -268,9 +277,9 @@ void ThreadsCommunicator::retract_sends(const Step& step) {
     done[static_cast<std::size_t>(op.peer)] = true;
     RankState& peer = world_.state(op.peer);
     std::lock_guard<std::mutex> lk(peer.m);
-    auto& queue = peer.inbox[static_cast<std::size_t>(rank_)];
-    withdrawn += queue.size();
-    queue.clear();
+    const auto mine = [this](const Message& m) { return m.src == rank_; };
+    withdrawn += static_cast<std::size_t>(std::count_if(peer.inbox.begin(), peer.inbox.end(), mine));
+    peer.inbox.erase(std::remove_if(peer.inbox.begin(), peer.inbox.end(), mine), peer.inbox.end());
   }
   RankState& me = world_.state(rank_);
   std::unique_lock<std::mutex> lk(me.m);
@@ -289,18 +298,33 @@ void run_threads(const RankLayout& layout, const std::function<void(Communicator
     std::vector<std::jthread> threads;
     threads.reserve(static_cast<std::size_t>(layout.nranks()));
     for (int r = 0; r < layout.nranks(); ++r) {
-      threads.emplace_back([&, r] {
-        ThreadsCommunicator comm(world, r);
-        try {
-          fn(comm);
-        } catch (...) {
-          {
-            std::lock_guard<std::mutex> lk(first_m);
-            if (!first) first = std::current_exception();
+      try {
+        threads.emplace_back([&, r] {
+          ThreadsCommunicator comm(world, r);
+          try {
+            fn(comm);
+          } catch (...) {
+            {
+              std::lock_guard<std::mutex> lk(first_m);
+              if (!first) first = std::current_exception();
+            }
+            world.abort(r);
           }
-          world.abort(r);
+        });
+      } catch (const std::system_error& e) {
+        // The ranks already running would wait for this one until their timeout: stop them
+        // now, and report the cause (the machine's thread or memory limits), not a timeout.
+        {
+          std::lock_guard<std::mutex> lk(first_m);
+          if (!first) {
+            first = std::make_exception_ptr(Error("threads transport: cannot start the thread of rank " +
+                                                  std::to_string(r) + " of " + std::to_string(layout.nranks()) +
+                                                  " (" + e.code().message() + "); use fewer ranks"));
+          }
         }
-      });
+        world.abort(r);
+        break;
+      }
     }
   }  // jthreads join here
   if (first) std::rethrow_exception(first);
