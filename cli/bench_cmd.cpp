@@ -18,12 +18,23 @@ namespace {
 struct BenchArgs {
   std::string transport = "threads";
   int ranks = 0;
-  std::string min = "8", max = "8M", dtype = "fp32", op = "sum", compression, timeout = "60s", json;
+  std::string min = "8", max = "8M", dtype = "fp32", op = "sum", compression, timeout = "60s", json, chunk;
   std::size_t factor = 2;
   int check = 1;
   bool fp16_compress = false;
   bench::BenchConfig config;
 };
+
+// --chunk is bytes, as everywhere (simulate, --fix chunk=), converted to whole elements.
+std::size_t chunk_elements(const std::string& text, coll::DType dtype, const std::string& dtype_name) {
+  if (text.empty()) return 0;
+  const std::size_t bytes = parse_size(text, "--chunk", BareNumber::refused);
+  const std::size_t es = coll::dtype_size(dtype);
+  if (bytes % es != 0)
+    throw Error("--chunk " + text + ": " + std::to_string(bytes) + " B is not a whole number of " + dtype_name +
+                " elements (" + std::to_string(es) + " B each)");
+  return bytes / es;
+}
 
 bench::BenchConfig to_config(const BenchArgs& a) {
   bench::BenchConfig c = a.config;
@@ -42,6 +53,7 @@ bench::BenchConfig to_config(const BenchArgs& a) {
   c.compression = a.fp16_compress ? coll::Compression::fp16
                                   : coll::parse_compression(a.compression.empty() ? "none" : a.compression);
   c.timeout_s = parse_time_us(a.timeout, "--timeout") / 1e6;
+  c.algo.chunk_elems = chunk_elements(a.chunk, c.dtype, a.dtype);
   c.json_path = a.json;
   if (c.transport == bench::Transport::threads && a.ranks == 0) {
     throw Error("--ranks: the threads transport needs a rank count (--ranks N, N >= 1)");
@@ -117,7 +129,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-o,--op", args->op, "sum | avg | min | max | prod");
   cmd->add_flag("--fp16-compress", args->fp16_compress, "compress fp32/fp64 to fp16 on the wire (Horovod fp16)");
   cmd->add_option("--compression", args->compression, "none | fp16 | fp16_fp32acc");
-  cmd->add_option("--chunk", args->config.algo.chunk_elems, "pipeline chunk in elements (0 = none)");
+  cmd->add_option("--chunk", args->chunk, "pipeline chunk, bytes with a unit (e.g. 64KiB; a whole number of "
+                                         "elements; 0 = none)");
   cmd->add_option("--inner", args->config.algo.inner, "hierarchical: algorithm across hosts");
   cmd->add_option("--timeout", args->timeout, "per-wait timeout (e.g. 30s)");
   cmd->add_option("--json", args->json, "also write the results as JSON to this file");

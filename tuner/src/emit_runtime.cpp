@@ -29,7 +29,7 @@ std::string header(const TuneResult& r, const char* comment) {
   out << comment << " colltune tune: " << r.model << " on " << r.topology << " (" << r.ranks << " ranks, " << r.hosts
       << " hosts), objective " << r.objective << ", strategy " << to_string(r.strategy) << ", seed " << r.seed << "\n"
       << comment << " predicted step " << format_time_us(r.best.step_time_us) << " vs Horovod defaults "
-      << format_time_us(r.baseline.step_time_us) << " (speedup " << number(r.speedup()) << "x)\n";
+      << format_time_us(r.baseline.step_time_us) << " (speedup " << format_ratio(r.speedup()) << "x)\n";
   return out.str();
 }
 
