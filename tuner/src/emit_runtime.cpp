@@ -132,16 +132,8 @@ std::vector<std::filesystem::path> write_configs(const std::filesystem::path& di
   // Render everything first: a failure here leaves the directory untouched.
   const std::vector<std::string> contents{emit_horovod_yaml(r),    emit_horovod_env(r),   emit_nccl_env(r),
                                           emit_nccl_tuner_conf(r), emit_colltune_json(r), emit_report_html(r)};
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error(dir.string() + ": cannot create output directory (" + ec.message() + ")");
-  // A destination that is not a regular file would fail its rename after others succeeded:
-  // refuse before anything is written.
-  for (const auto& name : emitted_file_names()) {
-    const auto path = dir / name;
-    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-      throw Error(path.string() + ": exists and is not a regular file; nothing was written");
-  }
+  // FileSetWriter creates dir, refuses a destination that is not colltune's before anything
+  // changes, and switches the six files as one unit (docs/hardening.md).
   FileSetWriter writer(dir);
   for (std::size_t i = 0; i < contents.size(); ++i) writer.stage(emitted_file_names()[i], contents[i]);
   return writer.commit();
