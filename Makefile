@@ -6,7 +6,7 @@ CMAKE_ARGS ?=
 COLLTUNE = $(BUILD)/cli/colltune
 DEMO_DIR ?= demo-out
 
-.PHONY: all deps configure build test test-long demo bench install clean
+.PHONY: all deps configure build test test-long fuzz demo bench install clean
 
 all: build
 
@@ -24,6 +24,17 @@ test: build
 
 test-long: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) -L long
+
+# libFuzzer on every parser for FUZZ_SECONDS each (needs clang; docs/hardening.md). New inputs
+# go to build-fuzz/corpus/, never into the checked-in corpus.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = topology_json nccl_xml workload_json horovod_timeline preset_spec size_string time_string
+fuzz:
+	cmake --preset fuzz >/dev/null
+	cmake --build build-fuzz -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do mkdir -p build-fuzz/corpus/$$t; echo "== fuzz_$$t"; \
+	  build-fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 \
+	    build-fuzz/corpus/$$t tests/fuzz/corpus/$$t || exit 1; done
 
 # The main job on a built-in default: describe the machine, predict allreduce and a training
 # step on it, then tune Horovod/NCCL settings for ResNet-50 and write the config files.
