@@ -6,7 +6,7 @@ CMAKE_ARGS ?=
 COLLTUNE = $(BUILD)/cli/colltune
 DEMO_DIR ?= demo-out
 
-.PHONY: all deps configure build test test-long demo bench install clean
+.PHONY: all deps configure build test test-long test-asan test-tsan fuzz demo bench install clean
 
 all: build
 
@@ -24,6 +24,37 @@ test: build
 
 test-long: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) -L long
+
+# Sanitizer suites (CI; docs/hardening.md), each in its own build directory, tests only.
+# ASan+UBSan: the whole suite but `long`. Open MPI frees little at exit and unloads its plugins
+# (LeakSanitizer cannot even name them), so MPI tests run without leak detection; everything
+# else with it.
+SAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SAN_ENV_MPI = ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+test-asan: deps
+	cmake --preset ci-asan >/dev/null
+	cmake --build build-asan -j$(JOBS)
+	$(SAN_ENV) ctest --test-dir build-asan --output-on-failure -j$(JOBS) -LE 'long|mpi' -E '^install'
+	$(SAN_ENV_MPI) ctest --test-dir build-asan --output-on-failure -j$(JOBS) -L mpi -LE long
+
+# ThreadSanitizer: the threads transport's tests (not BenchInputs: single-threaded arithmetic at
+# 65,536 ranks, and 1,024 threads that TSan makes minutes long; ASan runs them).
+test-tsan: deps
+	cmake --preset ci-tsan >/dev/null
+	cmake --build build-tsan -j$(JOBS) --target test_runtime test_bench_runtime
+	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER=-BenchInputs.* \
+	  ctest --test-dir build-tsan --output-on-failure -R '^test_(runtime|bench_runtime)$$'
+
+# libFuzzer on every parser for FUZZ_SECONDS each (needs clang; docs/hardening.md). New inputs
+# go to build-fuzz/corpus/, never into the checked-in corpus.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = topology_json nccl_xml workload_json horovod_timeline preset_spec size_string time_string
+fuzz:
+	cmake --preset fuzz >/dev/null
+	cmake --build build-fuzz -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do mkdir -p build-fuzz/corpus/$$t; echo "== fuzz_$$t"; \
+	  build-fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 \
+	    build-fuzz/corpus/$$t tests/fuzz/corpus/$$t || exit 1; done
 
 # The main job on a built-in default: describe the machine, predict allreduce and a training
 # step on it, then tune Horovod/NCCL settings for ResNet-50 and write the config files.

@@ -9,6 +9,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #ifdef COLLTUNE_HAVE_MPI
 #include "colltune/bench/bench_mpi.hpp"
 #endif
@@ -22,12 +23,23 @@ namespace {
 struct BenchArgs {
   std::string transport = "threads";
   int ranks = 0;
-  std::string min = "8", max = "8M", dtype = "fp32", op = "sum", compression, timeout = "60s", json;
+  std::string min = "8", max = "8M", dtype = "fp32", op = "sum", compression, timeout = "60s", json, chunk;
   std::size_t factor = 2;
   int check = 1;
   bool fp16_compress = false;
   bench::BenchConfig config;
 };
+
+// --chunk is bytes, as everywhere (simulate, --fix chunk=), converted to whole elements.
+std::size_t chunk_elements(const std::string& text, coll::DType dtype, const std::string& dtype_name) {
+  if (text.empty()) return 0;
+  const std::size_t bytes = parse_size(text, "--chunk", BareNumber::refused);
+  const std::size_t es = coll::dtype_size(dtype);
+  if (bytes % es != 0)
+    throw Error("--chunk " + text + ": " + std::to_string(bytes) + " B is not a whole number of " + dtype_name +
+                " elements (" + std::to_string(es) + " B each)");
+  return bytes / es;
+}
 
 bench::BenchConfig to_config(const BenchArgs& a) {
   bench::BenchConfig c = a.config;
@@ -46,12 +58,21 @@ bench::BenchConfig to_config(const BenchArgs& a) {
   c.compression = a.fp16_compress ? coll::Compression::fp16
                                   : coll::parse_compression(a.compression.empty() ? "none" : a.compression);
   c.timeout_s = parse_time_us(a.timeout, "--timeout") / 1e6;
+  c.algo.chunk_elems = chunk_elements(a.chunk, c.dtype, a.dtype);
   c.json_path = a.json;
   if ((c.transport == bench::Transport::threads || c.transport == bench::Transport::cuda) && a.ranks == 0) {
     throw Error("--ranks: the " + std::string(bench::to_string(c.transport)) +
                 " transport needs a rank count (--ranks N, N >= 1)");
   }
   return c;
+}
+
+// A check that found wrong values fails the command (exit status 1), after the table.
+void fail_if_wrong(const bench::BenchReport& report, bool report_it) {
+  if (report.total_wrong() == 0) return;
+  if (!report_it) throw QuietExit{kExitCheckFailed};
+  throw CheckFailure("bench: " + std::to_string(report.total_wrong()) +
+                     " result values differ from the reference (see #wrong in the table)");
 }
 
 #ifdef COLLTUNE_HAVE_MPI
@@ -63,25 +84,41 @@ bench::BenchConfig to_config(const BenchArgs& a) {
   return false;
 }
 
-// Runs `body(comm)` on every MPI rank; an error on any rank prints one line and ends the whole
-// job (its peers may be waiting for it).
+// Runs `body(comm)`, which returns the rank's report, on every MPI rank.
+//  - An error on any rank prints one line and ends the whole job (its peers may be waiting).
+//  - A configuration mismatch is found by every rank: all finalize, rank 0 says it once.
+//  - Wrong values fail the command (exit status 1) after the table.
 template <class Body>
 void on_mpi_world(const bench::BenchConfig& config, Body body) {
   bench::validate_config(config, 1);  // before MPI starts: bad input ends every rank alike
   coll::MpiOptions options;
   options.ranks_per_host = config.ranks_per_host > 0 ? config.ranks_per_host : coll::ranks_per_host_from_env();
-  coll::MpiSession session(nullptr, nullptr);
-  try {
-    coll::MpiCommunicator comm(MPI_COMM_WORLD, options);
-    if (config.ranks > 0 && config.ranks != comm.size()) {
-      throw Error("--ranks " + std::to_string(config.ranks) + " but mpirun started " + std::to_string(comm.size()) +
-                  " processes");
+  bench::BenchReport report;
+  bool root = false;
+  std::string mismatch;
+  {
+    coll::MpiSession session(nullptr, nullptr);
+    try {
+      coll::MpiCommunicator comm(MPI_COMM_WORLD, options);
+      root = comm.rank() == 0;
+      if (config.ranks > 0 && config.ranks != comm.size()) {
+        throw Error("--ranks " + std::to_string(config.ranks) + " but mpirun started " + std::to_string(comm.size()) +
+                    " processes");
+      }
+      report = body(comm);
+    } catch (const bench::ConfigMismatch& e) {
+      mismatch = e.what();
+    } catch (const std::exception& e) {
+      std::cerr << "colltune: " << (exit_status(e) == kExitInternal ? "internal error: " : "error: ") << e.what()
+                << std::endl;
+      MPI_Abort(MPI_COMM_WORLD, exit_status(e));
     }
-    body(comm);
-  } catch (const std::exception& e) {
-    std::cerr << "colltune: error: " << e.what() << std::endl;
-    MPI_Abort(MPI_COMM_WORLD, 2);
+  }  // MPI_Finalize: every rank completed the same sweep, or stopped at the same mismatch
+  if (!mismatch.empty()) {
+    if (root) throw Error(mismatch);
+    throw QuietExit{kExitBadInput};
   }
+  fail_if_wrong(report, root);
 }
 #endif
 
@@ -92,7 +129,7 @@ void run_mpi(const bench::BenchConfig& config) {
       std::cerr << "colltune: warning: --transport mpi is running 1 rank; start it with mpirun -np N to run N ranks"
                 << std::endl;
     }
-    bench::run_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
+    return bench::run_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
   });
 #else
   (void)config;
@@ -102,7 +139,7 @@ void run_mpi(const bench::BenchConfig& config) {
 
 void run_cuda(const bench::BenchConfig& config) {
 #ifdef COLLTUNE_HAVE_CUDA
-  bench::run_cuda_bench(config, &std::cout);
+  fail_if_wrong(bench::run_cuda_bench(config, &std::cout), true);
 #else
   (void)config;
   throw Error("--transport cuda: this colltune was built without CUDA");
@@ -115,11 +152,11 @@ void run_nccl(const bench::BenchConfig& config) {
 #ifdef COLLTUNE_HAVE_MPI
   if (under_mpi_launcher()) {
     return on_mpi_world(config, [&](coll::MpiCommunicator& comm) {
-      bench::run_nccl_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
+      return bench::run_nccl_mpi_bench(config, comm, comm.rank() == 0 ? &std::cout : nullptr);
     });
   }
 #endif
-  bench::run_nccl_bench(config, &std::cout);
+  fail_if_wrong(bench::run_nccl_bench(config, &std::cout), true);
 #elif defined(COLLTUNE_HAVE_CUDA)
   (void)config;
   throw Error("--transport nccl: this colltune was built without NCCL");
@@ -154,14 +191,15 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-o,--op", args->op, "sum | avg | min | max | prod");
   cmd->add_flag("--fp16-compress", args->fp16_compress, "compress fp32/fp64 to fp16 on the wire (Horovod fp16)");
   cmd->add_option("--compression", args->compression, "none | fp16 | fp16_fp32acc");
-  cmd->add_option("--chunk", args->config.algo.chunk_elems, "pipeline chunk in elements (0 = none)");
+  cmd->add_option("--chunk", args->chunk, "pipeline chunk, bytes with a unit (e.g. 64KiB; a whole number of "
+                                         "elements; 0 = none)");
   cmd->add_option("--inner", args->config.algo.inner, "hierarchical: algorithm across hosts");
   cmd->add_option("--timeout", args->timeout, "per-wait timeout (e.g. 30s)");
   cmd->add_option("--json", args->json, "also write the results as JSON to this file");
   cmd->callback([args] {
     const bench::BenchConfig config = to_config(*args);
     switch (config.transport) {
-      case bench::Transport::threads: bench::run_threads_bench(config, &std::cout); break;
+      case bench::Transport::threads: fail_if_wrong(bench::run_threads_bench(config, &std::cout), true); break;
       case bench::Transport::mpi: run_mpi(config); break;
       case bench::Transport::cuda: run_cuda(config); break;
       case bench::Transport::nccl: run_nccl(config); break;

@@ -5,17 +5,20 @@
 
 #include "colltune/common/error.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 int main(int argc, char** argv) {
+  namespace cli = colltune::cli;
   CLI::App app{"colltune: collective-algorithm simulator and autotuner for data-parallel training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "colltune 0.1.0");
-  colltune::cli::add_topo_command(app);
-  colltune::cli::add_algos_command(app);
-  colltune::cli::add_bench_command(app);
-  colltune::cli::add_simulate_command(app);
-  colltune::cli::add_step_command(app);
-  colltune::cli::add_tune_command(app);
+  cli::add_topo_command(app);
+  cli::add_algos_command(app);
+  cli::add_bench_command(app);
+  cli::add_simulate_command(app);
+  cli::add_step_command(app);
+  cli::add_tune_command(app);
+  cli::apply_option_rules(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -26,13 +29,23 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "colltune: error: " << e.what() << "\n";
-    return 2;
+    return cli::kExitBadInput;
+  } catch (const cli::QuietExit& e) {
+    return e.code;
+  } catch (const colltune::CheckFailure& e) {
+    std::cerr << "colltune: FAILED: " << e.what() << "\n";
+    return cli::kExitCheckFailed;
   } catch (const colltune::Error& e) {
     std::cerr << "colltune: error: " << e.what() << "\n";
-    return 2;
+    return cli::kExitBadInput;
   } catch (const std::exception& e) {
+    // Not bad input: a bug (or the machine ran out of memory despite the limits). Its own
+    // status, so scripts can tell it from a mistake in the command line.
     std::cerr << "colltune: internal error: " << e.what() << "\n";
-    return 2;
+    return cli::kExitInternal;
+  } catch (...) {
+    std::cerr << "colltune: internal error: unknown exception\n";
+    return cli::kExitInternal;
   }
-  return 0;
+  return cli::kExitOk;
 }

@@ -13,6 +13,7 @@
 #include "colltune/bench/bench.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
@@ -44,12 +45,11 @@ struct Row {
 };
 
 constexpr std::size_t kElem = 4;  // fp32 payloads, as nccl-tests' default
-// Larger than any buffer a GPU holds by orders of magnitude: a typo, not a question.
-constexpr std::size_t kMaxBytes = std::size_t{1} << 50;  // 1 PiB
 
 std::size_t checked_size(const std::string& text, const char* what) {
   const std::size_t bytes = parse_size(text, what);
-  if (bytes > kMaxBytes) throw Error(std::string(what) + ": '" + text + "' is absurdly large (limit 1 PiB per rank)");
+  if (bytes > limits::kMaxBytesPerRank)
+    limits::exceeded(std::string(what) + " " + text, "1 PiB per rank", limits::kMaxBytesReason);
   return bytes;
 }
 
@@ -70,13 +70,22 @@ std::vector<std::size_t> sizes_of(const std::string& text) {
   return sizes;
 }
 
+// --chunk is bytes, as everywhere, in whole fp32 elements.
+std::size_t chunk_elements(const std::string& text) {
+  const std::size_t bytes = parse_size(text, "--chunk", BareNumber::refused);
+  if (bytes % kElem != 0)
+    throw Error("--chunk " + text + ": " + std::to_string(bytes) + " B is not a whole number of fp32 elements (" +
+                std::to_string(kElem) + " B each)");
+  return bytes / kElem;
+}
+
 class Predictor {
  public:
   Predictor(const SimulateArgs& args, sim::Engine engine, const topo::Topology& topology)
       : args_(args), engine_(engine), topology_(topology),
         model_(topology, args.ranks > 0 ? args.ranks : topology.num_ranks()) {
     options_.inner = args.inner;
-    if (!args.chunk.empty()) options_.chunk_elems = parse_size(args.chunk, "--chunk") / kElem;
+    if (!args.chunk.empty()) options_.chunk_elems = chunk_elements(args.chunk);
   }
   int ranks() const { return model_.layout.nranks(); }
 
@@ -190,7 +199,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--ranks", args->ranks, "Use only the first N ranks of the topology (default: all)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--inner", args->inner, "hierarchical: the algorithm across hosts");
-  cmd->add_option("--chunk", args->chunk, "Pipelining chunk size (default: one chunk per block)");
+  cmd->add_option("--chunk", args->chunk, "Pipelining chunk, bytes with a unit (e.g. 1MiB; default: one chunk per block)");
   cmd->add_flag("--fp16-compress", args->fp16, "Compress fp32 payloads to fp16 on the wire");
   cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) of the event simulation to FILE");
   cmd->add_flag("--json", args->json, "Print JSON on one line (an object, or an array for a sweep)");

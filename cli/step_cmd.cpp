@@ -87,7 +87,7 @@ void print_summary(std::ostream& out, const StepArgs& a, const sim::Workload& w,
 
 void run_step(const StepArgs& a) {
   sim::StepConfig config;
-  config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold");
+  config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold", BareNumber::refused);
   config.cycle_time_us = parse_time_us(a.cycle_time, "--cycle-time");
   config.fp16_compress = a.fp16_compress;
   config.algorithm = a.algorithm;
@@ -116,9 +116,9 @@ void add_step_command(CLI::App& app) {
                   "Model profile (resnet50, vgg16, bert-large, gpt2-xl, ...; options as resnet50:batch=64,tflops=300),"
                   " a workload JSON file or a Horovod timeline")
       ->required();
-  sub->add_option("--fusion-threshold", args->fusion_threshold, "Fusion buffer size (B/KiB/MiB/GiB; 0 = no fusion)")
+  sub->add_option("--fusion-threshold", args->fusion_threshold, "Fusion buffer size with a unit (B/KiB/MiB/GiB; 0 = no fusion)")
       ->capture_default_str();
-  sub->add_option("--cycle-time", args->cycle_time, "Horovod cycle time (us/ms/s)")->capture_default_str();
+  sub->add_option("--cycle-time", args->cycle_time, "Horovod cycle time with a unit (us/ms/s)")->capture_default_str();
   sub->add_flag("--fp16-compress", args->fp16_compress, "Cast fp32 gradients to fp16 before the allreduce");
   sub->add_option("--algo", args->algorithm, "Allreduce algorithm id, or auto (fastest per buffer)")
       ->capture_default_str();

@@ -2,11 +2,14 @@
 // hierarchical allreduce for a model on a topology; write the six config files atomically.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
+#include "colltune/common/units.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/topology.hpp"
@@ -57,11 +60,11 @@ void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem
             << "  fusion threshold   " << format_bytes(c.fusion_threshold_bytes) << "\n"
             << "  cycle time         " << format_time_us(c.cycle_time_us) << "\n"
             << "  fp16 compression   " << (c.fp16 ? "on" : "off") << " (predicted rms relative error "
-            << r.fp16.relative_error << ", limit " << r.fp16.max_allowed << ")\n"
+            << format_ratio(r.fp16.relative_error) << ", limit " << format_ratio(r.fp16.max_allowed) << ")\n"
             << "  algorithm          " << c.algorithm << (c.hierarchical ? " (hierarchical)" : "")
             << ", chunk " << format_bytes(c.chunk_bytes) << "\n"
             << "  step time          " << format_time_us(r.best.step_time_us) << " vs "
-            << format_time_us(r.baseline.step_time_us) << " with Horovod defaults: speedup " << r.speedup() << "x\n";
+            << format_time_us(r.baseline.step_time_us) << " with Horovod defaults: speedup " << format_ratio(r.speedup()) << "x\n";
   for (const auto& f : files) std::cout << "  wrote " << f.string() << "\n";
 }
 
@@ -83,6 +86,11 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
   tuner::TuneOptions options;
   options.strategy = tuner::parse_strategy(a.strategy.empty() ? (a.objective == "analytic" ? "grid" : "bayes")
                                                                : a.strategy);
+  if (a.budget > limits::kMaxTuneBudget)
+    limits::exceeded("--budget " + std::to_string(a.budget), std::to_string(limits::kMaxTuneBudget) + " evaluations",
+                     limits::kMaxTuneBudgetReason);
+  if (!(a.max_fp16_error >= 0) || !std::isfinite(a.max_fp16_error))
+    throw Error("--max-fp16-error " + std::to_string(a.max_fp16_error) + ": expected a finite number >= 0");
   options.budget = a.budget;
   options.seed = a.seed;
   options.fixes = a.fixes;
@@ -147,7 +155,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--budget", args->budget, "evaluations for bayes/random (default 30)");
   cmd->add_option("--seed", args->seed, "random seed (bayes/random)");
   cmd->add_option("--fix", args->fixes, "pin a knob: fusion-threshold=64MiB, cycle-time=5ms, fp16=on|off, "
-                                        "algorithm=ring|...|auto, chunk=1MiB, hierarchical=on|off")
+                                        "algorithm=ring|...|auto, chunk=1MiB, hierarchical=on|off (sizes and "
+                                        "times need a unit)")
       ->take_all();
   cmd->add_option("--max-fp16-error", args->max_fp16_error,
                   "accept fp16 compression only when its predicted rms relative error is at most this (default 0.01)");

@@ -1,12 +1,14 @@
 // Bench configuration checks and the size sweep.
 #include <unistd.h>
 
+#include <cstdint>
 #include <limits>
 #include <string>
 
 #include "colltune/bench/bench.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "colltune/common/units.hpp"
 
 namespace colltune::bench {
@@ -76,13 +78,54 @@ void check_memory(const BenchConfig& config, int nranks) {
   }
 }
 
-}  // namespace
+// --inner matters to the hierarchical algorithms only, but a bad one is a typo wherever it is
+// given: ask hierarchical (on a layout it otherwise accepts) whether it takes it.
+void check_inner(const BenchConfig& config) {
+  const auto reason = coll::find_algorithm("hierarchical").not_applicable(RankLayout::uniform(2, 2), 4, config.algo);
+  if (reason) throw Error("--inner " + config.algo.inner + ": " + *reason);
+}
 
-void validate_config(const BenchConfig& config, int nranks) {
+void check_rank_count(const BenchConfig& config, int nranks) {
   if (nranks < 1) {
     throw Error(config.transport == Transport::mpi ? "MPI world of " + std::to_string(nranks) + " ranks"
                                                    : "--ranks " + std::to_string(nranks) + ": need at least 1 rank");
   }
+  if (config.transport == Transport::threads && nranks > limits::kMaxThreadRanks)
+    limits::exceeded("--ranks " + std::to_string(nranks), std::to_string(limits::kMaxThreadRanks) + " threads",
+                     limits::kMaxThreadRanksReason);
+  if (nranks > limits::kMaxBenchRanks)
+    limits::exceeded("bench over " + std::to_string(nranks) + " ranks", std::to_string(limits::kMaxBenchRanks) + " ranks",
+                     limits::kMaxBenchRanksReason);
+}
+
+// FNV-1a, 64 bits: enough to tell two configurations apart, the same on every machine.
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string effective_config_text(const BenchConfig& c) {
+  std::string text = "algorithms=";
+  for (const std::string& a : c.algorithms) text += a + ",";
+  text += ";bytes=" + std::to_string(c.min_bytes) + ".." + std::to_string(c.max_bytes) + "x" + std::to_string(c.factor);
+  text += ";iters=" + std::to_string(c.iters) + ";warmup=" + std::to_string(c.warmup) + ";check=" + (c.check ? "1" : "0");
+  text += ";dtype=" + std::string(coll::to_string(c.dtype)) + ";op=" + std::string(coll::to_string(c.op));
+  text += ";compression=" + std::to_string(static_cast<int>(c.compression));
+  text += ";chunk=" + std::to_string(c.algo.chunk_elems) + ";inner=" + c.algo.inner;
+  text += ";ranks_per_host=" + std::to_string(c.ranks_per_host) + ";ranks=" + std::to_string(c.ranks);
+  return text;
+}
+
+std::uint64_t config_fingerprint(const BenchConfig& config) { return fnv1a(effective_config_text(config)); }
+
+void validate_config(const BenchConfig& config, int nranks) {
+  check_rank_count(config, nranks);
   if (config.ranks_per_host < 0) throw Error("--ranks-per-host " + std::to_string(config.ranks_per_host) + ": must be positive");
   if (config.min_bytes > config.max_bytes) {
     throw Error("-b " + std::to_string(config.min_bytes) + " is larger than -e " + std::to_string(config.max_bytes));
@@ -96,6 +139,7 @@ void validate_config(const BenchConfig& config, int nranks) {
     throw Error("--fp16-compress applies to fp32 and fp64, not -d " + std::string(coll::to_string(config.dtype)));
   }
   check_algorithms(config);
+  check_inner(config);
   check_memory(config, nranks);
 }
 

@@ -10,6 +10,9 @@
 
 namespace colltune::bench::detail {
 
+// How many ranks contribute arithmetic to each element (see bench_check.cpp): the rank count,
+// or fewer where more would leave the range in which the type is exact.
+std::size_t exact_window(const BenchConfig& config, int nranks);
 // Rank `rank`'s input: small integers (see bench_check.cpp) stored as `config.dtype`.
 void fill_input(const BenchConfig& config, int rank, int nranks, void* buffer, std::size_t count);
 // The exact allreduce of every rank's fill_input, as the front end returns it (avg scaled by

@@ -3,10 +3,16 @@
 #ifdef COLLTUNE_HAVE_MPI
 #include "colltune/bench/bench_mpi.hpp"
 
+#include <chrono>
+#include <cstdint>
 #include <ostream>
+#include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "bench_detail.hpp"
+#include "colltune/common/error.hpp"
 
 namespace colltune::bench {
 namespace {
@@ -17,15 +23,45 @@ RunnerFactory mpi_runners(const BenchConfig& config, coll::MpiCommunicator& mpi)
     if (algorithm != "mpi") return ours(comm, algorithm);
     // The baseline reduces in the input dtype: --fp16-compress applies to our algorithms only.
     return [&mpi, config](const void* in, void* out, std::size_t count) {
-      coll::mpi_allreduce(mpi, in, out, count, config.dtype, config.op);
+      coll::mpi_allreduce(mpi, in, out, count, config.dtype, config.op, config.timeout_s);
     };
   };
+}
+
+// Every rank's fingerprint of its configuration, gathered before the first collective (under
+// the timeout, as every wait): ranks started with different arguments would post collectives
+// of different sizes and write past each other's buffers.
+void agree_on_config(const BenchConfig& config, const coll::MpiCommunicator& comm) {
+  const std::uint64_t mine = config_fingerprint(config);
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(comm.size()));
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Iallgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm.comm(), &req);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(config.timeout_s);
+  for (int flag = 0; !flag;) {
+    MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+    if (!flag && std::chrono::steady_clock::now() > deadline)
+      throw TimeoutError("rank " + std::to_string(comm.rank()) + ": timed out after " + std::to_string(config.timeout_s) +
+                         " s comparing the bench configuration with the other ranks (a rank did not start?)");
+    if (!flag) std::this_thread::yield();
+  }
+  std::string differing;
+  int count = 0;
+  for (std::size_t r = 1; r < all.size(); ++r) {
+    if (all[r] == all[0]) continue;
+    if (++count <= 8) differing += (differing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (count == 0) return;
+  if (count > 8) differing += ", ...";
+  throw ConfigMismatch("the ranks were started with different bench arguments: rank(s) " + differing + " (" +
+                       std::to_string(count) + " of " + std::to_string(comm.size()) +
+                       ") differ from rank 0; every rank must run the same command");
 }
 
 }  // namespace
 
 BenchReport run_mpi_bench(const BenchConfig& config, coll::MpiCommunicator& comm, std::ostream* out) {
   validate_config(config, comm.size());
+  agree_on_config(config, comm);
   const RunnerFactory runners = mpi_runners(config, comm);
   const bool root = comm.rank() == 0;
   BenchReport report = detail::host_report(config, comm.size(), comm.layout().nhosts(), root);

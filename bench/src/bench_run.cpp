@@ -22,10 +22,12 @@ double elapsed_us(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-// Max over ranks of a time, sum over ranks of a count: through our own ring allreduce, so the
-// aggregation needs nothing the transport does not already offer.
+// Max over ranks of a time, sum over ranks of a count: through our own allreduce, so the
+// aggregation needs nothing the transport does not already offer. A binomial tree (2 lg p
+// steps): a ring's 2(p-1) steps on one value cost seconds per row at a thousand threads.
 double reduce_scalar(coll::Communicator& comm, double value, coll::ReduceOp op, double timeout_s) {
   coll::AllreduceOptions options;
+  options.algorithm = "tree";
   options.dtype = coll::DType::f64;
   options.op = op;
   options.timeout_s = timeout_s;

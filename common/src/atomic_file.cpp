@@ -1,23 +1,90 @@
+// write_file_atomic(), read_file() and the POSIX helpers behind them and FileSetWriter.
 #include "colltune/common/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <charconv>
 #include <system_error>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
+#include "colltune/common/signals.hpp"
+#include "colltune/common/units.hpp"
+#include "file_util.hpp"
 
 namespace colltune {
 namespace fs = std::filesystem;
+
+namespace detail {
+
+std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+void write_new_file(const fs::path& tmp, std::string_view content, const fs::path& shown) {
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(shown.string() + ": cannot write (" + errno_text(errno) + ")");
+  int err = 0;
+  for (std::size_t done = 0; done < content.size() && err == 0;) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n > 0) done += static_cast<std::size_t>(n);
+    else if (n < 0 && errno != EINTR) err = errno;
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(shown.string() + ": cannot write (" + errno_text(err) + ")");
+  }
+}
+
+void sync_directory(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+bool process_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+// ".NAME.tmp.PID.N" -> PID, or -1 when `entry` is not such a name (for `name`, when given).
+long temporary_owner(std::string_view entry, std::string_view name) {
+  const std::size_t tmp = entry.rfind(".tmp.");
+  if (entry.size() < 2 || entry[0] != '.' || tmp == std::string_view::npos || tmp < 2) return -1;
+  if (!name.empty() && entry.substr(1, tmp - 1) != name) return -1;
+  const std::string_view rest = entry.substr(tmp + 5);  // "PID.N"
+  const std::size_t dot = rest.find('.');
+  long pid = -1;
+  unsigned long n = 0;
+  auto [p1, e1] = std::from_chars(rest.data(), rest.data() + dot, pid);
+  if (dot == std::string_view::npos || e1 != std::errc() || p1 != rest.data() + dot) return -1;
+  auto [p2, e2] = std::from_chars(rest.data() + dot + 1, rest.data() + rest.size(), n);
+  return e2 == std::errc() && p2 == rest.data() + rest.size() ? pid : -1;
+}
+
+void remove_dead_temporaries(const fs::path& dir, std::string_view name) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    const long pid = temporary_owner(entry, name);
+    if (pid > 0 && process_gone(pid)) {
+      std::error_code ignored;
+      if (it->is_regular_file(ignored)) fs::remove(it->path(), ignored);
+    }
+  }
+}
+
+}  // namespace detail
+
 namespace {
 
 // A name beside `final` that no concurrent writer (thread or process) will pick.
 fs::path temp_beside(const fs::path& final) {
   static std::atomic<unsigned> counter{0};
-  std::string name = ".";
+  std::string name = ".";  // built by appending: GCC 12 warns (-Wrestrict) on "." + string
   name += final.filename().string();
   name += ".tmp.";
   name += std::to_string(::getpid());
@@ -26,98 +93,56 @@ fs::path temp_beside(const fs::path& final) {
   return final.parent_path() / name;
 }
 
-void write_and_flush(const fs::path& path, std::string_view content) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw Error(path.string() + ": cannot write (" + std::error_code(errno, std::generic_category()).message() + ")");
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size() && std::fflush(f) == 0 &&
-                  ::fsync(fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) {
-    std::error_code ignored;
-    fs::remove(path, ignored);
-    throw Error(path.string() + ": write failed");
-  }
-}
-
 }  // namespace
 
 void write_file_atomic(const fs::path& path, std::string_view content) {
+  const SignalDeferral signals;  // a signal now ends the process after the temporary is gone
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  detail::remove_dead_temporaries(dir, path.filename().string());
   const fs::path tmp = temp_beside(path);
-  write_and_flush(tmp, content);
+  detail::write_new_file(tmp, content, path);
   std::error_code ec;
+  if (SignalDeferral::pending() != 0) {
+    fs::remove(tmp, ec);
+    return;  // ~SignalDeferral delivers the signal
+  }
   fs::rename(tmp, path, ec);
   if (ec) {
-    fs::remove(tmp, ec);
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
     throw Error(path.string() + ": cannot rename into place (" + ec.message() + ")");
   }
-}
-
-FileSetWriter::FileSetWriter(fs::path dir) : dir_(std::move(dir)) {
-  std::error_code ec;
-  if (!fs::is_directory(dir_, ec)) throw Error(dir_.string() + ": not a directory");
-}
-
-FileSetWriter::~FileSetWriter() {
-  if (committed_) return;
-  std::error_code ignored;
-  for (const auto& [tmp, final] : staged_) fs::remove(tmp, ignored);
-}
-
-void FileSetWriter::stage(const std::string& filename, std::string_view content) {
-  const fs::path final = dir_ / filename;
-  const fs::path tmp = temp_beside(final);
-  write_and_flush(tmp, content);
-  staged_.emplace_back(tmp, final);
-}
-
-// All or nothing: each destination that already exists is first moved aside; if any rename
-// fails, the files already placed are removed and the originals restored before the error.
-std::vector<fs::path> FileSetWriter::commit() {
-  std::vector<std::pair<fs::path, fs::path>> placed;  // final, backup ("" when there was none)
-  auto roll_back = [&placed]() {
-    std::error_code ignored;
-    for (auto it = placed.rbegin(); it != placed.rend(); ++it) {
-      fs::remove(it->first, ignored);
-      if (!it->second.empty()) fs::rename(it->second, it->first, ignored);
-    }
-  };
-  for (const auto& [tmp, final] : staged_) {
-    std::error_code ec;
-    std::error_code absent;  // is_regular_file reports "no such file" here; that is fine
-    fs::path backup;
-    if (fs::is_regular_file(final, absent)) {
-      backup = temp_beside(final);
-      fs::rename(final, backup, ec);
-    }
-    if (!ec) fs::rename(tmp, final, ec);
-    if (ec) {
-      if (!backup.empty()) {
-        std::error_code ignored;
-        fs::rename(backup, final, ignored);
-      }
-      roll_back();
-      throw Error(final.string() + ": cannot rename into place (" + ec.message() + ")");
-    }
-    placed.emplace_back(final, backup);
-  }
-  std::vector<fs::path> out;
-  for (const auto& [final, backup] : placed) {
-    std::error_code ignored;
-    if (!backup.empty()) fs::remove(backup, ignored);
-    out.push_back(final);
-  }
-  committed_ = true;
-  return out;
 }
 
 std::string read_file(const fs::path& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw Error(path.string() + ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot read (" + std::error_code(errno, std::generic_category()).message() + ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path.string() + ": cannot read (" + detail::errno_text(errno) + ")");
+  auto too_large = [&] {
+    ::close(fd);
+    limits::exceeded(path.string(), format_bytes(limits::kMaxInputFileBytes) + " per input file",
+                     limits::kMaxInputFileReason);
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > limits::kMaxInputFileBytes)
+    too_large();  // a regular file says its size; devices and pipes are read up to the limit
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      throw Error(path.string() + ": cannot read (" + detail::errno_text(err) + ")");
+    }
+    if (text.size() + static_cast<std::size_t>(n) > limits::kMaxInputFileBytes) too_large();
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace colltune

@@ -29,9 +29,14 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
 
 }  // namespace
 
-std::size_t parse_size(std::string_view text, std::string_view what) {
+constexpr const char* kSizeUnits = "B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or K/M/G/T";
+constexpr const char* kTimeUnits = "ns, us, ms or s";
+
+std::size_t parse_size(std::string_view text, std::string_view what, BareNumber bare) {
   if (text.empty()) bad(what, text, "is empty");
   auto [value, unit] = split_number(text, what);
+  if (unit.empty() && value != 0 && bare == BareNumber::refused)
+    bad(what, text, std::string("needs a unit (") + kSizeUnits + "), e.g. '" + std::string(text) + "MiB'");
   struct Unit {
     std::string_view name;
     double factor;
@@ -58,18 +63,20 @@ std::size_t parse_size(std::string_view text, std::string_view what) {
     if (bytes != std::floor(bytes)) bad(what, text, "is not a whole number of bytes");
     return static_cast<std::size_t>(bytes);
   }
-  bad(what, text, "has an unknown unit (use B, KiB, MiB, GiB, TiB, KB, MB, GB or K/M/G)");
+  bad(what, text, std::string("has an unknown unit (use ") + kSizeUnits + ")");
 }
 
 double parse_time_us(std::string_view text, std::string_view what) {
   if (text.empty()) bad(what, text, "is empty");
   auto [value, unit] = split_number(text, what);
   double factor = 0;
-  if (unit.empty() || unit == "us") factor = 1.0;
+  if (unit.empty() && value == 0) factor = 1.0;
+  else if (unit.empty()) bad(what, text, std::string("needs a unit (") + kTimeUnits + "), e.g. '" + std::string(text) + "ms'");
+  else if (unit == "us") factor = 1.0;
   else if (unit == "ns") factor = 1e-3;
   else if (unit == "ms") factor = 1e3;
   else if (unit == "s") factor = 1e6;
-  else bad(what, text, "has an unknown unit (use ns, us, ms or s)");
+  else bad(what, text, std::string("has an unknown unit (use ") + kTimeUnits + ")");
   const double us = value * factor;
   if (!std::isfinite(us) || us > 1e15) bad(what, text, "is absurdly large");
   return us;
@@ -94,6 +101,12 @@ std::string format_time_us(double us) {
   if (us < 1e3) std::snprintf(buf, sizeof buf, "%.1f us", us);
   else if (us < 1e6) std::snprintf(buf, sizeof buf, "%.2f ms", us / 1e3);
   else std::snprintf(buf, sizeof buf, "%.2f s", us / 1e6);
+  return buf;
+}
+
+std::string format_ratio(double ratio) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g", ratio);
   return buf;
 }
 

@@ -11,6 +11,7 @@
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/json_input.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -36,31 +37,40 @@ struct Track {
   throw Error(std::string(source) + ": " + where + ": " + why);
 }
 
-// Parses the document; when it was cut short (a killed job), cuts back to the last complete
-// event and closes the array. At most a few cuts: an event holds at most one nested object.
+// Parses the document; when it was cut short (a killed job: the parse failed at the very end
+// of the text), cuts back to the last complete event and closes the array. At most a few
+// cuts: an event holds at most one nested object. Anything else that fails to parse (trailing
+// garbage after a complete document, a syntax error in the middle) is an error.
 json parse_repairing(std::string_view text, std::string_view source, bool& repaired) {
-  json doc = json::parse(text, nullptr, false);
-  if (!doc.is_discarded()) return doc;
+  json_input::SyntaxError error;
+  if (std::optional<json> doc = json_input::try_parse(text, source, error)) return std::move(*doc);
   const std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && text[first] == '[') {
+  if (error.at_end && first != std::string_view::npos && text[first] == '[') {
     std::string_view head = text;
     for (int attempt = 0; attempt < 8; ++attempt) {
       const std::size_t brace = head.rfind('}');
       if (brace == std::string_view::npos || brace < first) break;
-      json fixed = json::parse(std::string(head.substr(0, brace + 1)) + "]", nullptr, false);
-      if (!fixed.is_discarded()) {
+      json_input::SyntaxError ignored;
+      if (std::optional<json> fixed = json_input::try_parse(std::string(head.substr(0, brace + 1)) + "]", source, ignored)) {
         repaired = true;
-        return fixed;
+        return std::move(*fixed);
       }
       head = head.substr(0, brace);
     }
   }
-  try {
-    const json again = json::parse(text);  // throws: it failed above; this gets the message
-  } catch (const json::parse_error& e) {
-    bad(source, "(json)", std::string("malformed JSON that is not a cut-short timeline: ") + e.what());
-  }
-  bad(source, "(json)", "malformed JSON");
+  bad(source, "line " + std::to_string(error.line) + ", column " + std::to_string(error.column),
+      error.problem + (error.at_end ? " (the file ends early, and is not a timeline cut short after an event)" : ""));
+}
+
+// An optional string field of event `index`: "" when absent, an error naming the event and
+// the field when it is there but not a string.
+std::string string_field(const json& e, const char* key, std::string_view source, std::size_t index) {
+  auto it = e.find(key);
+  if (it == e.end()) return "";
+  if (!it->is_string())
+    bad(source, "event " + std::to_string(index), std::string("\"") + key + "\": expected a string, got " +
+                                                      json_input::shown(*it));
+  return it->get<std::string>();
 }
 
 std::size_t shape_elements(const std::string& shape, std::string_view source, const std::string& where) {
@@ -100,7 +110,9 @@ coll::DType horovod_dtype(std::string name, std::string_view source, const std::
 
 double event_ts(const json& e, std::string_view source, std::size_t index) {
   auto it = e.find("ts");
-  if (it == e.end() || !it->is_number()) bad(source, "event " + std::to_string(index), "\"ts\" missing or not a number");
+  if (it == e.end() || !it->is_number())
+    bad(source, "event " + std::to_string(index),
+        "\"ts\": expected a number, got " + (it == e.end() ? std::string("nothing") : json_input::shown(*it)));
   return it->get<double>();
 }
 
@@ -136,20 +148,21 @@ std::map<long long, Track> read_tracks(const json& events, std::string_view sour
   std::map<long long, Track> tracks;
   for (std::size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
-    if (!e.is_object()) bad(source, "event " + std::to_string(i), e.dump() + " is not an object");
-    const std::string ph = e.value("ph", "");
+    if (!e.is_object()) bad(source, "event " + std::to_string(i), json_input::shown(e) + " is not an object");
+    const std::string ph = string_field(e, "ph", source, i);
     auto pid_it = e.find("pid");
     if (pid_it == e.end() || !pid_it->is_number_integer()) continue;  // global markers (CYCLE_START)
     const long long pid = pid_it->get<long long>();
     Track& t = tracks[pid];
     if (t.name.empty()) t.name = "pid " + std::to_string(pid);  // until its process_name arrives
     if (ph == "M") {
-      if (e.value("name", "") == "process_name" && e.contains("args") && e["args"].contains("name") &&
-          e["args"]["name"].is_string()) {
-        t.name = e["args"]["name"].get<std::string>();
+      auto args = e.find("args");
+      if (string_field(e, "name", source, i) == "process_name" && args != e.end() && args->is_object() &&
+          args->contains("name") && (*args)["name"].is_string()) {
+        t.name = (*args)["name"].get<std::string>();
       }
     } else if (ph == "B") {
-      on_begin(t, e.value("name", ""), event_ts(e, source, i));
+      on_begin(t, string_field(e, "name", source, i), event_ts(e, source, i));
     } else if (ph == "E") {
       on_end(t, e, event_ts(e, source, i), source);
     }
@@ -193,12 +206,8 @@ double estimate_forward_us(const std::vector<const Track*>& tensors) {
   return std::max(0.0, next_ready - comm_end);
 }
 
-}  // namespace
-
-TimelineImport import_horovod_timeline_text(std::string_view text, std::string_view source,
-                                            const TimelineImportOptions& options) {
-  TimelineImport out;
-  const json doc = parse_repairing(text, source, out.repaired);
+// The workload a parsed timeline describes (see timeline.hpp for the mapping).
+void read_timeline(const json& doc, std::string_view source, const TimelineImportOptions& options, TimelineImport& out) {
   const json* events = &doc;
   if (doc.is_object() && doc.contains("traceEvents")) events = &doc["traceEvents"];
   if (!events->is_array()) bad(source, "(top level)", "not a Chrome trace (expected an array of events)");
@@ -223,6 +232,19 @@ TimelineImport import_horovod_timeline_text(std::string_view text, std::string_v
   if (out.repaired) out.notes.push_back("the timeline was cut short; its last complete event was used");
   if (options.forward_us < 0 && out.steps_seen < 2) out.notes.push_back("a single step: forward time unknown, set to 0");
   validate_workload(w, source);
+}
+
+}  // namespace
+
+TimelineImport import_horovod_timeline_text(std::string_view text, std::string_view source,
+                                            const TimelineImportOptions& options) {
+  TimelineImport out;
+  const json doc = parse_repairing(text, source, out.repaired);
+  try {
+    read_timeline(doc, source, options, out);
+  } catch (const json::exception& e) {  // a type the reader did not check: still one clear line
+    json_input::rethrow(e, source, "");
+  }
   return out;
 }
 

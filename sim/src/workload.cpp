@@ -11,6 +11,7 @@
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/json_input.hpp"
 #include "colltune/sim/profiles.hpp"
 #include "colltune/sim/timeline.hpp"
 
@@ -41,7 +42,7 @@ const json& require(const json& object, const char* key, std::string_view source
 
 double read_time(const json& object, const char* key, std::string_view source, const std::string& where) {
   const json& v = require(object, key, source, where);
-  if (!v.is_number()) bad(source, where + key, v.dump() + " is not a number");
+  if (!v.is_number()) bad(source, where + key, json_input::shown(v) + " is not a number");
   const double value = v.get<double>();
   check_time(source, where + key, value);
   return value;
@@ -49,7 +50,7 @@ double read_time(const json& object, const char* key, std::string_view source, c
 
 std::string read_string(const json& object, const char* key, std::string_view source, const std::string& where) {
   const json& v = require(object, key, source, where);
-  if (!v.is_string()) bad(source, where + key, v.dump() + " is not a string");
+  if (!v.is_string()) bad(source, where + key, json_input::shown(v) + " is not a string");
   return v.get<std::string>();
 }
 
@@ -65,12 +66,12 @@ void check_keys(const json& object, std::initializer_list<std::string_view> allo
 
 GradTensor read_tensor(const json& t, std::string_view source, std::size_t index) {
   const std::string where = "tensors[" + std::to_string(index) + "].";
-  if (!t.is_object()) bad(source, where.substr(0, where.size() - 1), t.dump() + " is not an object");
+  if (!t.is_object()) bad(source, where.substr(0, where.size() - 1), json_input::shown(t) + " is not an object");
   check_keys(t, {"name", "count", "dtype", "ready_us"}, source, where);
   GradTensor out;
   out.name = read_string(t, "name", source, where);
   const json& count = require(t, "count", source, where);
-  if (!count.is_number_unsigned()) bad(source, where + "count", count.dump() + " must be a non-negative integer");
+  if (!count.is_number_unsigned()) bad(source, where + "count", json_input::shown(count) + " must be a non-negative integer");
   out.count = count.get<std::size_t>();
   if (t.contains("dtype")) {
     const std::string dtype = read_string(t, "dtype", source, where);
@@ -88,11 +89,11 @@ Workload read_workload(const json& doc, std::string_view source) {
   if (!doc.is_object()) bad(source, "(top level)", "expected a JSON object");
   check_keys(doc, {"format", "version", "name", "forward_us", "backward_us", "tensors"}, source, "");
   if (doc.contains("format") && doc["format"] != "colltune-workload") {
-    bad(source, "format", doc["format"].dump() + " is not \"colltune-workload\"");
+    bad(source, "format", json_input::shown(doc["format"]) + " is not \"colltune-workload\"");
   }
   const json& version = require(doc, "version", source, "");
   if (!version.is_number_integer() || version.get<long long>() != kWorkloadFormatVersion) {
-    bad(source, "version", version.dump() + " is not supported (this build reads version " +
+    bad(source, "version", json_input::shown(version) + " is not supported (this build reads version " +
                                std::to_string(kWorkloadFormatVersion) + ")");
   }
   Workload w;
@@ -173,13 +174,13 @@ void validate_workload(const Workload& w, std::string_view source) {
 }
 
 Workload parse_workload_json(std::string_view text, std::string_view source) {
-  json doc;
+  const json doc = json_input::parse(text, source);  // syntax, number range, depth
+  Workload w;
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    bad(source, "(json)", std::string("malformed JSON: ") + e.what());
+    w = read_workload(doc, source);
+  } catch (const json::exception& e) {  // a type the reader did not check: still one clear line
+    json_input::rethrow(e, source, "");
   }
-  Workload w = read_workload(doc, source);
   validate_workload(w, source);
   return w;
 }

@@ -38,14 +38,14 @@ TEST(AtomicFile, FileSetLeavesNothingWithoutCommit) {
     w.stage("one", "1");
     w.stage("two", "2");
   }
-  EXPECT_EQ(files_in(d), 0u);
+  EXPECT_EQ(files_in(d), 0u);  // not even colltune's state directory
   {
     colltune::FileSetWriter w(d);
     w.stage("one", "1");
     w.stage("two", "2");
     EXPECT_EQ(w.commit().size(), 2u);
   }
-  EXPECT_EQ(files_in(d), 2u);
+  EXPECT_EQ(files_in(d), 3u);  // two links and colltune's state directory .colltune
   EXPECT_EQ(colltune::read_file(d / "two"), "2");
   fs::remove_all(d);
 }
@@ -57,17 +57,36 @@ TEST(AtomicFile, FileSetCommitIsAllOrNothing) {
   {
     colltune::FileSetWriter w(d);
     w.stage("a", "new a");
-    w.stage("b", "new b");
-    EXPECT_THROW(w.commit(), colltune::Error);
+    EXPECT_THROW(w.stage("b", "new b"), colltune::Error);  // refused before the set changes
   }
   EXPECT_EQ(colltune::read_file(d / "a"), "old a");
   EXPECT_TRUE(fs::is_directory(d / "b"));
-  EXPECT_EQ(files_in(d), 2u);  // "a" and the directory "b": no temporaries, no backups
+  EXPECT_EQ(files_in(d), 2u);  // "a" and the directory "b": no temporaries, no state directory
   fs::remove_all(d);
 }
 
 TEST(AtomicFile, Errors) {
   EXPECT_THROW(colltune::read_file("/nonexistent/colltune/file"), colltune::Error);
   EXPECT_THROW(colltune::write_file_atomic("/nonexistent/colltune/file", "x"), colltune::Error);
-  EXPECT_THROW(colltune::FileSetWriter("/nonexistent/colltune"), colltune::Error);
+  EXPECT_THROW(colltune::FileSetWriter("/proc/colltune"), colltune::Error);  // cannot be created
+}
+
+// Input files are bounded: a device that never ends is refused at the limit, not read forever.
+TEST(AtomicFile, ReadIsBounded) {
+  try {
+    colltune::read_file("/dev/zero");
+    ADD_FAILURE() << "/dev/zero was read";
+  } catch (const colltune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/zero: above the limit of 256 MiB"), std::string::npos) << e.what();
+  }
+}
+
+// Temporaries of killed writers (SIGKILL cannot be caught) go with the next write of the file.
+TEST(AtomicFile, DeadWritersTemporariesAreRemoved) {
+  const fs::path d = fresh_dir("stale");
+  colltune::write_file_atomic(d / "a.txt", "x");
+  fs::copy_file(d / "a.txt", d / ".a.txt.tmp.4194305.3");  // above pid_max: a dead process
+  colltune::write_file_atomic(d / "a.txt", "y");
+  EXPECT_EQ(files_in(d), 1u);
+  fs::remove_all(d);
 }

@@ -36,8 +36,8 @@ TEST(Units, RejectsBadSizes) {
 }
 
 TEST(Units, ParsesTimes) {
-  EXPECT_DOUBLE_EQ(parse_time_us("250", "t"), 250.0);
   EXPECT_DOUBLE_EQ(parse_time_us("250us", "t"), 250.0);
+  EXPECT_DOUBLE_EQ(parse_time_us("0", "t"), 0.0);
   EXPECT_DOUBLE_EQ(parse_time_us("5ms", "t"), 5000.0);
   EXPECT_DOUBLE_EQ(parse_time_us("0.1ms", "t"), 100.0);
   EXPECT_DOUBLE_EQ(parse_time_us("2s", "t"), 2e6);
@@ -46,7 +46,32 @@ TEST(Units, ParsesTimes) {
   EXPECT_THROW(parse_time_us("1e300s", "t"), Error);
 }
 
+// A bare number where it could mean any unit is refused, naming the units; 0 needs none.
+TEST(Units, RequiresAUnitWhereOneMatters) {
+  using colltune::BareNumber;
+  EXPECT_EQ(parse_size("64", "x"), 64u);  // -b/-e, --bytes: bytes by name
+  EXPECT_EQ(parse_size("64MiB", "--fusion-threshold", BareNumber::refused), 64u << 20);
+  EXPECT_EQ(parse_size("0", "--fusion-threshold", BareNumber::refused), 0u);
+  try {
+    parse_size("64", "--fusion-threshold", BareNumber::refused);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--fusion-threshold: '64' needs a unit (B, KiB, MiB"), std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_time_us("5", "--cycle-time");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--cycle-time: '5' needs a unit (ns, us, ms or s)"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Units, Formats) {
+  EXPECT_EQ(colltune::format_ratio(1.75602), "1.76");
+  EXPECT_EQ(colltune::format_ratio(12.3456), "12.3");
+  EXPECT_EQ(colltune::format_ratio(0.000976562), "0.000977");
   EXPECT_EQ(colltune::format_bytes(0), "0 B");
   EXPECT_EQ(colltune::format_bytes(64u << 20), "64 MiB");
   EXPECT_EQ(colltune::format_bytes(1536), "1.50 KiB");

@@ -2,8 +2,15 @@
 // for receives that overlap sends, timeouts, failure propagation and bad input.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 
 #include "colltune/collectives/executor.hpp"
 #include "colltune/collectives/threads.hpp"
@@ -140,6 +147,40 @@ TEST(Threads, BadInputIsAnError) {
                                  }),
                Error);
 }
+
+// A thread that cannot be created (here: the address space is nearly full, so its stack cannot
+// be mapped) ends the run at once with the cause; the ranks already running do not wait out
+// their timeout. In a forked child, whose address-space limit cannot hurt the test process.
+// Not under ASan/TSan, whose shadow memory needs the address space this limit takes away.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+TEST(Threads, AThreadThatCannotStartEndsTheRunAtOnce) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::ifstream statm("/proc/self/statm");
+    long pages = 0;
+    statm >> pages;
+    const rlim_t room = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (64u << 20);
+    const rlimit rl{room, room};  // ~8 thread stacks of 8 MiB fit, 64 threads do not
+    ::setrlimit(RLIMIT_AS, &rl);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      coll::run_threads(64, [](coll::Communicator& comm) { comm.barrier(60.0); });
+    } catch (const Error& e) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const bool named = std::string(e.what()).find("cannot start the thread of rank") != std::string::npos;
+      ::_exit(named && s < 10 ? 0 : 4);
+    } catch (...) {
+      ::_exit(5);
+    }
+    ::_exit(6);  // every thread started: the limit did not bite
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "4: wrong message or waited for the timeout; 5: not a colltune::Error; "
+                                       "6: no thread failed to start";
+}
+#endif
 
 }  // namespace
 }  // namespace colltune

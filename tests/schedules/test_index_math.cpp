@@ -44,6 +44,19 @@ TEST(IndexMath, ChunksCoverBlock) {
   EXPECT_EQ(chunk_of(b, 0, 0), b);
 }
 
+// A chunk near 2^64 (a negative --chunk wrapped by an unsigned parser once) is one chunk, not
+// zero: (n + chunk - 1) used to wrap around.
+TEST(IndexMath, HugeChunksDoNotWrap) {
+  const std::size_t huge = ~std::size_t{0};
+  const Block b{10, 23};
+  EXPECT_EQ(chunk_count(23, huge), 1U);
+  EXPECT_EQ(chunk_count(huge, huge), 1U);
+  EXPECT_EQ(chunk_count(huge, huge - 1), 2U);
+  EXPECT_EQ(chunk_of(b, 0, huge), b);
+  EXPECT_EQ(chunk_of(b, 1, huge).count, 0U);
+  EXPECT_EQ(chunk_of(b, 3, huge / 2).count, 0U);  // 3 * (2^63 - 1) would wrap to a small start
+}
+
 TEST(IndexMath, PowersOfTwo) {
   EXPECT_EQ(floor_pow2(1), 1);
   EXPECT_EQ(floor_pow2(13), 8);

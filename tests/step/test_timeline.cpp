@@ -118,6 +118,20 @@ TEST(Timeline, BadInputsAreErrors) {
   EXPECT_NE(error_of(R"({"a": 1})").find("not a Chrome trace"), std::string::npos);
   EXPECT_NE(error_of(R"([{"ph": "B", "name": "ALLREDUCE", "pid": 1}])").find("ts"), std::string::npos);
   EXPECT_NE(error_of(R"([1, 2])").find("not an object"), std::string::npos);
+  // Wrong types name the event and the field (not "type_error.302 type must be string").
+  EXPECT_EQ(error_of(R"([{"ph":1,"pid":1}])"), "t.json: event 0: \"ph\": expected a string, got 1");
+  EXPECT_EQ(error_of(R"([{"ph":"B","pid":1,"name":7,"ts":1}])"), "t.json: event 0: \"name\": expected a string, got 7");
+  EXPECT_NE(error_of(R"([{"ph":"B","pid":1,"ts":1e400}])").find("t.json: line 1, column 29: number 1e400 is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(100000, '[') + std::string(100000, ']')).find("nesting deeper than 64 levels"),
+            std::string::npos);
+}
+
+// Only a file that ends early is repaired: a complete document followed by garbage is refused.
+TEST(Timeline, TrailingGarbageIsAnError) {
+  const std::string text = example_text();
+  EXPECT_NE(error_of(text + " garbage").find("unexpected text after the end of the JSON document"), std::string::npos);
+  EXPECT_NE(error_of(text.substr(0, text.rfind(']')) + "}]").find("t.json: line"), std::string::npos);
 }
 
 }  // namespace

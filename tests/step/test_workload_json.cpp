@@ -90,8 +90,11 @@ TEST(WorkloadJson, BadInputsNameFieldAndValue) {
   expect_error(R"({"version": 1, "forward_us": 3, "backward_us": 5, "tensors": {}})", {"tensors", "not an array"});
   expect_error(R"({"version": 1, "forward_us": 3, "backward_us": 5, "tensorz": []})", {"tensorz", "unknown field"});
   expect_error(R"([1, 2])", {"top level"});
-  expect_error(R"({"version": 1, "forward_us": 3, )", {"malformed JSON"});
-  expect_error("", {"malformed JSON"});
+  expect_error(R"({"version": 1, "forward_us": 3, )", {"line 1, column 33: syntax error: unexpected end of input"});
+  expect_error("", {"line 1, column 1: syntax error"});
+  expect_error(R"({"version": 1, "forward_us": 1e400})", {"line 1, column 34: number 1e400 is out of range"});
+  expect_error(R"({"version": 1} {})", {"unexpected text after the end of the JSON document"});
+  expect_error(std::string(70, '[') + std::string(70, ']'), {"nesting deeper than 64 levels"});
 }
 
 TEST(WorkloadJson, ValidateRejectsOutOfOrderAndOverflowingWorkloads) {

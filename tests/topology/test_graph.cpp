@@ -179,10 +179,10 @@ TEST(TopologyValidate, NamesEachProblem) {
     spoil(t);
     EXPECT_THAT(error_of([&] { t.validate(); }), HasSubstr(expected)) << expected;
   };
-  check([](Topology& t) { t.add_link(0, 1, LinkKind::net, 0, 1); }, "links[8] (a -> m).bandwidth_gbps: must be positive");
+  check([](Topology& t) { t.add_link(0, 1, LinkKind::net, 0, 1); }, "links[8] (a -> m).bandwidth_gbps: must be in [1e-06, 1e+06] GB/s");
   check([](Topology& t) { t.add_link(0, 1, LinkKind::net, -3, 1); }, "got -3");
   check([](Topology& t) { t.add_link(0, 1, LinkKind::net, std::numeric_limits<double>::infinity(), 1); }, "got inf");
-  check([](Topology& t) { t.add_link(0, 1, LinkKind::net, 5, -1); }, "latency_us: must be finite and >= 0, got -1");
+  check([](Topology& t) { t.add_link(0, 1, LinkKind::net, 5, -1); }, "latency_us: must be in [0, 1e+06] us (beyond it times overflow or the figure is a typo), got -1");
   check([](Topology& t) { t.map_rank(3, 0); }, "ranks: rank 2 is not mapped");
   check([](Topology& t) { t.map_rank(1, 1); }, "ranks: rank 1 is mapped 2 times");
   check([](Topology& t) { t.map_rank(2, 42); }, "rank 2 is mapped to a device that does not exist");

@@ -151,7 +151,7 @@ TEST(Presets, ErrorsListValidNames) {
   EXPECT_THAT(error_of([] { make_preset("torus:dims=4x0"); }), HasSubstr("dims=4x0: expected sizes like 4x4"));
   EXPECT_THAT(error_of([] { make_preset("torus:dims=16"); }), HasSubstr("2 or 3 dimensions"));
   EXPECT_THAT(error_of([] { make_preset("torus:dims=4x4,per_host=3"); }), HasSubstr("per_host=3 does not divide"));
-  EXPECT_THAT(error_of([] { make_preset("torus:dims=64x64x64"); }), HasSubstr("262144 GPUs, more than the 65536"));
+  EXPECT_THAT(error_of([] { make_preset("torus:dims=64x64x64"); }), HasSubstr("262144 GPUs: above the limit of 131072 ranks"));
   EXPECT_THAT(error_of([] { make_preset("flat:bw=0"); }), HasSubstr("bw=0: expected a number > 0"));
   EXPECT_THAT(error_of([] { make_preset("flat:ranks=5,nodes=2"); }), HasSubstr("nodes=2 does not divide ranks=5"));
   EXPECT_THAT(error_of([] { make_preset("flat:alpha=1e400"); }), HasSubstr("alpha=1e400"));

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/json_input.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "text_util.hpp"
 
@@ -17,10 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string shown(const json& v) {
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+using json_input::shown;
 
 class Reader {
  public:
@@ -76,14 +74,6 @@ class Reader {
  private:
   std::string source_;
 };
-
-// Turns "[json.exception.parse_error.101] parse error at line 3, column 5: ..." into
-// "parse error at line 3, column 5: ...".
-std::string parse_message(const json::exception& e) {
-  std::string msg = e.what();
-  if (auto pos = msg.find("] "); pos != std::string::npos) msg = msg.substr(pos + 2);
-  return msg;
-}
 
 void read_header(const Reader& in, const json& root, Topology& t) {
   in.object(root, "(top level)");
@@ -228,18 +218,17 @@ void read_ranks(const Reader& in, const json& root, Topology& t, const std::unor
 
 Topology topology_from_json(std::string_view text, const std::string& source) {
   const Reader in(source);
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {  // syntax errors, and numbers beyond double range
-    throw Error(source + ": " + parse_message(e));
-  }
+  const json root = json_input::parse(text, source);  // syntax, number range, depth
   Topology t;
-  read_header(in, root, t);
-  const auto hosts = read_hosts(in, root, t);
-  const auto ids = read_devices(in, root, t, hosts);
-  read_links(in, root, t, ids);
-  read_ranks(in, root, t, ids);
+  try {
+    read_header(in, root, t);
+    const auto hosts = read_hosts(in, root, t);
+    const auto ids = read_devices(in, root, t, hosts);
+    read_links(in, root, t, ids);
+    read_ranks(in, root, t, ids);
+  } catch (const json::exception& e) {  // a type the reader did not check: still one clear line
+    json_input::rethrow(e, source, "");
+  }
   return t;
 }
 

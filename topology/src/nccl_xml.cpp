@@ -4,6 +4,7 @@
 
 #include <boost/property_tree/ptree.hpp>
 #include <boost/property_tree/xml_parser.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "hw_figures.hpp"
 
 namespace colltune::topo {
@@ -224,6 +226,43 @@ Topology XmlImporter::run(const pt::ptree& tree) {
   return std::move(t_);
 }
 
+// Line of byte `offset` (1-based), for messages.
+std::size_t line_of(std::string_view text, std::size_t offset) {
+  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+// Refuses elements nested deeper than limits::kMaxXmlDepth before the (recursive) XML parser and
+// the ptree it builds see them. Comments, processing instructions, declarations and CDATA do not
+// nest; quoted attribute values may hold '>'. Linear, allocates nothing.
+void check_xml_depth(std::string_view text, const std::string& source) {
+  int depth = 0;
+  for (std::size_t i = text.find('<'); i != std::string_view::npos && i + 1 < text.size(); i = text.find('<', i)) {
+    const std::string_view rest = text.substr(i);
+    std::string_view close = ">";
+    if (rest.starts_with("<!--")) close = "-->";
+    else if (rest.starts_with("<![CDATA[")) close = "]]>";
+    else if (rest.starts_with("<?")) close = "?>";
+    if (close != ">" || rest.starts_with("<!")) {
+      const std::size_t end = text.find(close, i + 2);
+      if (end == std::string_view::npos) return;  // unterminated: the parser reports it
+      i = end + close.size();
+      continue;
+    }
+    const bool closing = rest[1] == '/';
+    std::size_t j = i + 1;
+    for (char quote = 0; j < text.size() && (quote != 0 || text[j] != '>'); ++j) {
+      if (quote == 0 && (text[j] == '"' || text[j] == '\'')) quote = text[j];
+      else if (quote != 0 && text[j] == quote) quote = 0;
+    }
+    const bool self_closing = j < text.size() && text[j - 1] == '/';
+    if (closing) --depth;
+    else if (!self_closing && ++depth > limits::kMaxXmlDepth)
+      throw Error(source + ":" + std::to_string(line_of(text, i)) + ": elements nested deeper than " +
+                  std::to_string(limits::kMaxXmlDepth) + " levels (the limit; " + limits::kMaxDepthReason + ")");
+    i = j;
+  }
+}
+
 }  // namespace
 
 double pcie_link_gbps(std::string_view link_speed, std::string_view link_width) {
@@ -238,6 +277,7 @@ double pcie_link_gbps(std::string_view link_speed, std::string_view link_width) 
 }
 
 Topology topology_from_nccl_xml(std::string_view text, const std::string& source) {
+  check_xml_depth(text, source);
   std::istringstream in{std::string(text)};
   pt::ptree tree;
   try {

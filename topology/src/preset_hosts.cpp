@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "hw_figures.hpp"
 
 namespace colltune::topo::detail {
@@ -58,6 +59,11 @@ HostDevices add_server(Topology& t, const std::string& name, const HostPlan& p, 
 
 Topology servers(const PresetParams& p, const HostPlan& plan, const ExtraLinks& extra) {
   const int nodes = p.integer("nodes", 1, 1 << 16);
+  // Refused before anything is built: the builder would only hit the limit after seconds.
+  if (static_cast<long long>(nodes) * plan.gpus > limits::kMaxTopologyRanks)
+    limits::exceeded("preset: nodes=" + std::to_string(nodes) + " x " + std::to_string(plan.gpus) + " GPUs = " +
+                         std::to_string(static_cast<long long>(nodes) * plan.gpus) + " ranks",
+                     std::to_string(limits::kMaxTopologyRanks) + " ranks", limits::kTopologySizeReason);
   const NetworkPlan net{p.number("nic_gbit", 0) / 8.0, p.integer("leaf_ports", 1, 1 << 16), p.number("oversub", 0),
                         p.integer("sharp", 0, 1) == 1};
   Topology t;

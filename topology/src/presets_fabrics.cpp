@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "hw_figures.hpp"
 #include "preset_builders.hpp"
 #include "preset_hosts.hpp"
@@ -61,8 +62,9 @@ Topology build_torus(const PresetParams& p) {
   const double reduce = p.non_negative("reduce");
   const long total = std::accumulate(dims.begin(), dims.end(), 1L, std::multiplies<long>());
   const int per_host = p.integer("per_host", 1, 1 << 16);
-  if (total > (1L << 16))
-    throw Error("preset torus: dims make " + std::to_string(total) + " GPUs, more than the 65536 allowed");
+  if (total > limits::kMaxTopologyRanks)
+    limits::exceeded("preset torus: dims make " + std::to_string(total) + " GPUs",
+                     std::to_string(limits::kMaxTopologyRanks) + " ranks", limits::kTopologySizeReason);
   if (total % per_host != 0)
     throw Error("preset torus: per_host=" + std::to_string(per_host) + " does not divide the " + std::to_string(total) +
                 " GPUs");
@@ -93,7 +95,7 @@ Topology build_torus(const PresetParams& p) {
 // non-blocking crossbar at bandwidth bw and latency alpha/2 per direction, so every rank pair
 // is exactly alpha us and bw GB/s apart and no two pairs share a link.
 Topology build_flat(const PresetParams& p) {
-  const int ranks = p.integer("ranks", 1, 1 << 20);
+  const int ranks = p.integer("ranks", 1, limits::kMaxTopologyRanks);
   const double alpha = p.non_negative("alpha");
   const double bw = p.number("bw", 0);
   const double reduce = p.number("reduce", 0);

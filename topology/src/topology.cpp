@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "route_cache.hpp"
 
 namespace colltune::topo {
@@ -81,7 +82,12 @@ int Topology::add_host(std::string host_name) {
   return num_hosts() - 1;
 }
 
+// The size limits (limits.hpp) are enforced here, where every builder and reader adds its
+// devices, links and ranks: no input can grow a topology past them.
 VertexId Topology::add_device(Device device) {
+  if (num_devices() >= limits::kMaxTopologyDevices)
+    limits::exceeded("topology: more than " + std::to_string(limits::kMaxTopologyDevices) + " devices",
+                     std::to_string(limits::kMaxTopologyDevices) + " devices", limits::kTopologySizeReason);
   invalidate_routes();
   return boost::add_vertex(std::move(device), graph_);
 }
@@ -91,6 +97,9 @@ std::size_t Topology::add_link(VertexId from, VertexId to, LinkKind kind, double
   if (from >= n || to >= n)
     throw Error("add_link: device index " + std::to_string(std::max(from, to)) + " does not exist (" +
                 std::to_string(n) + " devices)");
+  if (links_.size() >= limits::kMaxTopologyLinks)
+    limits::exceeded("topology: more than " + std::to_string(limits::kMaxTopologyLinks) + " links",
+                     std::to_string(limits::kMaxTopologyLinks) + " directed links", limits::kTopologySizeReason);
   invalidate_routes();
   const std::size_t index = links_.size();
   auto [edge, added] = boost::add_edge(from, to, Link{kind, gbps, latency_us, index}, graph_);
@@ -108,6 +117,9 @@ void Topology::add_duplex_link(VertexId a, VertexId b, LinkKind kind, double gbp
 // do not exist, so that a file's mistakes surface as one clear message.
 void Topology::map_rank(int rank, VertexId device) {
   if (rank < 0) throw Error("map_rank: rank must be >= 0, got " + std::to_string(rank));
+  if (rank >= limits::kMaxTopologyRanks)
+    limits::exceeded("topology: rank " + std::to_string(rank), std::to_string(limits::kMaxTopologyRanks) + " ranks",
+                     limits::kTopologySizeReason);
   invalidate_routes();
   const auto r = static_cast<std::size_t>(rank);
   if (r >= rank_device_.size()) {

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 #include "colltune/topology/topology.hpp"
 #include "text_util.hpp"
 
@@ -51,9 +52,10 @@ void check_devices(const Topology& t) {
     if (d.host < -1 || d.host >= t.num_hosts())
       throw Error(where + ".host: device '" + d.id + "' names host " + std::to_string(d.host) + " of " +
                   std::to_string(t.num_hosts()));
-    if (!(d.reduce_gbps >= 0) || !std::isfinite(d.reduce_gbps))
+    if (!(d.reduce_gbps == 0 || (d.reduce_gbps >= limits::kMinBandwidthGbps && d.reduce_gbps <= limits::kMaxBandwidthGbps)))
       throw Error(where + ".reduce_gbps: device '" + d.id + "' has reduce rate " + fmt_num(d.reduce_gbps) +
-                  " (must be finite and >= 0)");
+                  " (must be 0 or in [" + fmt_num(limits::kMinBandwidthGbps) + ", " +
+                  fmt_num(limits::kMaxBandwidthGbps) + "] GB/s: " + limits::kLinkFigureReason + ")");
     check_capabilities(d, where);
   }
 }
@@ -73,10 +75,15 @@ void check_links(const Topology& t) {
     const Link& l = t.link(i);
     const std::string where = "links[" + std::to_string(i) + "] (" + t.device(t.link_source(i)).id + " -> " +
                               t.device(t.link_target(i)).id + ")";
-    if (!(l.bandwidth_gbps > 0) || !std::isfinite(l.bandwidth_gbps))
-      throw Error(where + ".bandwidth_gbps: must be positive and finite, got " + fmt_num(l.bandwidth_gbps));
-    if (!(l.latency_us >= 0) || !std::isfinite(l.latency_us))
-      throw Error(where + ".latency_us: must be finite and >= 0, got " + fmt_num(l.latency_us));
+    // The ranges of limits.hpp, so that a topology that validates is one every engine can time:
+    // no sum of latencies or bytes / bandwidth along a route overflows to infinity.
+    if (!(l.bandwidth_gbps >= limits::kMinBandwidthGbps && l.bandwidth_gbps <= limits::kMaxBandwidthGbps))
+      throw Error(where + ".bandwidth_gbps: must be in [" + fmt_num(limits::kMinBandwidthGbps) + ", " +
+                  fmt_num(limits::kMaxBandwidthGbps) + "] GB/s (" + limits::kLinkFigureReason + "), got " +
+                  fmt_num(l.bandwidth_gbps));
+    if (!(l.latency_us >= 0 && l.latency_us <= limits::kMaxLatencyUs))
+      throw Error(where + ".latency_us: must be in [0, " + fmt_num(limits::kMaxLatencyUs) + "] us (" +
+                  limits::kLinkFigureReason + "), got " + fmt_num(l.latency_us));
   }
 }
 

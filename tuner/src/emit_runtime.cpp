@@ -29,7 +29,7 @@ std::string header(const TuneResult& r, const char* comment) {
   out << comment << " colltune tune: " << r.model << " on " << r.topology << " (" << r.ranks << " ranks, " << r.hosts
       << " hosts), objective " << r.objective << ", strategy " << to_string(r.strategy) << ", seed " << r.seed << "\n"
       << comment << " predicted step " << format_time_us(r.best.step_time_us) << " vs Horovod defaults "
-      << format_time_us(r.baseline.step_time_us) << " (speedup " << number(r.speedup()) << "x)\n";
+      << format_time_us(r.baseline.step_time_us) << " (speedup " << format_ratio(r.speedup()) << "x)\n";
   return out.str();
 }
 
@@ -169,15 +169,8 @@ std::vector<std::filesystem::path> write_configs(const std::filesystem::path& di
   if (ec) throw Error(dir.string() + ": cannot make an absolute path (" + ec.message() + ")");
   const std::vector<std::string> contents{emit_horovod_yaml(r),    emit_horovod_env(r),   emit_nccl_env(r, nccl_paths),
                                           emit_nccl_tuner_conf(r), emit_colltune_json(r), emit_report_html(r)};
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error(dir.string() + ": cannot create output directory (" + ec.message() + ")");
-  // A destination that is not a regular file would fail its rename after others succeeded:
-  // refuse before anything is written.
-  for (const auto& name : emitted_file_names()) {
-    const auto path = dir / name;
-    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-      throw Error(path.string() + ": exists and is not a regular file; nothing was written");
-  }
+  // FileSetWriter creates dir, refuses a destination that is not colltune's before anything
+  // changes, and switches the six files as one unit (docs/hardening.md).
   FileSetWriter writer(dir);
   for (std::size_t i = 0; i < contents.size(); ++i) writer.stage(emitted_file_names()[i], contents[i]);
   return writer.commit();

@@ -119,7 +119,7 @@ void SearchSpace::fix(std::string_view assignment) {
   const std::string_view value = assignment.substr(eq + 1);
   const std::string what = "--fix " + knob;
   if (knob == "fusion-threshold") {
-    std::size_t bytes = parse_size(value, what);
+    std::size_t bytes = parse_size(value, what, BareNumber::refused);
     if (bytes > 4 * GiB) throw Error(what + "=" + std::string(value) + ": above 4 GiB");
     fusion_thresholds = {bytes};
   } else if (knob == "cycle-time") {
@@ -137,7 +137,7 @@ void SearchSpace::fix(std::string_view assignment) {
     }
     algorithms = {id};
   } else if (knob == "chunk") {
-    chunks = {parse_size(value, what)};
+    chunks = {parse_size(value, what, BareNumber::refused)};
   } else if (knob == "hierarchical") {
     hierarchical = {parse_switch(knob, value)};
   } else {

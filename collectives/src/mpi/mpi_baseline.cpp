@@ -1,13 +1,16 @@
-// The vendor baseline: MPI_Allreduce. Native MPI types and ops where MPI has them; fp16 and
+// The vendor baseline: MPI_Allreduce (as MPI_Iallreduce, so it waits under colltune's timeout
+// like every other wait). Native MPI types and ops where MPI has them; fp16 and
 // bf16 (which MPI lacks) travel as 16-bit words reduced by a user-defined op over
 // coll::reduce. avg is MPI_SUM followed by 1/p, as in our own allreduce.
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <string>
 
 #include "colltune/collectives/mpi.hpp"
 #include "colltune/collectives/reducer.hpp"
 #include "colltune/common/error.hpp"
+#include "mpi_poll.hpp"
 
 namespace colltune::coll {
 namespace {
@@ -76,10 +79,16 @@ class ScopedOp {
   bool owned_ = false;
 };
 
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
 }  // namespace
 
 void mpi_allreduce(const MpiCommunicator& comm, const void* in, void* out, std::size_t count, DType dtype,
-                   ReduceOp op) {
+                   ReduceOp op, double timeout_s) {
   const ScopedOp mpi_op(dtype, op);
   const std::size_t es = dtype_size(dtype);
   // MPI counts are int: reduce pieces of at most INT_MAX elements.
@@ -87,8 +96,23 @@ void mpi_allreduce(const MpiCommunicator& comm, const void* in, void* out, std::
     const std::size_t n = std::min(count - done, static_cast<std::size_t>(INT_MAX));
     auto* dst = static_cast<std::byte*>(out) + done * es;
     const void* src = in == out ? MPI_IN_PLACE : static_cast<const std::byte*>(in) + done * es;
-    const int rc = MPI_Allreduce(src, dst, static_cast<int>(n), native_type(dtype), mpi_op.get(), comm.comm());
-    if (rc != MPI_SUCCESS) throw Error("rank " + std::to_string(comm.rank()) + ": MPI_Allreduce failed (code " + std::to_string(rc) + ")");
+    MPI_Request req = MPI_REQUEST_NULL;
+    const int rc = MPI_Iallreduce(src, dst, static_cast<int>(n), native_type(dtype), mpi_op.get(), comm.comm(), &req);
+    if (rc != MPI_SUCCESS) throw Error("rank " + std::to_string(comm.rank()) + ": MPI_Iallreduce failed (code " + std::to_string(rc) + ")");
+    int test_rc = MPI_SUCCESS;
+    const bool finished = detail::poll_until(
+        [&] {
+          int flag = 0;
+          test_rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+          return flag != 0 || test_rc != MPI_SUCCESS;
+        },
+        timeout_s);
+    if (test_rc != MPI_SUCCESS) throw Error("rank " + std::to_string(comm.rank()) + ": MPI_Allreduce failed (code " + std::to_string(test_rc) + ")");
+    // A collective cannot be cancelled: the request stays pending and the communicator is
+    // unusable; the caller ends the job (the CLI calls MPI_Abort).
+    if (!finished)
+      throw TimeoutError("rank " + std::to_string(comm.rank()) + ": MPI_Allreduce timed out after " +
+                         seconds_text(timeout_s) + " (a peer did not join)");
     done += n;
   }
   if (op == ReduceOp::avg) scale(dtype, out, count, 1.0 / static_cast<double>(comm.size()));

@@ -3,20 +3,18 @@
 // every send (straight from the buffer unless the codec encodes), MPI_Testall until all
 // complete or the timeout passes, then land the staged receives in op order.
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <string>
-#include <thread>
 
 #include "colltune/collectives/executor.hpp"
 #include "colltune/collectives/mpi.hpp"
 #include "colltune/common/error.hpp"
+#include "mpi_poll.hpp"
 
 namespace colltune::coll {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr std::size_t kNoStaging = static_cast<std::size_t>(-1);
 constexpr std::size_t kStagingAlign = 64;  // keeps staged blocks aligned for the reducers
 constexpr int kTag = 7;
@@ -29,18 +27,6 @@ void check_mpi(int rc, const std::string& what) {
   int len = 0;
   MPI_Error_string(rc, text, &len);
   throw Error(what + ": " + std::string(text, static_cast<std::size_t>(len)));
-}
-
-// Spins on `done` (which tests MPI requests) until it returns true; yields once polling has
-// gone on for a while so oversubscribed ranks let their peers run. Returns false on timeout.
-template <class Done>
-bool poll_until(Done&& done, double timeout_s) {
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
-  for (std::size_t polls = 0;; ++polls) {
-    if (done()) return true;
-    if ((polls & 255) == 255 && Clock::now() > deadline) return false;
-    if (polls > 1024) std::this_thread::yield();
-  }
 }
 
 }  // namespace
@@ -189,7 +175,7 @@ void MpiCommunicator::wait_all(const StepContext& ctx) {
   const int n = static_cast<int>(requests_.size());
   statuses_.resize(requests_.size());
   int rc = MPI_SUCCESS;
-  const bool done = poll_until(
+  const bool done = detail::poll_until(
       [&] {
         int flag = 0;
         rc = MPI_Testall(n, requests_.data(), &flag, statuses_.data());
@@ -246,7 +232,7 @@ void MpiCommunicator::run_step(const Step& step, const StepContext& ctx) {
 void MpiCommunicator::barrier(double timeout_s) {
   MPI_Request req = MPI_REQUEST_NULL;
   check_mpi(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
-  const bool done = poll_until(
+  const bool done = detail::poll_until(
       [&] {
         int flag = 0;
         MPI_Test(&req, &flag, MPI_STATUS_IGNORE);

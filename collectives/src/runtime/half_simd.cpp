@@ -5,6 +5,7 @@
 #include "colltune/collectives/half.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define COLLTUNE_X86_F16C 1
 #endif
@@ -46,8 +47,17 @@ COLLTUNE_F16C_TARGET void store8_f16(std::uint16_t* p, __m256 v) {
 
 #ifdef COLLTUNE_X86_F16C
 
+// CPUID leaf 1 (AVX, F16C, OSXSAVE) and XCR0 (the OS saves the YMM registers), read directly:
+// clang's __builtin_cpu_supports knows no "f16c".
 bool has_f16c() {
-  static const bool have = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool have = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+    if ((ecx & bit_AVX) == 0 || (ecx & bit_F16C) == 0 || (ecx & bit_OSXSAVE) == 0) return false;
+    unsigned xcr0_lo = 0, xcr0_hi = 0;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    return (xcr0_lo & 0x6u) == 0x6u;  // SSE and AVX state
+  }();
   return have;
 }
 

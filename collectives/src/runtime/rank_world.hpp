@@ -1,10 +1,12 @@
 #pragma once
 // What the in-process transports share: the threads transport (threads.cpp) and the cuda
 // transport's virtual ranks (cuda/src/cuda_virtual.cpp). Ranks are host threads of one
-// process. Each rank has one mutex, one condition variable, an inbox of published messages per
-// source rank, and a count of its own published messages not yet consumed. A receiver takes
-// the next message from its inbox (messages between a pair match in order), lands it, then
-// decrements the sender's count; a sender's step ends when its count reaches zero. A failing
+// process. Each rank has one mutex, one condition variable, an inbox of published messages tagged
+// with their source rank, and a count of its own published messages not yet consumed. A receiver
+// takes the oldest message from the peer it expects (messages between a pair match in order),
+// lands it, then decrements the sender's count; a sender's step ends when its count reaches zero.
+// The inbox holds only messages in flight (a step's worth), so memory grows with the rank count,
+// not with its square (a queue per source rank cost 2.7 GB at 2,000 ranks). A failing
 // rank aborts the world: every wait checks the abort flag, so nobody waits for a rank that has
 // given up. Every wait has a timeout.
 //
@@ -19,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -45,18 +48,24 @@ inline std::string seconds_text(double s) {
 template <class Message>
 class RankWorld {
  public:
+  struct Tagged {
+    int src;
+    Message msg;
+  };
   struct RankState {
     std::mutex m;
     std::condition_variable cv;
-    std::vector<std::deque<Message>> inbox;  // inbox[src]: messages from src, in send order
-    std::size_t pending_sends = 0;           // this rank's published messages not yet consumed
+    std::deque<Tagged> inbox;       // messages from every peer, in arrival order
+    std::size_t pending_sends = 0;  // this rank's published messages not yet consumed
+
+    // The oldest message from `src` (messages from one peer stay in send order), or end().
+    typename std::deque<Tagged>::iterator first_from(int src) {
+      return std::find_if(inbox.begin(), inbox.end(), [src](const Tagged& t) { return t.src == src; });
+    }
   };
 
   explicit RankWorld(const RankLayout& layout) : layout_(layout) {
-    for (int r = 0; r < layout.nranks(); ++r) {
-      ranks_.push_back(std::make_unique<RankState>());
-      ranks_.back()->inbox.resize(static_cast<std::size_t>(layout.nranks()));
-    }
+    for (int r = 0; r < layout.nranks(); ++r) ranks_.push_back(std::make_unique<RankState>());
   }
   const RankLayout& layout() const { return layout_; }
   int size() const { return layout_.nranks(); }
@@ -115,7 +124,7 @@ class RankWorld {
     RankState& peer = state(to);
     {
       std::lock_guard<std::mutex> lk(peer.m);
-      peer.inbox[static_cast<std::size_t>(from)].push_back(msg);
+      peer.inbox.push_back(Tagged{from, std::move(msg)});
     }
     peer.cv.notify_all();  // after unlocking, so the woken rank does not block on the mutex
   }
@@ -124,17 +133,19 @@ class RankWorld {
   Message take(int rank, int peer, double timeout_s, int step_index) {
     RankState& me = state(rank);
     std::unique_lock<std::mutex> lk(me.m);
-    auto& queue = me.inbox[static_cast<std::size_t>(peer)];
     const auto deadline = deadline_after(timeout_s);
-    while (queue.empty()) {
+    auto it = me.first_from(peer);
+    while (it == me.inbox.end()) {
       throw_if_aborted(rank);
-      if (me.cv.wait_until(lk, deadline) == std::cv_status::timeout && queue.empty()) {
+      const bool timed_out = me.cv.wait_until(lk, deadline) == std::cv_status::timeout;
+      it = me.first_from(peer);
+      if (timed_out && it == me.inbox.end()) {
         throw TimeoutError(step_where(rank, step_index) + ": timed out after " + seconds_text(timeout_s) +
                            " waiting for a message from peer " + std::to_string(peer));
       }
     }
-    Message msg = queue.front();
-    queue.pop_front();
+    Message msg = std::move(it->msg);
+    me.inbox.erase(it);
     return msg;
   }
 
@@ -173,9 +184,9 @@ class RankWorld {
       done[static_cast<std::size_t>(op.peer)] = true;
       RankState& peer = state(op.peer);
       std::lock_guard<std::mutex> lk(peer.m);
-      auto& queue = peer.inbox[static_cast<std::size_t>(rank)];
-      withdrawn += queue.size();
-      queue.clear();
+      const auto mine = [rank](const Tagged& t) { return t.src == rank; };
+      withdrawn += static_cast<std::size_t>(std::count_if(peer.inbox.begin(), peer.inbox.end(), mine));
+      peer.inbox.erase(std::remove_if(peer.inbox.begin(), peer.inbox.end(), mine), peer.inbox.end());
     }
     RankState& me = state(rank);
     std::unique_lock<std::mutex> lk(me.m);
@@ -190,7 +201,7 @@ class RankWorld {
       if (op.kind != OpKind::send) continue;
       RankState& peer = state(op.peer);
       std::lock_guard<std::mutex> lk(peer.m);
-      if (!peer.inbox[static_cast<std::size_t>(rank)].empty() &&
+      if (peer.first_from(rank) != peer.inbox.end() &&
           peers.find(std::to_string(op.peer)) == std::string::npos) {
         peers += (peers.empty() ? "" : ",") + std::to_string(op.peer);
       }
@@ -214,7 +225,9 @@ namespace colltune::coll::detail {
 
 // Runs body(r) on world.size() threads, rank r on thread r. If a rank throws, the world is
 // aborted (every other rank's waits end promptly), all threads are joined, and the first
-// exception thrown by any rank is rethrown here.
+// exception thrown by any rank is rethrown here. A thread that cannot start (the machine's
+// thread or memory limits) aborts the world at once: the ranks already running would otherwise
+// wait for it until their timeout, and the error would name the timeout, not the cause.
 template <class World, class Body>
 void run_rank_threads(World& world, Body&& body) {
   std::mutex first_m;
@@ -222,18 +235,27 @@ void run_rank_threads(World& world, Body&& body) {
   {
     std::vector<std::jthread> threads;
     threads.reserve(static_cast<std::size_t>(world.size()));
+    const auto record = [&](std::exception_ptr e) {
+      std::lock_guard<std::mutex> lk(first_m);
+      if (!first) first = std::move(e);
+    };
     for (int r = 0; r < world.size(); ++r) {
-      threads.emplace_back([&, r] {
-        try {
-          body(r);
-        } catch (...) {
-          {
-            std::lock_guard<std::mutex> lk(first_m);
-            if (!first) first = std::current_exception();
+      try {
+        threads.emplace_back([&, r] {
+          try {
+            body(r);
+          } catch (...) {
+            record(std::current_exception());
+            world.abort(r);
           }
-          world.abort(r);
-        }
-      });
+        });
+      } catch (const std::system_error& e) {
+        record(std::make_exception_ptr(Error("in-process transport: cannot start the thread of rank " +
+                                             std::to_string(r) + " of " + std::to_string(world.size()) + " (" +
+                                             e.code().message() + "); use fewer ranks")));
+        world.abort(r);
+        break;
+      }
     }
   }  // jthreads join here
   if (first) std::rethrow_exception(first);

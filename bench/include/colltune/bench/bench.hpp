@@ -7,6 +7,7 @@
 // every rank's result bit-exactly with a host reference (inputs are small integers, so any
 // reduction order is exact). The output format: docs/bench.md.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -46,9 +47,17 @@ struct BenchConfig {
 };
 
 // Throws colltune::Error naming the offending field and value: unknown algorithm or dtype,
-// "mpi" without the MPI transport, min > max, factor < 2, ranks < 1 (threads), negative iters,
-// sizes whose buffers exceed the machine's memory. `nranks` is the rank count that will run.
+// "mpi" without the MPI transport, an --inner that hierarchical does not take, min > max,
+// factor < 2, ranks < 1 or above the limits (limits.hpp), negative iters, sizes whose buffers
+// exceed the machine's memory. `nranks` is the rank count that will run.
 void validate_config(const BenchConfig& config, int nranks);
+
+// The configuration as every rank must see it: everything that decides which collectives run
+// and on how many bytes (not the JSON path or the timeout). MPI ranks compare fingerprints
+// of it before their first collective (run_mpi_bench), so ranks started with different
+// arguments stop with one message instead of corrupting each other's buffers.
+std::string effective_config_text(const BenchConfig& config);
+std::uint64_t config_fingerprint(const BenchConfig& config);
 
 // Sizes swept, in bytes, each rounded down to a whole number of elements.
 std::vector<std::size_t> sweep_sizes(const BenchConfig& config);

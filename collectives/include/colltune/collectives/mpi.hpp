@@ -85,9 +85,11 @@ class MpiCommunicator final : public Communicator {
 };
 
 // The vendor baseline: MPI_Allreduce over comm (avg = MPI_SUM then 1/p; fp16/bf16 through
-// user-defined MPI ops over coll::reduce). in == out is the in-place form. Blocking: if a
-// peer dies, mpirun ends the job.
+// user-defined MPI ops over coll::reduce). in == out is the in-place form. Run as
+// MPI_Iallreduce polled under `timeout_s`: a peer that never joins (stopped, hung) ends the
+// wait with TimeoutError. A collective cannot be cancelled, so after a timeout the
+// communicator is unusable and `out` may still be written: end the job (MPI_Abort).
 void mpi_allreduce(const MpiCommunicator& comm, const void* in, void* out, std::size_t count, DType dtype,
-                   ReduceOp op);
+                   ReduceOp op, double timeout_s = kDefaultTimeoutS);
 
 }  // namespace colltune::coll

@@ -41,8 +41,9 @@ std::string summary_json(const TuneResult& result, const std::vector<std::filesy
 // Names of the six files, in the order written.
 const std::vector<std::string>& emitted_file_names();
 
-// Renders all six, then writes them with colltune::FileSetWriter: either every file appears
-// in `dir` or (on any failure) none does. Creates `dir` if missing. Returns the final paths.
+// Renders all six, then writes them with colltune::FileSetWriter: `dir` holds either the
+// complete old set or the complete new one, also when interrupted or killed, and one writer
+// at a time. Creates `dir` if missing. Returns the final paths.
 std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& result);
 
 }  // namespace colltune::tuner

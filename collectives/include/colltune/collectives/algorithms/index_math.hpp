@@ -33,17 +33,19 @@ inline int ring_peer(int rank, int distance, int p) {
   return (x % p + p) % p;
 }
 
-// Pipeline chunks of a block of `n` elements: chunks of `chunk_elems` (0 = one chunk).
+// Pipeline chunks of a block of `n` elements: chunks of `chunk_elems` (0 = one chunk). Written
+// without n + chunk_elems - 1, which wraps for a chunk near 2^64 and gave 0 chunks.
 inline std::size_t chunk_count(std::size_t n, std::size_t chunk_elems) {
   if (n == 0) return 0;
   if (chunk_elems == 0) return 1;
-  return (n + chunk_elems - 1) / chunk_elems;
+  return n / chunk_elems + (n % chunk_elems != 0 ? 1 : 0);
 }
 
-// Chunk j of `block`; empty when j is past the block's last chunk.
+// Chunk j of `block`; empty when j is past the block's last chunk (j * chunk_elems is not
+// formed when it would wrap).
 inline Block chunk_of(const Block& block, std::size_t j, std::size_t chunk_elems) {
   if (chunk_elems == 0) return j == 0 ? block : Block{block.end(), 0};
-  const std::size_t start = std::min(block.count, j * chunk_elems);
+  const std::size_t start = j > block.count / chunk_elems ? block.count : std::min(block.count, j * chunk_elems);
   return Block{block.offset + start, std::min(chunk_elems, block.count - start)};
 }
 

@@ -1,0 +1,45 @@
+// Option rules and exit statuses (see options.hpp).
+#include "options.hpp"
+
+#include <string>
+
+#include "colltune/common/error.hpp"
+
+namespace colltune::cli {
+namespace {
+
+// "-12" -> "-12", "007" -> "7"; an error text for anything that is not a decimal integer.
+CLI::Validator decimal_integer(bool is_unsigned) {
+  return CLI::Validator(
+      [is_unsigned](std::string& text) -> std::string {
+        std::size_t digits = text.size() > 1 && text[0] == '-' ? 1 : 0;
+        if (digits == 1 && is_unsigned) return "must not be negative (got " + text + ")";
+        if (text.size() == digits || text.find_first_not_of("0123456789", digits) != std::string::npos)
+          return "expected a decimal integer, got '" + text + "'";
+        const std::size_t first = text.find_first_not_of('0', digits);
+        text.erase(digits, (first == std::string::npos ? text.size() - 1 : first) - digits);
+        return "";
+      },
+      is_unsigned ? "NONNEGATIVE" : "", "decimal integer");
+}
+
+void apply_to(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type.rfind("UINT", 0) == 0) opt->transform(decimal_integer(true));
+    else if (type.rfind("INT", 0) == 0) opt->transform(decimal_integer(false));
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) apply_to(*sub);
+}
+
+}  // namespace
+
+int exit_status(const std::exception& e) {
+  if (dynamic_cast<const CheckFailure*>(&e) != nullptr) return kExitCheckFailed;
+  if (dynamic_cast<const Error*>(&e) != nullptr) return kExitBadInput;
+  return kExitInternal;
+}
+
+void apply_option_rules(CLI::App& app) { apply_to(app); }
+
+}  // namespace colltune::cli

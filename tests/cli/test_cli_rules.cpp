@@ -1,0 +1,69 @@
+// The rules every command follows (cli/options.cpp): integer options read plain decimals and
+// unsigned ones refuse a minus sign; exceptions map to the documented exit statuses.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "colltune/common/error.hpp"
+#include "options.hpp"
+
+namespace {
+
+using colltune::cli::apply_option_rules;
+
+struct Parsed {
+  std::size_t count = 7;
+  int delta = 7;
+  std::string error;
+};
+
+Parsed parse(std::vector<std::string> args) {
+  Parsed out;
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("cmd");
+  sub->add_option("--count", out.count);
+  sub->add_option("--delta", out.delta);
+  apply_option_rules(app);
+  args.insert(args.begin(), "cmd");
+  std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+TEST(CliRules, UnsignedOptionsRefuseNegativeValues) {
+  EXPECT_EQ(parse({"--count", "-1"}).error, "--count: must not be negative (got -1)");
+  EXPECT_EQ(parse({"--count", "18"}).count, 18u);
+  EXPECT_EQ(parse({"--delta", "-3"}).delta, -3);
+}
+
+TEST(CliRules, IntegersAreDecimal) {
+  EXPECT_EQ(parse({"--count", "010"}).count, 10u);  // not octal 8
+  EXPECT_EQ(parse({"--delta", "-007"}).delta, -7);
+  EXPECT_EQ(parse({"--count", "0"}).count, 0u);
+  EXPECT_EQ(parse({"--count", "0x10"}).error, "--count: expected a decimal integer, got '0x10'");
+  EXPECT_EQ(parse({"--delta", "1e3"}).error, "--delta: expected a decimal integer, got '1e3'");
+  EXPECT_EQ(parse({"--delta", "-"}).error, "--delta: expected a decimal integer, got '-'");
+}
+
+TEST(CliRules, ExitStatuses) {
+  using namespace colltune::cli;
+  EXPECT_EQ(exit_status(colltune::CheckFailure("3 wrong values")), kExitCheckFailed);
+  EXPECT_EQ(exit_status(colltune::Error("bad input")), kExitBadInput);
+  EXPECT_EQ(exit_status(colltune::TimeoutError("peer 3")), kExitBadInput);
+  EXPECT_EQ(exit_status(std::logic_error("a bug")), kExitInternal);
+  EXPECT_EQ(exit_status(std::bad_alloc()), kExitInternal);
+  EXPECT_EQ(kExitCheckFailed, 1);
+  EXPECT_EQ(kExitBadInput, 2);
+  EXPECT_EQ(kExitInternal, 3);
+}
+
+}  // namespace
