@@ -1,0 +1,239 @@
+// NcclModel construction: the communicator's shape, one node's NCCL topology, the channel
+// searches NCCL runs at init (src/init.cc: ring, tree, CollNet chain and direct, NVLS), the
+// channel counts of the connection setup (src/graph/connect.cc, ncclTopoPostset) and the
+// tuning tables (src/graph/tuning.cc).
+#include "colltune/sim/nccl_model.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "colltune/common/error.hpp"
+#include "nccl_search.hpp"
+#include "nccl_topo.hpp"
+#include "nccl_tuning.hpp"
+
+namespace colltune::sim {
+namespace {
+
+constexpr std::array<std::string_view, 5> kCpuNames{"intel_bdw", "intel_skl", "intel_srp", "intel_erp", "amd"};
+constexpr std::array<std::string_view, 12> kPathNames{"LOC", "NVL", "NVB", "C2C", "PIX", "PXB",
+                                                      "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
+
+// The ranks of the node of rank 0: rank 0's host, and of it the GPUs that rank 0's GPU reaches
+// through the host's own links (GPUs of one host joined only through the network, as in the
+// flat preset, are separate nodes to NCCL).
+std::vector<int> first_node_ranks(const topo::Topology& t, int nranks) {
+  const int host = t.host_of_rank(0);
+  std::vector<bool> reached(t.num_devices(), false);
+  std::vector<topo::VertexId> todo{t.device_of_rank(0)};
+  reached[todo.front()] = true;
+  while (!todo.empty()) {
+    const topo::VertexId v = todo.back();
+    todo.pop_back();
+    for (auto [e, end] = boost::out_edges(v, t.graph()); e != end; ++e) {
+      const topo::VertexId w = boost::target(*e, t.graph());
+      if (reached[w] || t.graph()[*e].kind == topo::LinkKind::net || t.device(w).host != host) continue;
+      reached[w] = true;
+      todo.push_back(w);
+    }
+  }
+  std::vector<int> ranks;
+  for (int r = 0; r < nranks; ++r)
+    if (t.host_of_rank(r) == host && reached[t.device_of_rank(r)]) ranks.push_back(r);
+  return ranks;
+}
+
+// Every host must hold a whole number of nodes like the first one.
+void check_uniform(const topo::Topology& t, int nranks, int ppn) {
+  if (nranks % ppn != 0)
+    throw Error("NCCL's model: " + std::to_string(nranks) + " ranks are not a whole number of nodes of " +
+                std::to_string(ppn) + " GPUs (the node of rank 0)");
+  std::vector<int> per_host(static_cast<std::size_t>(t.num_hosts()), 0);
+  for (int r = 0; r < nranks; ++r) ++per_host[static_cast<std::size_t>(t.host_of_rank(r))];
+  for (int h = 0; h < t.num_hosts(); ++h)
+    if (per_host[static_cast<std::size_t>(h)] % ppn != 0)
+      throw Error("NCCL's model needs nodes of one shape: host '" + t.host_name(h) + "' holds " +
+                  std::to_string(per_host[static_cast<std::size_t>(h)]) + " of the ranks, the node of rank 0 " +
+                  std::to_string(ppn));
+}
+
+bool host_has_nvls(const topo::Topology& t, int host) {
+  const auto [begin, end] = boost::vertices(t.graph());
+  for (auto it = begin; it != end; ++it) {
+    const topo::Device& d = t.device(*it);
+    if (d.host == host && d.kind == topo::DeviceKind::nvswitch && d.switch_reduction == topo::SwitchReduction::nvls)
+      return true;
+  }
+  return false;
+}
+
+bool network_has_sharp(const topo::Topology& t) {
+  const auto [begin, end] = boost::vertices(t.graph());
+  for (auto it = begin; it != end; ++it) {
+    const topo::Device& d = t.device(*it);
+    if (d.kind == topo::DeviceKind::net_switch && d.switch_reduction == topo::SwitchReduction::sharp) return true;
+  }
+  return false;
+}
+
+ChannelPlan to_plan(const nccl::SearchGraph& g) {
+  ChannelPlan p;
+  p.channels = g.nchannels;
+  p.bw_intra = g.bw_intra;
+  p.bw_inter = g.bw_inter;
+  p.type_intra = g.type_intra;
+  p.type_inter = g.type_inter;
+  p.same_channels = g.same_channels;
+  p.cross_nic = g.cross_nic != 0;
+  p.simple_tree = g.pattern == nccl::Pattern::tree;
+  p.orders = g.intra;
+  // An NVLS channel names only its head GPU: every GPU takes part, the others in index order.
+  for (auto& order : p.orders) {
+    if (order.empty() || std::find(order.begin() + 1, order.end(), -1) == order.end()) continue;
+    std::size_t at = 1;
+    for (int gpu = 0; gpu < static_cast<int>(order.size()); ++gpu)
+      if (gpu != order[0]) order[at++] = gpu;
+  }
+  for (const auto& io : g.inter) {
+    p.nic_in.push_back(io[0]);
+    p.nic_out.push_back(io[1]);
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string_view to_string(NcclCpu cpu) { return kCpuNames[static_cast<std::size_t>(cpu)]; }
+
+NcclCpu parse_nccl_cpu(std::string_view name) {
+  std::string valid;
+  for (std::size_t i = 0; i < kCpuNames.size(); ++i) {
+    if (kCpuNames[i] == name) return static_cast<NcclCpu>(i);
+    valid += (i ? ", " : "") + std::string(kCpuNames[i]);
+  }
+  throw Error("unknown CPU model '" + std::string(name) + "' for NCCL's model (valid: " + valid + ")");
+}
+
+std::string_view to_string(NcclPath path) { return kPathNames[static_cast<std::size_t>(path)]; }
+
+double nccl_bus_factor(NcclColl coll, int nranks) {
+  const double n = nranks;
+  if (coll == NcclColl::allreduce) return 2 * (n - 1) / n;
+  if (coll == NcclColl::allgather || coll == NcclColl::reduce_scatter) return (n - 1) / n;
+  return 1.0;
+}
+
+NcclModel::NcclModel(const topo::Topology& topology, NcclVersion version, int nranks)
+    : NcclModel(topology, [&] {
+        NcclOptions o;
+        o.version = version;
+        o.nranks = nranks;
+        return o;
+      }()) {}
+
+NcclModel::NcclModel(const topo::Topology& topology, NcclOptions options)
+    : options_(std::move(options)), constants_(&nccl_constants(options_.version)) {
+  const int nranks = options_.nranks > 0 ? options_.nranks : topology.num_ranks();
+  if (nranks > topology.num_ranks())
+    throw Error("NCCL's model: " + std::to_string(nranks) + " ranks asked, the topology has " +
+                std::to_string(topology.num_ranks()));
+  const std::vector<int> node = first_node_ranks(topology, nranks);
+  const int ppn = static_cast<int>(node.size());
+  check_uniform(topology, nranks, ppn);
+  system_.nranks = nranks;
+  system_.ranks_per_node = ppn;
+  system_.nnodes = nranks / ppn;
+  system_.cpu = options_.cpu;
+  system_.cc_min = 1 << 30;
+  for (int r = 0; r < nranks; ++r) {
+    int cc = topology.device(topology.device_of_rank(r)).compute_capability;
+    if (cc == 0) cc = options_.compute_capability;
+    if (cc == 0)
+      throw Error("NCCL's model needs the GPUs' compute capability; rank " + std::to_string(r) + "'s device '" +
+                  topology.device(topology.device_of_rank(r)).id + "' has none");
+    system_.cc_min = std::min(system_.cc_min, cc);
+    system_.cc_max = std::max(system_.cc_max, cc);
+  }
+  const nccl::NodeGraph graph = nccl::build_node_graph(topology, node, options_.cpu, system_.nnodes > 1, options_.pxn,
+                                                       options_.compute_capability);
+  if (system_.nnodes > 1 && graph.num_nets() == 0)
+    throw Error("NCCL's model: the node of rank 0 has no NIC to reach the other " +
+                std::to_string(system_.nnodes - 1) + " nodes");
+  system_.nvswitches = graph.nvs >= 0 ? 1 : 0;
+  system_.nics = graph.num_nets();
+  const nccl::SearchBounds bounds = nccl::search_bounds(graph, system_.nnodes > 1);
+  system_.max_bw = bounds.max_bw;
+  system_.total_bw = bounds.total_bw;
+  system_.nvls_support = host_has_nvls(topology, topology.host_of_rank(0)) && system_.cc_min >= 90 && ppn >= 2;
+  system_.collnet_support = options_.collnet && system_.nnodes >= 2 && network_has_sharp(topology);
+  search(graph);
+  tune();
+}
+
+void NcclModel::search(const nccl::NodeGraph& graph) {
+  using nccl::Pattern;
+  const NcclConstants& k = *constants_;
+  const nccl::SearchContext ctx{constants_, system_.cc_min, system_.nnodes > 1};
+  nccl::SearchGraph ring = nccl::search_channels(graph, ctx, {Pattern::ring, 1, k.max_channels / 2, false});
+  nccl::SearchGraph tree = nccl::search_channels(graph, ctx, {Pattern::balanced_tree, ring.nchannels, ring.nchannels, false});
+  nccl::SearchGraph chain, direct, nvls;
+  if (system_.collnet_support) {
+    chain = nccl::search_channels(graph, ctx, {Pattern::tree, ring.nchannels, ring.nchannels, true});
+    direct = nccl::search_channels(graph, ctx, {Pattern::collnet_direct, 1, k.max_channels, true});
+    if (chain.nchannels == 0) system_.collnet_support = false;
+  }
+  if (system_.nvls_support) nvls = nccl::search_channels(graph, ctx, {Pattern::nvls, 1, k.max_channels, false});
+  if (nvls.nchannels == 0) system_.nvls_support = false;
+  // init.cc: rings and trees run on the same channels.
+  const int shared = std::min(ring.nchannels, tree.nchannels);
+  ring.nchannels = tree.nchannels = shared;
+  ring.intra.resize(static_cast<std::size_t>(shared));
+  ring.inter.resize(static_cast<std::size_t>(shared));
+  tree.intra.resize(static_cast<std::size_t>(shared));
+  tree.inter.resize(static_cast<std::size_t>(shared));
+  plans_[index_of(NcclAlgo::tree)] = plans_[index_of(NcclAlgo::pat)] = to_plan(tree);
+  plans_[index_of(NcclAlgo::ring)] = to_plan(ring);
+  plans_[index_of(NcclAlgo::collnet_chain)] = to_plan(chain);
+  plans_[index_of(NcclAlgo::collnet_direct)] = to_plan(direct);
+  plans_[index_of(NcclAlgo::nvls)] = plans_[index_of(NcclAlgo::nvls_tree)] = to_plan(nvls);
+  collnet_heads_ = direct.nchannels;
+  set_comm_channels(shared);
+}
+
+// connect.cc (ncclTopoPostset) and transport/nvls.cc: the channels the kernels run on.
+void NcclModel::set_comm_channels(int search_channels) {
+  const NcclConstants& k = *constants_;
+  const NcclSystem& s = system_;
+  system_.nvls_channels = !s.nvls_support ? 0
+                          : s.cc_min >= 100 ? (s.nnodes > 1 ? k.nvls_channels_sm100 : k.nvls_channels_sm100_one_node)
+                                            : k.nvls_channels_sm90;
+  int nc = std::min(k.max_channels, search_channels * 2);
+  const ChannelPlan& chain = plans_[index_of(NcclAlgo::collnet_chain)];
+  if (s.collnet_support && chain.bw_intra > chain.bw_inter && s.nranks > s.nnodes)
+    nc = std::min(k.max_channels, nc + nc / 2);
+  const bool hopper = k.rules.hopper_dup_all_sm90_plus ? s.cc_min >= 90 : s.cc_min == 90;
+  if (hopper && s.nnodes > 1 && plans_[index_of(NcclAlgo::ring)].bw_intra > 45.0 && nc < 16)
+    nc = std::min(k.max_channels, 2 * nc);
+  if (k.rules.nvls_raises_comm_channels && s.nvls_support && nc < system_.nvls_channels) nc = system_.nvls_channels;
+  system_.comm_channels = nc;
+}
+
+void NcclModel::tune() {
+  nccl::TuneInput in;
+  in.constants = constants_;
+  in.system = &system_;
+  for (int a = 0; a < kNcclNumAlgos; ++a) in.graphs[static_cast<std::size_t>(a)] = &plans_[static_cast<std::size_t>(a)];
+  in.collnet_heads = collnet_heads_;
+  in.net_overhead_us = options_.net_overhead_us;
+  in.net_latency_us = options_.net_latency_us;
+  in.enables = nccl::parse_enables(options_.algo_env, options_.proto_env);
+  const nccl::TuneTables t = nccl::tune_model(in);
+  bw_ = t.bw;
+  lat_ = t.lat;
+  max_threads_ = t.max_threads;
+  thread_threshold_ = t.thread_threshold;
+}
+
+const ChannelPlan& NcclModel::channels(NcclAlgo algo) const { return plans_[static_cast<std::size_t>(index_of(algo))]; }
+
+}  // namespace colltune::sim

@@ -1,0 +1,129 @@
+// NcclModel queries: the time of one cell (src/graph/tuning.cc, ncclTopoGetAlgoTime), the
+// cost table handed to a tuner plugin (src/enqueue.cc, updateCollCostTable) and NCCL's pick
+// with its channel count (topoGetAlgoInfo).
+#include <cstdint>
+#include <limits>
+
+#include "colltune/common/error.hpp"
+#include "colltune/sim/nccl_model.hpp"
+#include "nccl_tuning.hpp"
+
+namespace colltune::sim {
+namespace {
+
+template <typename Table>
+auto cell(const Table& t, NcclColl c, NcclAlgo a, NcclProto p) {
+  return t[static_cast<std::size_t>(index_of(c))][static_cast<std::size_t>(index_of(a))][static_cast<std::size_t>(index_of(p))];
+}
+
+}  // namespace
+
+float NcclModel::bandwidth(NcclColl coll, NcclAlgo algo, NcclProto proto) const { return cell(bw_, coll, algo, proto); }
+float NcclModel::latency(NcclColl coll, NcclAlgo algo, NcclProto proto) const { return cell(lat_, coll, algo, proto); }
+
+// ncclTopoGetAlgoTime for one operation: -1 when the cell is off.
+float NcclModel::algo_time(NcclColl coll, NcclAlgo algo, NcclProto proto, std::size_t bytes) const {
+  float bw = bandwidth(coll, algo, proto);
+  float lat = latency(coll, algo, proto);
+  if (bw == 0) return -1.0f;
+  const NcclModelRules& rules = constants_->rules;
+  const long log_size = nccl::nccl_log2i(static_cast<long>(bytes >> 6), rules.log2i_zero_is_minus_one);
+  const auto& corr = constants_->tree_correction[static_cast<std::size_t>(index_of(proto))];
+  const bool allreduce = coll == NcclColl::allreduce;
+  if (algo == NcclAlgo::tree && allreduce && log_size >= 0 && log_size < 23) bw *= static_cast<float>(corr[static_cast<std::size_t>(log_size)]);
+  if (rules.nvls_tree_correction_sm100 && algo == NcclAlgo::nvls_tree && allreduce && log_size >= 0 && log_size < 24 &&
+      system_.cc_min >= 100)
+    bw *= static_cast<float>(corr[static_cast<std::size_t>(log_size)]);
+  if (algo == NcclAlgo::ring && proto == NcclProto::simple && system_.nnodes > 1 && allreduce &&
+      bytes / static_cast<std::size_t>(system_.comm_channels * system_.nranks) >= 64)
+    lat *= static_cast<float>(system_.cc_min < 80 ? constants_->ring_plateau_pre_sm80 : constants_->ring_plateau_sm80);
+  return lat * 1 + static_cast<float>(bytes) / (1000 * bw);
+}
+
+// The algorithms updateCollCostTable (topoGetAlgoInfo in 2.21) asks about at all.
+bool NcclModel::offered(NcclColl coll, NcclAlgo algo) const {
+  const NcclSystem& s = system_;
+  const int max_local = constants_->max_direct_arity + 1;
+  const bool collnet = algo == NcclAlgo::collnet_direct || algo == NcclAlgo::collnet_chain;
+  if (collnet && (!s.collnet_support || s.ranks_per_node > max_local)) return false;
+  const bool nvls = algo == NcclAlgo::nvls || algo == NcclAlgo::nvls_tree;
+  if (nvls && (!s.nvls_support || (coll != NcclColl::allreduce && s.ranks_per_node > constants_->max_nvls_arity)))
+    return false;
+  if (algo == NcclAlgo::nvls && !s.collnet_support && s.nnodes > 1) return false;
+  const bool ag_rs = coll == NcclColl::allgather || coll == NcclColl::reduce_scatter;
+  if (algo == NcclAlgo::nvls && ag_rs && s.nnodes > 1 && !constants_->rules.nvls_ag_rs_multinode) return false;
+  return true;
+}
+
+NcclCostTable NcclModel::cost_table(NcclColl coll, std::size_t bytes) const {
+  NcclCostTable table;
+  for (auto& row : table) row.fill(-1.0f);  // NCCL_ALGO_PROTO_IGNORE
+  if (system_.nranks == 1) {
+    table[static_cast<std::size_t>(index_of(NcclAlgo::ring))][static_cast<std::size_t>(index_of(NcclProto::simple))] = 0;
+    return table;
+  }
+  for (NcclAlgo a : kNcclAlgos) {
+    if (!offered(coll, a)) continue;
+    for (NcclProto p : kNcclProtos)
+      table[static_cast<std::size_t>(index_of(a))][static_cast<std::size_t>(index_of(p))] = algo_time(coll, a, p, bytes);
+  }
+  return table;
+}
+
+double NcclModel::time_us(NcclAlgo algo, NcclProto proto, NcclColl coll, std::size_t bytes) const {
+  const float t = cost_table(coll, bytes)[static_cast<std::size_t>(index_of(algo))][static_cast<std::size_t>(index_of(proto))];
+  return t < 0 ? std::numeric_limits<double>::infinity() : static_cast<double>(t);
+}
+
+NcclChoice NcclModel::choose(NcclColl coll, std::size_t bytes) const {
+  const NcclCostTable table = cost_table(coll, bytes);
+  float best = 3600000000.0f;
+  int algo = -1, proto = -1;
+  for (int a = 0; a < kNcclNumAlgos; ++a)
+    for (int p = 0; p < kNcclNumProtos; ++p) {
+      const float t = table[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
+      if (t >= 0 && t < best) {
+        best = t;
+        algo = a;
+        proto = p;
+      }
+    }
+  if (algo < 0)
+    throw Error("NCCL would find no algorithm/protocol for " + std::string(to_string(coll)) +
+                (options_.algo_env.empty() ? "" : " with NCCL_ALGO=" + options_.algo_env) +
+                (options_.proto_env.empty() ? "" : " with NCCL_PROTO=" + options_.proto_env));
+  NcclChoice c;
+  c.algo = static_cast<NcclAlgo>(algo);
+  c.proto = static_cast<NcclProto>(proto);
+  c.channels = channels_for(c.algo, c.proto, bytes);
+  c.time_us = best;
+  return c;
+}
+
+// topoGetAlgoInfo: fewer channels while each thread would get less than its threshold of bytes.
+int NcclModel::channels_for(NcclAlgo algo, NcclProto proto, std::size_t bytes) const {
+  const auto a = static_cast<std::size_t>(index_of(algo)), p = static_cast<std::size_t>(index_of(proto));
+  const auto n = static_cast<std::int64_t>(bytes);
+  std::int64_t nc = system_.comm_channels;
+  const std::int64_t nt = max_threads_[a][p];
+  std::int64_t threshold = thread_threshold_[a][p];
+  if (algo == NcclAlgo::collnet_direct) {
+    const std::int64_t heads = collnet_heads_;
+    bool more = true;
+    for (std::int64_t sw = 16; sw >= 1 && more; sw /= 2) {
+      while ((more = n < nc * nt * heads * threshold) && nc > sw) {
+        if (nc == sw + sw / 2) threshold /= 2;
+        --nc;
+      }
+    }
+    return static_cast<int>(nc);
+  }
+  if (algo == NcclAlgo::nvls || algo == NcclAlgo::nvls_tree) {
+    const bool capped = constants_->rules.nvls_multinode_channel_cap && system_.nnodes > 1 && algo == NcclAlgo::nvls;
+    return capped ? std::min(system_.nvls_channels, system_.comm_channels) : system_.nvls_channels;
+  }
+  while (n < nc * nt * threshold && nc >= 2) --nc;
+  return static_cast<int>(nc);
+}
+
+}  // namespace colltune::sim

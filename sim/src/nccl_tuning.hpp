@@ -1,0 +1,46 @@
+#pragma once
+// Internal: NCCL's tuning model (src/graph/tuning.cc, ncclTopoTuneModel) and the parsing of
+// NCCL_ALGO / NCCL_PROTO (parseList).
+#include <array>
+#include <string_view>
+
+#include "colltune/sim/nccl_model.hpp"
+
+namespace colltune::sim::nccl {
+
+template <typename T, int N>
+using PerColl = std::array<std::array<T, N>, kNcclNumColls>;
+using AlgoProto = std::array<std::array<float, kNcclNumProtos>, kNcclNumAlgos>;
+
+// Enable flags per collective: 0 off, 1 on, 2 on where NCCL's own rules allow (LL128).
+struct Enables {
+  PerColl<int, kNcclNumAlgos> algo{};
+  PerColl<int, kNcclNumProtos> proto{};
+};
+// NCCL's defaults (every algorithm, LL and Simple on, LL128 automatic) with the environment
+// lists applied. Throws colltune::Error for an unknown name or prefix, naming the variable.
+Enables parse_enables(std::string_view algo_env, std::string_view proto_env);
+
+struct TuneInput {
+  const NcclConstants* constants = nullptr;
+  const NcclSystem* system = nullptr;
+  std::array<const ChannelPlan*, kNcclNumAlgos> graphs{};  // by algorithm (PAT = tree, NVLSTree = NVLS)
+  int collnet_heads = 0;      // CollNetDirect heads per node
+  double net_overhead_us = -1;  // NCCL_NET_OVERHEAD, < 0 = default
+  double net_latency_us = 0;    // graph latencyInter
+  Enables enables;
+};
+
+struct TuneTables {
+  std::array<AlgoProto, kNcclNumColls> bw{};   // comm->bandwidths (GB/s of algorithm bandwidth)
+  std::array<AlgoProto, kNcclNumColls> lat{};  // comm->latencies (us)
+  std::array<std::array<int, kNcclNumProtos>, kNcclNumAlgos> max_threads{};
+  std::array<std::array<long, kNcclNumProtos>, kNcclNumAlgos> thread_threshold{};
+};
+
+TuneTables tune_model(const TuneInput& in);
+
+// NCCL's log2i: floor(log2(n)); for 0, -1 from 2.22 on (0 before).
+long nccl_log2i(long n, bool zero_is_minus_one);
+
+}  // namespace colltune::sim::nccl
