@@ -58,7 +58,7 @@ void add_topo_command(CLI::App& app) {
 
   CLI::App* exp = topo->add_subcommand("export", "Write a topology as colltune JSON or Graphviz DOT");
   exp->add_option("SPEC", opts->spec, kSpecHelp)->required();
-  exp->add_option("--format", opts->format, "json (colltune topology format, version 1) or dot")
+  exp->add_option("--format", opts->format, "json (colltune topology format) or dot")
       ->check(CLI::IsMember({"json", "dot"}));
   exp->add_option("-o,--output", opts->output, "write to this file (atomically) instead of standard output");
   exp->callback([opts] { export_topology(*opts); });

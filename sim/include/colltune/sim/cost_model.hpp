@@ -3,7 +3,7 @@
 // cost hint of its registry entry (or, where it has none, the reference pricer on its schedule), using alpha/beta per link level derived from the topology's
 // routes and gamma from the devices' reduction rate. Cheap (microseconds): the tuner sweeps it.
 //
-// Derivation (see docs/readme/simulator.md):
+// Derivation (see docs/simulator.md):
 // - intra-host alpha/beta: the route between two ranks of one host (alpha = route latency,
 //   beta = 1 / bottleneck bandwidth). inter-host: the route between ranks on different hosts.
 //   Heterogeneous machines: the worst latency and the worst bandwidth found over a deterministic

@@ -3,7 +3,7 @@
 // by code (conv weights, batch-norm scale/shift, linear layers, embeddings, layer norms,
 // attention projections), so parameter counts equal the published totals.
 //
-// Compute model (documented in docs/readme/step-model.md):
+// Compute model (documented in docs/step-model.md):
 // - forward FLOPs count the multiply-adds of convolutions, linear layers and attention score
 //   products (2 FLOPs per multiply-add; a convolution costs 2*k*k*cin*cout per output pixel);
 //   element-wise work (norms, activations, pooling) is not counted;

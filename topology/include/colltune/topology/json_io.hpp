@@ -1,5 +1,5 @@
 #pragma once
-// colltune's topology JSON format ("format": "colltune-topology", "version": 1), documented in
+// colltune's topology JSON format ("format": "colltune-topology", "version": 2; version 1 files are read too), documented in
 // docs/topology-format.md. Saving then loading gives the same graph: the same hosts, devices
 // (in order), links (in index order, with the same figures) and rank mapping.
 #include <filesystem>
