@@ -46,7 +46,7 @@ const Fixture& fixture(const std::string& spec, const std::string& algo, std::si
     slot = std::make_unique<Fixture>();
     slot->topology = topo::load_topology(spec);
     slot->source = coll::open_schedule(algo, slot->topology.rank_layout(), count, chunked(chunk));
-    benchmark::DoNotOptimize(sim::simulate_steps(*slot->source, slot->topology).time_us);
+    benchmark::DoNotOptimize(sim::simulate_schedule(*slot->source, slot->topology).time_us);
   }
   return *slot;
 }
@@ -65,7 +65,7 @@ void run(benchmark::State& state, const Fixture& f, bool fast_path = true) {
   std::size_t flows = 0;
   int period = 0;
   for (auto _ : state) {
-    const sim::EventSimResult r = sim::simulate_steps(*f.source, f.topology, options);
+    const sim::EventSimResult r = sim::simulate_schedule(*f.source, f.topology, options);
     events += r.events;
     flows += r.flows;
     period = r.fast_path_period;
@@ -83,7 +83,7 @@ void run_cold(benchmark::State& state, const std::string& spec, const std::strin
   for (auto _ : state) {
     const topo::Topology t = topo::load_topology(spec);
     const auto source = coll::open_schedule(algo, t.rank_layout(), count, chunked(chunk));
-    const sim::EventSimResult r = sim::simulate_steps(*source, t);
+    const sim::EventSimResult r = sim::simulate_schedule(*source, t);
     events += r.events;
     flows += r.flows;
     period = r.fast_path_period;
@@ -129,7 +129,7 @@ void BM_EventSim_Dbtree128_ReferenceVsFast(benchmark::State& state) {
   double reference_s = 0;
   auto timed = [&](const sim::EventSimOptions& options, double& seconds) {  // CPU time, as the other rows
     const std::clock_t start = std::clock();
-    benchmark::DoNotOptimize(sim::simulate_steps(*f.source, f.topology, options).time_us);
+    benchmark::DoNotOptimize(sim::simulate_schedule(*f.source, f.topology, options).time_us);
     seconds += static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
   };
   for (auto _ : state) {

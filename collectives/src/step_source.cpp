@@ -2,13 +2,19 @@
 // schedule in whichever form it has.
 #include "colltune/collectives/step_source.hpp"
 
-#include "colltune/common/error.hpp"
+#include <string>
 
+#include "colltune/common/error.hpp"
 
 namespace colltune::coll {
 namespace {
 
+// A view of the schedule needs one step list per rank: anything else is refused here, where
+// every reader of a stored schedule passes, instead of indexing past the lists later.
 ScheduleHeader header_of(const Schedule& s) {
+  if (s.nranks < 0 || static_cast<std::size_t>(s.nranks) != s.ranks.size())
+    throw Error("schedule '" + s.algorithm + "': nranks " + std::to_string(s.nranks) + " does not match its " +
+                std::to_string(s.ranks.size()) + " rank step lists");
   return ScheduleHeader{s.algorithm, s.collective, s.nranks, s.count, s.owned};
 }
 

@@ -11,22 +11,14 @@
 
 namespace colltune::sim {
 
-EventSimResult simulate_steps(const coll::StepSource& source, const topo::Topology& topology,
-                              const EventSimOptions& options) {
+EventSimResult simulate_schedule(const coll::StepSource& source, const topo::Topology& topology,
+                                 const EventSimOptions& options) {
   if (options.engine == EventEngine::reference) return detail::simulate_reference(source, topology, options);
   if (options.fast_path && !options.record_trace) {
     if (auto result = detail::sweep_without_contention(source, topology, options)) return std::move(*result);
   }
   detail::Engine engine(source, topology, options);
   return engine.run();
-}
-
-EventSimResult simulate_schedule(const coll::Schedule& schedule, const topo::Topology& topology,
-                                 const EventSimOptions& options) {
-  if (schedule.nranks < 0 || static_cast<std::size_t>(schedule.nranks) != schedule.ranks.size())
-    throw Error("schedule '" + schedule.algorithm + "': nranks " + std::to_string(schedule.nranks) +
-                " does not match its " + std::to_string(schedule.ranks.size()) + " rank step lists");
-  return simulate_steps(coll::StoredSteps(schedule), topology, options);
 }
 
 EventSimResult simulate_collective(const CostModel& model, const topo::Topology& topology,
@@ -36,7 +28,7 @@ EventSimResult simulate_collective(const CostModel& model, const topo::Topology&
       coll::open_schedule(request.algorithm, model.layout, wire.bytes / wire.elem_size, request.options);
   EventSimOptions wire_options = options;
   wire_options.elem_size = wire.elem_size;
-  EventSimResult result = simulate_steps(*source, topology, wire_options);
+  EventSimResult result = simulate_schedule(*source, topology, wire_options);
   if (wire.compressed) {
     // The casts run on every rank before and after the collective.
     const double cast = model.cast_us(request.bytes);

@@ -137,7 +137,7 @@ struct StepSimulator::Impl {
     const coll::Schedule schedule = coll::build_schedule(algo.id, layout, count, options);
     EventSimOptions sim_options;
     sim_options.elem_size = elem_size;
-    return simulate_schedule(schedule, topology, sim_options).time_us;
+    return simulate_schedule(coll::StoredSteps(schedule), topology, sim_options).time_us;
   }
 
   double time(Engine engine, const coll::Algorithm& algo, std::size_t bytes, std::size_t elem_size,

@@ -41,7 +41,7 @@ class EventSimModel : public ::testing::TestWithParam<EventEngine> {
   EventSimResult sim(const Schedule& s, const topo::Topology& t) const {
     EventSimOptions options;
     options.engine = GetParam();
-    return simulate_schedule(s, t, options);
+    return simulate_schedule(coll::StoredSteps(s), t, options);
   }
 };
 INSTANTIATE_TEST_SUITE_P(Engines, EventSimModel, ::testing::Values(EventEngine::fast, EventEngine::reference),
@@ -180,7 +180,7 @@ TEST(EventSim, TheReferenceEngineRecordsNoTrace) {
   EventSimOptions opts;
   opts.engine = EventEngine::reference;
   opts.record_trace = true;
-  EXPECT_THROW(simulate_schedule(s, flat(2), opts), Error);
+  EXPECT_THROW(simulate_schedule(coll::StoredSteps(s), flat(2), opts), Error);
 }
 
 TEST(EventSim, TraceHasASliceForEverySendReceiveAndReduction) {
@@ -189,7 +189,7 @@ TEST(EventSim, TraceHasASliceForEverySendReceiveAndReduction) {
   step(s, 1, {send(0, 100), copy(0, 100)});
   EventSimOptions opts;
   opts.record_trace = true;
-  const EventSimResult r = simulate_schedule(s, flat(2), opts);
+  const EventSimResult r = simulate_schedule(coll::StoredSteps(s), flat(2), opts);
   ASSERT_EQ(r.trace.size(), 5u);  // 2 sends, 2 receives, 1 reduction
   int reduces = 0;
   for (const TraceSlice& t : r.trace) {
@@ -198,7 +198,7 @@ TEST(EventSim, TraceHasASliceForEverySendReceiveAndReduction) {
     reduces += t.name.rfind("reduce", 0) == 0;
   }
   EXPECT_EQ(reduces, 1);
-  EXPECT_TRUE(simulate_schedule(s, flat(2)).trace.empty());
+  EXPECT_TRUE(simulate_schedule(coll::StoredSteps(s), flat(2)).trace.empty());
 }
 
 TEST_P(EventSimModel, BadSchedulesAreErrorsNotHangs) {
@@ -232,7 +232,7 @@ TEST(EventSim, ConcurrentPlacementChecksRanks) {
   const Schedule both = run_concurrently({{&a, {0, 2}}, {&a, {3, 1}}}, 4);
   EXPECT_EQ(both.ranks[0][0].ops[0].peer, 2);
   EXPECT_EQ(both.ranks[3][0].ops[0].peer, 1);
-  EXPECT_EQ(simulate_schedule(both, flat(4)).flows, 2u);
+  EXPECT_EQ(simulate_schedule(coll::StoredSteps(both), flat(4)).flows, 2u);
   EXPECT_THROW(run_concurrently({{&a, {0, 1}}, {&a, {1, 2}}}, 4), Error);
   EXPECT_THROW(run_concurrently({{&a, {0, 4}}}, 4), Error);
   EXPECT_THROW(run_concurrently({{&a, {0}}}, 4), Error);

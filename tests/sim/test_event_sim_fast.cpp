@@ -21,7 +21,7 @@ namespace {
 EventSimResult run(const coll::StepSource& source, const topo::Topology& t, bool fast) {
   EventSimOptions o;
   o.fast_path = fast;
-  return simulate_steps(source, t, o);
+  return simulate_schedule(source, t, o);
 }
 
 void expect_same(const EventSimResult& fast, const EventSimResult& queue) {
@@ -112,7 +112,7 @@ TEST(FastPath, AnOversizedTraceIsRefused) {
   EventSimOptions o;
   o.record_trace = true;
   o.max_trace_slices = 10;  // the ring has 2 x 8 x 14 slices plus reductions
-  EXPECT_THROW(simulate_steps(*source, t, o), Error);
+  EXPECT_THROW(simulate_schedule(*source, t, o), Error);
 }
 
 TEST(FastPath, TracesComeFromTheEventQueue) {
@@ -120,7 +120,7 @@ TEST(FastPath, TracesComeFromTheEventQueue) {
   const auto source = coll::open_schedule("ring", t.rank_layout(), 400);
   EventSimOptions o;
   o.record_trace = true;
-  const EventSimResult r = simulate_steps(*source, t, o);
+  const EventSimResult r = simulate_schedule(*source, t, o);
   EXPECT_EQ(r.fast_path_period, 0);
   EXPECT_FALSE(r.trace.empty());
 }

@@ -132,11 +132,11 @@ void check_case(std::uint64_t seed, const Sizes& sizes, Coverage& coverage) {
   const coll::StepSource& source = *c.work.source;
   EventSimOptions options;
   options.elem_size = c.work.elem_size;
-  const EventSimResult fast = simulate_steps(source, c.machine.topology, options);
+  const EventSimResult fast = simulate_schedule(source, c.machine.topology, options);
   options.fast_path = false;
-  const EventSimResult queued = simulate_steps(source, c.machine.topology, options);
+  const EventSimResult queued = simulate_schedule(source, c.machine.topology, options);
   options.engine = EventEngine::reference;
-  const EventSimResult ref = simulate_steps(source, c.machine.topology, options);
+  const EventSimResult ref = simulate_schedule(source, c.machine.topology, options);
   const std::string what = "seed " + std::to_string(seed) + ": " + c.machine.what + ", " + c.work.what;
   EXPECT_TRUE(agree(fast, ref)) << "default engine (fast_path_period " << fast.fast_path_period << "), " << what;
   EXPECT_TRUE(agree(queued, ref)) << "event queue, " << what;

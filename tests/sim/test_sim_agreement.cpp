@@ -69,7 +69,7 @@ double rings_across_leaves(const topo::Topology& t, int rings, std::size_t bytes
   const coll::Schedule ring = coll::build_schedule("ring", RankLayout::uniform(2, 1), bytes / 4);
   std::vector<PlacedSchedule> groups;
   for (int i = 0; i < rings; ++i) groups.push_back({&ring, {i, i + 4}});
-  return simulate_schedule(run_concurrently(groups, 8), t).time_us;
+  return simulate_schedule(coll::StoredSteps(run_concurrently(groups, 8)), t).time_us;
 }
 
 TEST(Contention, TwoRingsOnAnOversubscribedUplinkAreSlowerThanOne) {
@@ -104,7 +104,7 @@ TEST(Contention, FullRingOnAnOversubscribedFatTreeIsSlower) {
 TEST(EventSimScale, LargeRingFinishesOnEveryRankAndCountsBytes) {
   const topo::Topology t = topo::load_topology("flat:ranks=64");
   const coll::Schedule s = coll::build_schedule("ring", t.rank_layout(), 64 * 1024);
-  const EventSimResult r = simulate_schedule(s, t);
+  const EventSimResult r = simulate_schedule(coll::StoredSteps(s), t);
   ASSERT_EQ(r.rank_finish_us.size(), 64u);
   for (double f : r.rank_finish_us) EXPECT_GT(f, 0);
   double link_bytes = 0;

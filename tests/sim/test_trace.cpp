@@ -22,7 +22,7 @@ EventSimResult traced_ring(int p) {
   const topo::Topology t = topo::load_topology("flat:ranks=" + std::to_string(p));
   EventSimOptions opts;
   opts.record_trace = true;
-  return simulate_schedule(coll::build_schedule("ring", t.rank_layout(), 1000), t, opts);
+  return simulate_schedule(*coll::open_schedule("ring", t.rank_layout(), 1000), t, opts);
 }
 
 TEST(ChromeTrace, OneTrackPerRankAndNestedSlices) {

@@ -98,13 +98,12 @@ struct EventSimResult {
   std::size_t full_solves = 0;
 };
 
-// Throws colltune::Error if the schedule has more ranks than the topology, or if it is
-// malformed (unmatched or size-mismatched send/receive, a deadlock): never hangs.
-EventSimResult simulate_schedule(const coll::Schedule& schedule, const topo::Topology& topology,
+// Simulates a schedule read step by step: a generated one (coll::open_schedule) or a stored
+// one viewed as coll::StoredSteps(schedule). Throws colltune::Error if the schedule has more
+// ranks than the topology, or if it is malformed (unmatched or size-mismatched send/receive, a
+// deadlock): never hangs.
+EventSimResult simulate_schedule(const coll::StepSource& source, const topo::Topology& topology,
                                  const EventSimOptions& options = {});
-// The same for a schedule read step by step (a generated one: coll::open_schedule).
-EventSimResult simulate_steps(const coll::StepSource& source, const topo::Topology& topology,
-                              const EventSimOptions& options = {});
 
 // Builds the request's schedule for the model's ranks and simulates it on `topology` (the one
 // the model was derived from). fp16 compression as in CostModel: the schedule moves 2-byte
@@ -115,7 +114,7 @@ EventSimResult simulate_collective(const CostModel& model, const topo::Topology&
 
 // Several collectives running at the same time on disjoint rank sets (e.g. two communicators):
 // group i's schedule runs on ranks[i][0..], its rank j mapped to ranks[i][j]. The result is one
-// schedule over `nranks` ranks for simulate_schedule (not a valid single collective: it is not
+// schedule over `nranks` ranks for simulate_schedule(coll::StoredSteps(...)) (not a valid single collective: it is not
 // meant for coll::validate). Throws colltune::Error on overlapping or out-of-range ranks.
 struct PlacedSchedule {
   const coll::Schedule* schedule = nullptr;
