@@ -1,4 +1,4 @@
-// colltune algos [--json]: lists the algorithm registry (id, collective, name, description).
+// colltune algos [--json [FILE]]: lists the algorithm registry (id, collective, name, description).
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -9,20 +9,21 @@
 
 #include "colltune/collectives/registry.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace colltune::cli {
 namespace {
 
-void print_algorithms(bool json) {
+void print_algorithms(const JsonOutput& json) {
   const auto& table = coll::algorithms();
-  if (json) {
+  if (json.requested()) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& a : table) {
       out.push_back({{"id", a.id}, {"collective", std::string(coll::to_string(a.collective))}, {"name", a.name},
                      {"description", a.description}});
     }
-    std::cout << out.dump(2) << "\n";
-    return;
+    json.write(out.dump(2));
+    if (!json.text_wanted()) return;
   }
   std::size_t id_width = 2;
   for (const auto& a : table) id_width = std::max(id_width, a.id.size());
@@ -37,9 +38,9 @@ void print_algorithms(bool json) {
 }  // namespace
 
 void add_algos_command(CLI::App& app) {
-  auto json = std::make_shared<bool>(false);
+  auto json = std::make_shared<JsonOutput>();
   CLI::App* cmd = app.add_subcommand("algos", "List the collective algorithms: id, collective, name, description");
-  cmd->add_flag("--json", *json, "Print a JSON array of {id, collective, name, description}");
+  add_json_option(*cmd, *json, "The list ({id, collective, name, description})");
   cmd->callback([json] { print_algorithms(*json); });
 }
 

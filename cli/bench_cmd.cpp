@@ -23,7 +23,8 @@ namespace {
 struct BenchArgs {
   std::string transport = "threads";
   int ranks = 0;
-  std::string min = "8", max = "8M", dtype = "fp32", op = "sum", compression, timeout = "60s", json, chunk;
+  std::string min = "8", max = "8M", dtype = "fp32", op = "sum", compression, timeout = "60s", chunk;
+  JsonOutput json;
   std::size_t factor = 2;
   int check = 1;
   bool fp16_compress = false;
@@ -59,7 +60,7 @@ bench::BenchConfig to_config(const BenchArgs& a) {
                                   : coll::parse_compression(a.compression.empty() ? "none" : a.compression);
   c.timeout_s = parse_time_us(a.timeout, "--timeout") / 1e6;
   c.algo.chunk_elems = chunk_elements(a.chunk, c.dtype, a.dtype);
-  c.json_path = a.json;
+  c.json_path = a.json.destination.value_or("");
   if ((c.transport == bench::Transport::threads || c.transport == bench::Transport::cuda) && a.ranks == 0) {
     throw Error("--ranks: the " + std::string(bench::to_string(c.transport)) +
                 " transport needs a rank count (--ranks N, N >= 1)");
@@ -195,7 +196,7 @@ void add_bench_command(CLI::App& app) {
                                          "elements; 0 = none)");
   cmd->add_option("--inner", args->config.algo.inner, "hierarchical: algorithm across hosts");
   cmd->add_option("--timeout", args->timeout, "per-wait timeout (e.g. 30s)");
-  cmd->add_option("--json", args->json, "also write the results as JSON to this file");
+  add_json_option(*cmd, args->json, "The results");
   cmd->callback([args] {
     const bench::BenchConfig config = to_config(*args);
     switch (config.transport) {

@@ -9,7 +9,7 @@
 
 int main(int argc, char** argv) {
   namespace cli = colltune::cli;
-  CLI::App app{"colltune: collective-algorithm simulator and autotuner for data-parallel training"};
+  CLI::App app{"colltune: collective-algorithm simulator and autotuner for data-parallel training", "colltune"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "colltune 0.1.0");
   cli::add_topo_command(app);
@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   cli::add_step_command(app);
   cli::add_tune_command(app);
   cli::apply_option_rules(app);
+  if (argc <= 1) {  // bare `colltune`: what it can do, not an error about a missing subcommand
+    std::cout << app.help();
+    return cli::kExitOk;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -3,6 +3,9 @@
 
 #include <string>
 
+#include <iostream>
+
+#include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 
 namespace colltune::cli {
@@ -41,5 +44,22 @@ int exit_status(const std::exception& e) {
 }
 
 void apply_option_rules(CLI::App& app) { apply_to(app); }
+
+void JsonOutput::write(const std::string& json) const {
+  if (!destination) return;
+  if (to_stdout()) {
+    std::cout << json << "\n";
+    return;
+  }
+  write_file_atomic(*destination, json + "\n");
+}
+
+CLI::Option* add_json_option(CLI::App& command, JsonOutput& output, const std::string& what) {
+  return command.add_option("--json", output.destination, what + " as JSON: on standard output (--json or --json -) "
+                                                                 "instead of the text, or to FILE beside the text")
+      ->expected(0, 1)
+      ->default_str("-")
+      ->type_name("[FILE]");
+}
 
 }  // namespace colltune::cli

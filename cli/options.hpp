@@ -3,6 +3,8 @@
 // exit statuses (docs/hardening.md).
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <optional>
+#include <string>
 
 namespace colltune::cli {
 
@@ -25,5 +27,18 @@ struct QuietExit {
 // 16), and unsigned ones refuse a minus sign (CLI11 would wrap "-1" to 2^64-1, which is how
 // `bench --chunk -1`, `-f -2` and `tune --budget -1` ran with absurd values).
 void apply_option_rules(CLI::App& app);
+
+// `--json [FILE]`, the same on every command: absent, the command prints its text; `--json` or
+// `--json -`, it prints JSON on standard output instead; `--json FILE`, it prints its text and
+// writes the JSON to FILE (atomically: the old file or the new one, never half of one).
+struct JsonOutput {
+  std::optional<std::string> destination;
+  bool requested() const { return destination.has_value(); }
+  bool to_stdout() const { return destination && *destination == "-"; }
+  bool text_wanted() const { return !to_stdout(); }
+  // Writes `json` where it was asked for (a newline is added); nothing when not requested.
+  void write(const std::string& json) const;
+};
+CLI::Option* add_json_option(CLI::App& command, JsonOutput& output, const std::string& what);
 
 }  // namespace colltune::cli

@@ -12,6 +12,7 @@
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -24,7 +25,7 @@ struct StepArgs {
   bool fp16_compress = false;
   std::string algorithm = "ring";
   std::string engine = "analytic";
-  bool json = false;
+  JsonOutput json;
 };
 
 double ms(double us) { return us / 1e3; }
@@ -98,11 +99,8 @@ void run_step(const StepArgs& a) {
   for (const std::string& note : notes) std::cerr << "colltune: note: " << a.model << ": " << note << "\n";
   const sim::StepSimulator simulator(topology);
   const sim::StepResult result = simulator.run(workload, config, engine);
-  if (a.json) {
-    std::cout << to_json(a, workload, config, simulator.nranks(), result).dump(2) << "\n";
-  } else {
-    print_summary(std::cout, a, workload, config, simulator.nranks(), result);
-  }
+  a.json.write(to_json(a, workload, config, simulator.nranks(), result).dump(2));
+  if (a.json.text_wanted()) print_summary(std::cout, a, workload, config, simulator.nranks(), result);
 }
 
 }  // namespace
@@ -124,7 +122,7 @@ void add_step_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--engine", args->engine, "analytic (cost model) or event (discrete-event simulator)")
       ->capture_default_str();
-  sub->add_flag("--json", args->json, "Print JSON instead of a summary");
+  add_json_option(*sub, args->json, "The step");
   sub->callback([args] { run_step(*args); });
 }
 

@@ -9,6 +9,7 @@
 #include "colltune/topology/report.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -19,6 +20,7 @@ struct TopoOptions {
   std::string spec;
   std::string format = "json";
   std::string output;
+  JsonOutput json;
 };
 
 void print_presets() {
@@ -47,7 +49,12 @@ void add_topo_command(CLI::App& app) {
 
   CLI::App* show = topo->add_subcommand("show", "Summarise a topology: hosts, devices, links, ranks, slowest route");
   show->add_option("SPEC", opts->spec, kSpecHelp)->required();
-  show->callback([opts] { std::cout << topo::summary_text(topo::load_topology(opts->spec)); });
+  add_json_option(*show, opts->json, "The summary");
+  show->callback([opts] {
+    const topo::Topology t = topo::load_topology(opts->spec);
+    opts->json.write(topo::summary_json(t));
+    if (opts->json.text_wanted()) std::cout << topo::summary_text(t);
+  });
 
   CLI::App* validate = topo->add_subcommand("validate", "Check a topology; print ok (exit 0) or the problem (exit 2)");
   validate->add_option("FILE", opts->spec, kSpecHelp)->required();

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <ostream>
+#include <utility>
 #include <vector>
 
 #include "bench_detail.hpp"
@@ -214,12 +215,18 @@ BenchReport run_report(BenchReport report, bool root, std::ostream* out,
                        const std::function<std::vector<BenchRow>(const RowSink&)>& sweep) {
   const BenchConfig& config = report.config;
   if (!root) out = nullptr;
+  // json_path "-": the JSON goes where the table would, instead of it.
+  std::ostream* const json_out = config.json_path == "-" ? std::exchange(out, nullptr) : nullptr;
   if (out) *out << table_header(report) << std::flush;
   report.rows = sweep([&](const BenchRow& row) {
     if (out) *out << table_row(row, config) << std::flush;
   });
   if (out) *out << table_footer(report) << std::flush;
-  if (root && !config.json_path.empty()) write_file_atomic(config.json_path, report_json(report));
+  if (json_out) {
+    *json_out << report_json(report) << std::flush;
+  } else if (root && !config.json_path.empty()) {
+    write_file_atomic(config.json_path, report_json(report));
+  }
   return report;
 }
 

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "text_util.hpp"
 
 namespace colltune::topo {
@@ -130,6 +132,59 @@ std::string summary_text(const Topology& t) {
     out << " (searched from " << slow.sources_searched << " of " << t.num_ranks() << " source ranks)";
   out << "\n" << path_text(t, slow.path, "  ");
   return out.str();
+}
+
+namespace {
+
+nlohmann::ordered_json hop_json(const Topology& t, std::size_t link) {
+  const Link& l = t.link(link);
+  return {{"from", t.device(t.link_source(link)).id}, {"to", t.device(t.link_target(link)).id},
+          {"kind", std::string(to_string(l.kind))}, {"bandwidth_gbps", l.bandwidth_gbps}, {"latency_us", l.latency_us}};
+}
+
+nlohmann::ordered_json slowest_route_json(const Topology& t) {
+  if (t.num_ranks() < 2) return nullptr;
+  const RankPairRoute slow = slowest_route(t);
+  nlohmann::ordered_json hops = nlohmann::ordered_json::array();
+  for (std::size_t link : slow.path.links) hops.push_back(hop_json(t, link));
+  return {{"src_rank", slow.src},          {"dst_rank", slow.dst},
+          {"bottleneck_gbps", slow.path.bottleneck_gbps}, {"latency_us", slow.path.latency_us},
+          {"sources_searched", slow.sources_searched},    {"hops", hops}};
+}
+
+}  // namespace
+
+std::string summary_json(const Topology& t) {
+  nlohmann::ordered_json devices = nlohmann::ordered_json::object();
+  std::map<DeviceKind, int> by_kind;
+  for (VertexId v = 0; v < t.num_devices(); ++v) ++by_kind[t.device(v).kind];
+  for (const auto& [kind, count] : by_kind) devices[std::string(to_string(kind))] = count;
+  std::map<std::tuple<LinkKind, double, double>, int> classes;  // (kind, -GB/s, us) -> count
+  for (std::size_t i = 0; i < t.num_links(); ++i) ++classes[{t.link(i).kind, -t.link(i).bandwidth_gbps, t.link(i).latency_us}];
+  nlohmann::ordered_json links = nlohmann::ordered_json::array();
+  for (const auto& [key, count] : classes) {
+    links.push_back({{"kind", std::string(to_string(std::get<0>(key)))},
+                     {"bandwidth_gbps", -std::get<1>(key)},
+                     {"latency_us", std::get<2>(key)},
+                     {"count", count}});
+  }
+  const RankLayout layout = t.rank_layout();
+  nlohmann::ordered_json hosts = nlohmann::ordered_json::array();
+  for (int h = 0; h < layout.nhosts(); ++h) {
+    const std::vector<int>& ranks = layout.ranks_on_host(h);
+    const int host = t.host_of_rank(ranks.front());
+    hosts.push_back({{"host", host >= 0 ? t.host_name(host) : t.device(t.device_of_rank(ranks.front())).id},
+                     {"ranks", ranges(ranks)}});
+  }
+  const nlohmann::ordered_json out = {{"topology", t.name},
+                                      {"description", t.description},
+                                      {"hosts", t.num_hosts()},
+                                      {"devices", devices},
+                                      {"links", links},
+                                      {"ranks", t.num_ranks()},
+                                      {"ranks_by_host", hosts},
+                                      {"slowest_route", slowest_route_json(t)}};
+  return out.dump(2);
 }
 
 }  // namespace colltune::topo

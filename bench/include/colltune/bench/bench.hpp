@@ -43,7 +43,7 @@ struct BenchConfig {
   coll::AlgoOptions algo;  // chunking; inner algorithm of hierarchical
   double timeout_s = coll::kDefaultTimeoutS;
   bool measure_memcpy = true;  // a copy of max_bytes as a yardstick (host memcpy or device copy)
-  std::string json_path;       // empty: no JSON file
+  std::string json_path;       // empty: no JSON file; "-": JSON on the output stream instead of the table
 };
 
 // Throws colltune::Error naming the offending field and value: unknown algorithm or dtype,

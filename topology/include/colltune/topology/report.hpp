@@ -26,6 +26,9 @@ std::string path_text(const Topology& topology, const Path& path, const std::str
 // The `topo show` summary: hosts, devices by kind, link classes (kind, bandwidth, latency,
 // count), ranks per host and the slowest rank-to-rank route with its hops.
 std::string summary_text(const Topology& topology);
+// The same summary as JSON (`colltune topo show --json`): every host's rank ranges, the link
+// classes with their figures, and the slowest route with its hops (null with one rank).
+std::string summary_json(const Topology& topology);
 
 // Graphviz DOT: one cluster per host, duplex links drawn once with arrows at both ends.
 std::string to_dot(const Topology& topology);
