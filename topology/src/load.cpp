@@ -9,6 +9,7 @@
 #include "colltune/topology/json_io.hpp"
 #include "colltune/topology/nccl_xml.hpp"
 #include "colltune/topology/presets.hpp"
+#include "replicate.hpp"
 
 namespace colltune::topo {
 namespace {
@@ -36,6 +37,20 @@ Topology load_by_content(const std::string& path) {
   throw Error(path + ": neither topology JSON ('{') nor NCCL topology XML ('<')");
 }
 
+Topology load_file(const std::string& spec) {
+  const std::string ext = lower_extension(spec);
+  if (ext == ".json") return load_topology_json(spec);
+  if (ext == ".xml") return load_nccl_xml(spec);
+  return load_by_content(spec);
+}
+
+// "FILE:key=value,...": the position of the ':' after an existing file's name, or npos.
+std::size_t file_params_colon(const std::string& spec) {
+  for (std::size_t colon = spec.find(':'); colon != std::string::npos; colon = spec.find(':', colon + 1))
+    if (colon > 0 && is_regular_path(spec.substr(0, colon))) return colon;
+  return std::string::npos;
+}
+
 }  // namespace
 
 Topology load_topology(const std::string& spec) {
@@ -43,6 +58,15 @@ Topology load_topology(const std::string& spec) {
   if (spec.empty()) throw Error("empty topology spec (give a preset such as dgx-h100, or a .json / .xml file)");
   if (is_preset_spec(spec)) {
     t = make_preset(spec);
+  } else if (const std::size_t colon = file_params_colon(spec); colon != std::string::npos && !is_regular_path(spec)) {
+    const std::string file = spec.substr(0, colon);
+    Topology server = load_file(file);
+    try {
+      server.validate();
+    } catch (const Error& e) {
+      throw Error(file + ": " + e.what());
+    }
+    t = detail::replicate_server(server, file, std::string_view(spec).substr(colon + 1));
   } else {
     const std::string ext = lower_extension(spec);
     if (ext == ".json")
