@@ -1,4 +1,5 @@
 // report.html: one self-contained page (inline CSS and SVG, no scripts, no network).
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -20,6 +21,14 @@ std::string num(double v, const char* format = "%.3g") {
 
 std::string bytes_label(double b) { return format_bytes(static_cast<std::size_t>(b)); }
 
+// A cell showing `shown` that also carries the exact value colltune.json holds under `key`
+// (shortest round-trip form), so a reader of the page can check one against the other.
+std::string json_cell(const char* key, double value, const std::string& shown) {
+  char exact[32];
+  const auto end = std::to_chars(exact, exact + sizeof exact, value).ptr;
+  return "<td data-json=\"" + std::string(key) + "\" data-value=\"" + std::string(exact, end) + "\">" + shown + "</td>";
+}
+
 std::string config_cells(const Candidate& c) {
   std::ostringstream o;
   o << "<td>" << escape(format_bytes(c.fusion_threshold_bytes)) << "</td><td>" << num(c.cycle_time_us / 1000.0)
@@ -36,10 +45,13 @@ std::string summary_section(const TuneResult& r) {
     << r.history.size() << " of " << r.space_size << " configurations evaluated in " << num(r.search_ms, "%.0f")
     << " ms.</p>\n<table><tr><th></th><th>fusion</th><th>cycle</th><th>fp16</th><th>algorithm</th><th>chunk</th>"
     << "<th>hierarchical</th><th>step time</th><th>speedup</th></tr>\n<tr><td><b>tuned</b></td>"
-    << config_cells(r.best.candidate) << "<td>" << num(r.best.step_time_us / 1000.0) << " ms</td><td><b>"
-    << num(r.speedup(), "%.3f") << "x</b></td></tr>\n<tr><td>Horovod defaults + NCCL ring</td>"
-    << config_cells(r.baseline.candidate) << "<td>" << num(r.baseline.step_time_us / 1000.0)
-    << " ms</td><td>1x</td></tr></table>\n<p>Predicted compute " << num(r.best_step.compute_us / 1000.0)
+    << config_cells(r.best.candidate)
+    << json_cell("predicted.step_time_ms", r.best_step.step_time_us / 1000.0, num(r.best.step_time_us / 1000.0) + " ms")
+    << json_cell("speedup", r.speedup(), "<b>" + num(r.speedup(), "%.3f") + "x</b>")
+    << "</tr>\n<tr><td>Horovod defaults + NCCL ring</td>" << config_cells(r.baseline.candidate)
+    << json_cell("baseline.step_time_ms", r.baseline.step_time_us / 1000.0,
+                 num(r.baseline.step_time_us / 1000.0) + " ms")
+    << "<td>1x</td></tr></table>\n<p>Predicted compute " << num(r.best_step.compute_us / 1000.0)
     << " ms, exposed communication " << num(r.best_step.exposed_comm_us / 1000.0) << " ms, scaling efficiency "
     << num(100.0 * r.best_step.scaling_efficiency, "%.1f") << "%.</p>\n";
   return o.str();
@@ -86,6 +98,9 @@ std::string heatmap_section(const TuneResult& r) {
   for (int half = 0; half < 2; ++half) {
     svg::HeatmapSpec spec;
     spec.title = half ? "fp16 compression on" : "fp16 compression off";
+    spec.x_title = "Horovod cycle time";
+    spec.y_title = "fusion threshold";
+    spec.unit = "ms";
     spec.lo = lo;
     spec.hi = hi;
     for (auto t : h.fusion_thresholds) spec.row_labels.push_back(format_bytes(t));
@@ -119,18 +134,34 @@ std::string timeline_section(const TuneResult& r) {
   std::ostringstream o;
   o << "<h2>The fastest step's timeline</h2>\n<p>" << step.buffers.size() << " fusion buffers (hover a bar for its "
     << "size, tensors and algorithm); communication overlaps the backward pass.</p>\n"
-    << svg::timeline(bars, t_end / 1000.0, "ms");
+    << svg::timeline(bars, t_end / 1000.0, "ms",
+                     {{7, "forward pass"}, {8, "backward pass"}, {0, "allreduce of a fusion buffer"},
+                      {1, "the next buffer"}});
   return o.str();
 }
 
+std::string top_row(const TuneResult& r, const Evaluation& e, const std::string& rank) {
+  const bool chosen = e.candidate == r.best.candidate;
+  std::ostringstream o;
+  o << "<tr" << (chosen ? " style=\"font-weight:bold;background:#eef6ee\"" : "") << "><td>" << rank
+    << (chosen ? " (chosen)" : "") << "</td>" << config_cells(e.candidate) << "<td>" << num(e.step_time_us / 1000.0)
+    << " ms</td><td>" << num(r.baseline.step_time_us / e.step_time_us, "%.3f") << "x</td></tr>\n";
+  return o.str();
+}
+
+// The fastest configurations, the chosen one marked; when the accuracy-first rules chose one
+// outside the list (fp16 off within 0.1%), it is added below with its own row.
 std::string top_section(const TuneResult& r) {
   std::ostringstream o;
   o << "<h2>Top configurations</h2>\n<table><tr><th>#</th><th>fusion</th><th>cycle</th><th>fp16</th><th>algorithm"
     << "</th><th>chunk</th><th>hierarchical</th><th>step time</th><th>speedup</th></tr>\n";
+  bool listed = false;
   int i = 1;
-  for (const auto& e : r.top)
-    o << "<tr><td>" << i++ << "</td>" << config_cells(e.candidate) << "<td>" << num(e.step_time_us / 1000.0)
-      << " ms</td><td>" << num(r.baseline.step_time_us / e.step_time_us, "%.3f") << "x</td></tr>\n";
+  for (const auto& e : r.top) {
+    listed |= e.candidate == r.best.candidate;
+    o << top_row(r, e, std::to_string(i++));
+  }
+  if (!listed) o << top_row(r, r.best, "");
   o << "</table>\n";
   return o.str();
 }
@@ -149,16 +180,30 @@ std::string table_section(const TuneResult& r) {
   return o.str();
 }
 
+// What nccl_tuner.conf holds: the per-size choice among the algorithms NCCL can run.
+std::string nccl_table_section(const TuneResult& r) {
+  std::ostringstream o;
+  o << "<h2>The table behind nccl_tuner.conf</h2>\n<p>Fastest NCCL-expressible algorithm per message size; "
+    << "colltune's NCCL tuner plugin applies it for " << r.hosts << " nodes, " << r.ranks << " ranks.</p>\n"
+    << "<table><tr><th>from</th><th>to</th><th>algorithm</th><th>predicted time at the largest sampled size</th></tr>\n";
+  for (const auto& s : r.nccl_table)
+    o << "<tr><td>" << escape(format_bytes(s.min_bytes)) << "</td><td>" << escape(format_bytes(s.max_bytes))
+      << "</td><td>" << escape(s.choice.algorithm) << "</td><td>"
+      << escape(format_time_us(s.time_us) + " at " + format_bytes(s.sampled_bytes)) << "</td></tr>\n";
+  o << "</table>\n";
+  return o.str();
+}
+
 }  // namespace
 
 std::string emit_report_html(const TuneResult& r) {
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>colltune report: "
-    << escape(r.model) << " on " << escape(r.topology) << "</title>\n<style>body{font-family:sans-serif;margin:2em;"
-    << "max-width:1000px}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
+    << escape(r.model) << " on " << escape(r.topology) << "</title>\n<style>body{font-family:sans-serif;margin:2em}"
+    << "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
     << "text-align:right}th{background:#f4f4f4}svg{display:block;margin:1em 0}</style></head><body>\n"
     << summary_section(r) << fp16_section(r) << busbw_section(r) << heatmap_section(r) << timeline_section(r)
-    << top_section(r) << table_section(r) << "</body></html>\n";
+    << top_section(r) << table_section(r) << nccl_table_section(r) << "</body></html>\n";
   return o.str();
 }
 

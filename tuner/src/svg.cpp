@@ -40,7 +40,40 @@ double nice_max(double v) {
   return 10 * p;
 }
 
+// An SVG that scales to the page's width, keeping its proportions.
+std::string open_svg(double w, double h, int font_size) {
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << w << " " << h << "\" width=\"100%\" "
+    << "style=\"max-width:" << w * 1.6 << "px\" font-size=\"" << font_size << "\">\n";
+  return o.str();
+}
+
+// The colour scale under a heatmap: lo (green) to hi (red), log scale, with its unit.
+std::string heat_legend(double x, double y, double width, double lo, double hi, const std::string& unit) {
+  std::ostringstream o;
+  constexpr int kSteps = 20;
+  for (int k = 0; k < kSteps; ++k)
+    o << "<rect x=\"" << fmt(x + width * k / kSteps) << "\" y=\"" << fmt(y) << "\" width=\"" << fmt(width / kSteps + 0.5)
+      << "\" height=\"10\" fill=\"" << heat_colour((k + 0.5) / kSteps) << "\"/>\n";
+  char lo_text[32], hi_text[32];
+  std::snprintf(lo_text, sizeof lo_text, "%.3g", lo);
+  std::snprintf(hi_text, sizeof hi_text, "%.3g", hi);
+  o << "<text x=\"" << fmt(x) << "\" y=\"" << fmt(y + 22) << "\">" << lo_text << " " << escape(unit) << " (fast)</text>"
+    << "<text x=\"" << fmt(x + width) << "\" y=\"" << fmt(y + 22) << "\" text-anchor=\"end\">" << hi_text << " "
+    << escape(unit) << " (slow, log scale)</text>\n";
+  return o.str();
+}
+
 }  // namespace
+
+double tick_step(double span, int ticks) {
+  if (!(span > 0) || ticks < 1) return 1.0;
+  const double raw = span / ticks;
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
 
 std::string escape(std::string_view text) {
   std::string out;
@@ -73,7 +106,7 @@ std::string line_chart(const std::vector<Series>& series, std::string_view x_tit
   auto px = [&](double x) { return left + (w - left - right) * std::log2(x / x_lo) / std::log2(x_hi / x_lo); };
   auto py = [&](double y) { return top + (h - top - bottom) * (1.0 - y / y_hi); };
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">\n";
+  o << open_svg(w, h, 11);
   for (int k = 0; k <= 5; ++k) {  // y grid
     const double y = y_hi * k / 5.0;
     o << "<line x1=\"" << left << "\" x2=\"" << w - right << "\" y1=\"" << fmt(py(y)) << "\" y2=\"" << fmt(py(y))
@@ -100,12 +133,19 @@ std::string line_chart(const std::vector<Series>& series, std::string_view x_tit
 }
 
 std::string heatmap(const HeatmapSpec& spec) {
-  const double cell_w = 58, cell_h = 22, left = 80, top = 40;
-  const double w = left + cell_w * static_cast<double>(spec.column_labels.size()) + 10;
-  const double h = top + cell_h * static_cast<double>(spec.row_labels.size()) + 10;
+  const double cell_w = 58, cell_h = 22, left = 100, top = 40;
+  const double grid_w = cell_w * static_cast<double>(spec.column_labels.size());
+  const double grid_h = cell_h * static_cast<double>(spec.row_labels.size());
+  const double w = left + grid_w + 10;
+  const double h = top + grid_h + 70;
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"10\">\n"
-    << "<text x=\"" << left << "\" y=\"14\" font-size=\"12\" font-weight=\"bold\">" << escape(spec.title) << "</text>\n";
+  o << open_svg(w, h, 10) << "<text x=\"" << left << "\" y=\"14\" font-size=\"12\" font-weight=\"bold\">"
+    << escape(spec.title) << "</text>\n"
+    << "<text x=\"" << fmt(left + grid_w / 2) << "\" y=\"" << fmt(top + grid_h + 18)
+    << "\" text-anchor=\"middle\" font-size=\"11\">" << escape(spec.x_title) << "</text>\n"
+    << "<text x=\"12\" y=\"" << fmt(top + grid_h / 2) << "\" transform=\"rotate(-90 12 " << fmt(top + grid_h / 2)
+    << ")\" text-anchor=\"middle\" font-size=\"11\">" << escape(spec.y_title) << "</text>\n"
+    << heat_legend(left, top + grid_h + 32, std::min(grid_w, 400.0), spec.lo, spec.hi, spec.unit);
   for (std::size_t j = 0; j < spec.column_labels.size(); ++j)
     o << "<text x=\"" << fmt(left + cell_w * (static_cast<double>(j) + 0.5)) << "\" y=\"" << top - 6
       << "\" text-anchor=\"middle\">" << escape(spec.column_labels[j]) << "</text>\n";
@@ -130,16 +170,17 @@ std::string heatmap(const HeatmapSpec& spec) {
   return o.str();
 }
 
-std::string timeline(const std::vector<Bar>& bars, double t_end, std::string_view unit) {
+std::string timeline(const std::vector<Bar>& bars, double t_end, std::string_view unit,
+                     const std::vector<LegendEntry>& legend) {
   std::vector<std::string> lanes;
   for (const auto& b : bars)
     if (std::find(lanes.begin(), lanes.end(), b.lane) == lanes.end()) lanes.push_back(b.lane);
   const double w = 900, left = 110, right = 20, lane_h = 26, top = 10;
-  const double h = top + lane_h * static_cast<double>(lanes.size()) + 40;
+  const double h = top + lane_h * static_cast<double>(lanes.size()) + 62;
   if (!(t_end > 0)) t_end = 1;
   auto px = [&](double t) { return left + (w - left - right) * t / t_end; };
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">\n";
+  o << open_svg(w, h, 11);
   for (std::size_t l = 0; l < lanes.size(); ++l)
     o << "<text x=\"" << left - 6 << "\" y=\"" << fmt(top + lane_h * static_cast<double>(l) + 17)
       << "\" text-anchor=\"end\">" << escape(lanes[l]) << "</text>\n";
@@ -151,11 +192,23 @@ std::string timeline(const std::vector<Bar>& bars, double t_end, std::string_vie
       << "</title></rect>\n";
   }
   const double axis_y = top + lane_h * static_cast<double>(lanes.size()) + 14;
-  for (int k = 0; k <= 10; ++k)
-    o << "<text x=\"" << fmt(px(t_end * k / 10.0)) << "\" y=\"" << fmt(axis_y) << "\" text-anchor=\"middle\">"
-      << fmt(t_end * k / 10.0) << "</text>\n";
+  const double step = tick_step(t_end, 10);
+  for (int k = 0; k * step <= t_end * (1 + 1e-9); ++k) {
+    char label[32];
+    std::snprintf(label, sizeof label, "%g", k * step);
+    o << "<text x=\"" << fmt(px(k * step)) << "\" y=\"" << fmt(axis_y) << "\" text-anchor=\"middle\">" << label
+      << "</text>\n";
+  }
   o << "<text x=\"" << fmt((left + w - right) / 2) << "\" y=\"" << fmt(axis_y + 18) << "\" text-anchor=\"middle\">time ("
-    << escape(unit) << ")</text>\n</svg>\n";
+    << escape(unit) << ")</text>\n";
+  double x = left;
+  for (const auto& e : legend) {
+    o << "<rect x=\"" << fmt(x) << "\" y=\"" << fmt(axis_y + 30) << "\" width=\"12\" height=\"10\" fill=\""
+      << colour(e.colour) << "\" fill-opacity=\"0.8\"/><text x=\"" << fmt(x + 16) << "\" y=\"" << fmt(axis_y + 39)
+      << "\">" << escape(e.label) << "</text>\n";
+    x += 30 + 6.5 * static_cast<double>(e.label.size());
+  }
+  o << "</svg>\n";
   return o.str();
 }
 

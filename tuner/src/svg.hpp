@@ -25,6 +25,8 @@ struct HeatmapSpec {
   std::vector<std::vector<double>> values; // [row][column]; non-finite = not applicable
   double lo = 0, hi = 1;                   // colour scale range (shared between maps), log scale
   std::string title;
+  std::string x_title, y_title;            // axis titles
+  std::string unit;                        // of the values, for the colour legend
 };
 std::string heatmap(const HeatmapSpec& spec);
 
@@ -34,6 +36,15 @@ struct Bar {
   std::string label;  // tooltip
   int colour = 0;     // palette index
 };
-std::string timeline(const std::vector<Bar>& bars, double t_end, std::string_view unit);
+struct LegendEntry {
+  int colour = 0;  // palette index
+  std::string label;
+};
+// Ticks at an even step (1, 2 or 5 times a power of ten) from 0 to t_end.
+std::string timeline(const std::vector<Bar>& bars, double t_end, std::string_view unit,
+                     const std::vector<LegendEntry>& legend);
+
+// The even tick step for an axis from 0 to `span` with about `ticks` ticks: 1, 2 or 5 x 10^k.
+double tick_step(double span, int ticks);
 
 }  // namespace colltune::tuner::svg
