@@ -11,5 +11,6 @@ void add_bench_command(CLI::App& app);     // bench: nccl-tests style sweep   (b
 void add_simulate_command(CLI::App& app);  // simulate: predicted collective  (simulate_cmd.cpp)
 void add_step_command(CLI::App& app);      // step: predicted training step   (step_cmd.cpp)
 void add_tune_command(CLI::App& app);      // tune: search and emit configs   (tune_cmd.cpp)
+void add_sweep_command(CLI::App& app);     // sweep: vary, defaults and tuned  (sweep_cmd.cpp)
 
 }  // namespace colltune::cli

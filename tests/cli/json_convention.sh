@@ -14,7 +14,7 @@ check() {  # check NAME TEXT_REGEX -- ARGS...
   shift 3
   for form in "--json" "--json -"; do
     # shellcheck disable=SC2086
-    out=$("$colltune" "$@" $form 2>&1) || fail "$name $form: exit $?"
+    out=$("$colltune" "$@" $form 2>/dev/null) || fail "$name $form: exit $?"
     [[ "$out" =~ ^[[:space:]]*[\[\{] ]] || fail "$name $form: output is not JSON: ${out:0:80}"
     grep -Eq "$text" <<<"$out" && fail "$name $form: the text was printed too"
   done
@@ -26,6 +26,7 @@ check() {  # check NAME TEXT_REGEX -- ARGS...
 check algos "^id +collective" -- algos
 check topo_show "^slowest rank-to-rank route" -- topo show dgx-h100
 check step "^scaling efficiency" -- step --topology dgx-h100 --model resnet50
+check sweep "^# colltune sweep" -- sweep --topology dgx-h100 --model resnet50 --vary nodes=1,2
 check bench "^# Avg bus bandwidth" -- bench --ranks 2 -b 1K -e 1K -n 1 -w 0
 
 [ "$failures" -eq 0 ] && echo "json convention: ok"

@@ -90,7 +90,7 @@ std::string escape(std::string_view text) {
 }
 
 std::string line_chart(const std::vector<Series>& series, std::string_view x_title, std::string_view y_title,
-                       std::string (*x_label_of)(double)) {
+                       std::string (*x_label_of)(double), const std::vector<double>& ticks) {
   const double w = 720, h = 360, left = 60, right = 170, top = 20, bottom = 50;
   double x_lo = 0, x_hi = 0, y_hi = 0;
   bool any = false;
@@ -113,7 +113,10 @@ std::string line_chart(const std::vector<Series>& series, std::string_view x_tit
       << "\" stroke=\"#ddd\"/><text x=\"" << left - 5 << "\" y=\"" << fmt(py(y) + 4) << "\" text-anchor=\"end\">"
       << fmt(y) << "</text>\n";
   }
-  for (double x = x_lo; x <= x_hi * 1.0001; x *= 16)  // x ticks every 16x
+  std::vector<double> x_ticks = ticks;
+  if (x_ticks.empty())
+    for (double x = x_lo; x <= x_hi * 1.0001; x *= 16) x_ticks.push_back(x);  // every 16x
+  for (double x : x_ticks)
     o << "<text x=\"" << fmt(px(x)) << "\" y=\"" << h - bottom + 15 << "\" text-anchor=\"middle\">"
       << escape(x_label_of(x)) << "</text>\n";
   o << "<text x=\"" << (left + w - right) / 2 << "\" y=\"" << h - 10 << "\" text-anchor=\"middle\">" << escape(x_title)

@@ -15,9 +15,10 @@ struct Series {
   std::vector<double> x;  // > 0, plotted on a log2 axis
   std::vector<double> y;  // plotted linearly from 0; points with y <= 0 are skipped
 };
-// `x_label_of` turns an x value into a tick label.
+// `x_label_of` turns an x value into a tick label; ticks every 16x from the smallest x, or at
+// `ticks` where given.
 std::string line_chart(const std::vector<Series>& series, std::string_view x_title, std::string_view y_title,
-                       std::string (*x_label_of)(double));
+                       std::string (*x_label_of)(double), const std::vector<double>& ticks = {});
 
 struct HeatmapSpec {
   std::vector<std::string> row_labels;     // y axis, top to bottom

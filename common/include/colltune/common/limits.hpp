@@ -65,6 +65,11 @@ inline constexpr const char* kMaxBenchRanksReason = "the bench's checked inputs 
 inline constexpr std::size_t kMaxTuneBudget = 10000;
 inline constexpr const char* kMaxTuneBudgetReason = "the Gaussian process costs grow as the cube of it";
 
+// Points of one sweep: each is a whole tuning run (a grid of thousands of configurations), so a
+// thousand points is already a long night on a large topology.
+inline constexpr std::size_t kMaxSweepPoints = 1000;
+inline constexpr const char* kMaxSweepPointsReason = "each point is a whole tuning run";
+
 // Waiting for an output directory's lock held by another colltune process: writing six small
 // files takes milliseconds, so a longer wait means that process is stuck.
 inline constexpr double kOutputLockWaitS = 30.0;

@@ -1,0 +1,69 @@
+#pragma once
+// colltune sweep: one or two things varied, each point predicted at Horovod's defaults and
+// tuned. A thin loop over tune(): every point is exactly what `colltune tune` gives for that
+// topology and model (the baseline of a tune is the defaults' step).
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "colltune/tuner/space.hpp"
+#include "colltune/tuner/tuner.hpp"
+
+namespace colltune::tuner {
+
+// One varied thing: a parameter of the topology spec (nodes, nic_gbit, oversub, gpus, ... as
+// the preset or FILE:nodes= spec takes them), `model` (model specs) or `batch` (the model's
+// batch size).
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;
+};
+// "nodes=1,2,4": throws colltune::Error for a missing '=', an empty list or an empty value.
+SweepAxis parse_sweep_axis(const std::string& text);
+
+struct SweepSpec {
+  std::string topology;  // the base spec; axes override or add its parameters
+  std::string model;     // the base model spec
+  std::vector<SweepAxis> axes;  // one or two
+  TuneOptions tune;             // the search at each point (progress is ignored)
+};
+
+struct SweepPoint {
+  std::vector<std::string> values;  // one per axis
+  std::string topology;             // the spec this point ran
+  std::string model;
+  int ranks = 0;
+  double compute_us = 0;       // the step's compute (the same at every setting)
+  double default_step_us = 0;  // Horovod's defaults (the tune's baseline)
+  double tuned_step_us = 0;
+  Candidate tuned;
+  double default_efficiency() const { return compute_us / default_step_us; }
+  double tuned_efficiency() const { return compute_us / tuned_step_us; }
+};
+
+struct SweepResult {
+  SweepSpec spec;
+  std::vector<SweepPoint> points;  // first axis slowest, second fastest
+  // Where tuning changes the answer: between neighbours along the first axis, the step at the
+  // defaults and the tuned step move by factors more than 10% apart.
+  std::vector<std::string> notes;
+};
+
+// The topology and model specs of a point (exposed for tests).
+std::string sweep_topology_spec(const std::string& base, const std::vector<SweepAxis>& axes,
+                                const std::vector<std::string>& values);
+std::string sweep_model_spec(const std::string& base, const std::vector<SweepAxis>& axes,
+                             const std::vector<std::string>& values);
+
+// Checks every point's topology and model first (one line naming the axis and value), then
+// tunes each; `progress(done, total, point)` after each point.
+SweepResult run_sweep(const SweepSpec& spec,
+                      const std::function<void(std::size_t, std::size_t, const SweepPoint&)>& progress = {});
+
+std::string sweep_text(const SweepResult& result);
+std::string sweep_csv(const SweepResult& result);
+std::string sweep_json(const SweepResult& result);
+std::string sweep_html(const SweepResult& result);
+
+}  // namespace colltune::tuner
