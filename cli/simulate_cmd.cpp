@@ -245,7 +245,8 @@ void check_option_mix(const SimulateArgs& args, sim::Engine engine) {
                                       {"--nccl-algo", !n.algo_env.empty()},
                                       {"--nccl-proto", !n.proto_env.empty()},
                                       {"--cpu", !n.cpu.empty()},
-                                      {"--nccl-collnet", n.collnet}}))
+                                      {"--nccl-collnet", n.collnet},
+                                      {"--compute-capability", n.compute_capability != 0}}))
     throw Error(std::string(only) + ": applies to --algo nccl only, not --algo " + args.algo);
 }
 
@@ -305,6 +306,8 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--protocol", args->nccl.protocol, "--algo nccl: this protocol only: LL|LL128|Simple");
   cmd->add_option("--cpu", args->nccl.cpu, "--algo nccl: the CPU NCCL's model assumes: intel_bdw|intel_skl|intel_srp|intel_erp|amd");
   cmd->add_flag("--nccl-collnet", args->nccl.collnet, "--algo nccl: NCCL_COLLNET_ENABLE=1 (CollNet/SHARP where switches reduce)");
+  cmd->add_option("--compute-capability", args->nccl.compute_capability,
+                  "--algo nccl: the GPUs' compute capability where the topology gives none (e.g. 90 for H100)");
   cmd->callback([args] { run_simulate(*args); });
 }
 

@@ -30,7 +30,21 @@ sim::NcclOptions model_options(const NcclSimulateOptions& o) {
   m.collnet = o.collnet;
   m.algo_env = o.algo_env;
   m.proto_env = o.proto_env;
+  m.compute_capability = o.compute_capability;
   return m;
+}
+
+// NCCL's model needs every GPU's compute capability; presets such as flat and torus give none.
+void check_compute_capability(const topo::Topology& topology, const NcclSimulateOptions& o) {
+  constexpr int kLowest = 60, kHighest = 120;  // Pascal to Blackwell, the rows of NCCL's tables
+  if (o.compute_capability != 0 && (o.compute_capability < kLowest || o.compute_capability > kHighest))
+    throw Error("--compute-capability " + std::to_string(o.compute_capability) + ": expected " +
+                std::to_string(kLowest) + ".." + std::to_string(kHighest) + " (80 for A100, 90 for H100, 100 for B200)");
+  if (o.compute_capability != 0 || topology.num_ranks() == 0) return;
+  const topo::Device& gpu = topology.device(topology.device_of_rank(0));
+  if (gpu.compute_capability == 0)
+    throw Error("--algo nccl: " + topology.name + " gives no compute capability for its GPUs (rank 0: '" + gpu.id +
+                "'); give --compute-capability, e.g. 90 for H100");
 }
 
 // --protocol P runs NCCL as NCCL_PROTO=P does. Together with --nccl-proto, P must be one the
@@ -94,10 +108,15 @@ std::string protocols_of(const sim::NcclModel& unset, sim::NcclAlgo algo) {
   throw Error(option + ": NCCL runs " + join(runs, ", ") + where);
 }
 
+sim::NcclOptions checked_options(const topo::Topology& topology, const NcclSimulateOptions& options) {
+  check_compute_capability(topology, options);
+  return with_protocol(topology, model_options(options), options.protocol);
+}
+
 }  // namespace
 
 NcclPredictor::NcclPredictor(const topo::Topology& topology, const NcclSimulateOptions& options)
-    : model_(topology, with_protocol(topology, model_options(options), options.protocol)) {
+    : model_(topology, checked_options(topology, options)) {
   if (!anything_runs(model_)) explain_nothing_runs(topology, options, model_.options(), model_);
 }
 

@@ -18,6 +18,7 @@ struct NcclSimulateOptions {
   std::string protocol;   // --protocol LL|LL128|Simple: this protocol only
   std::string cpu;        // --cpu (sim::NcclCpu), default intel_srp
   bool collnet = false;   // --nccl-collnet: NCCL_COLLNET_ENABLE=1
+  int compute_capability = 0;  // --compute-capability, for GPUs the topology gives none (flat, torus)
   int ranks = 0;          // --ranks, 0 = every rank of the topology
 };
 
