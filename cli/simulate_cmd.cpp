@@ -1,7 +1,9 @@
 // colltune simulate: predicted allreduce time on a topology, by the analytical model or the
-// event simulator, for one size or an nccl-tests style sweep (x2 per row).
+// event simulator, for one size or an nccl-tests style sweep (x2 per row); with --algo nccl,
+// NCCL's own choice and time per size from NCCL's model (simulate_nccl.hpp).
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -21,6 +23,7 @@
 #include "colltune/sim/trace.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
+#include "simulate_nccl.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -30,18 +33,23 @@ struct SimulateArgs {
   std::string algo = "ring";
   std::string bytes;
   std::string engine = "analytic";
-  std::string inner = "ring";
+  std::string inner;  // empty: not given (ring)
   std::string chunk;
   std::string trace;
   int ranks = 0;  // 0 = all of the topology's ranks
   bool fp16 = false;
   bool json = false;
+  NcclSimulateOptions nccl;  // --algo nccl only
 };
+
+constexpr const char* kNcclAlgo = "nccl";  // NCCL's own choice per size, not a registry entry
 
 struct Row {
   std::string algorithm;
   std::size_t bytes = 0;
   double time_us = 0;
+  std::string protocol;  // --algo nccl: NCCL's protocol and channel count
+  int channels = 0;
 };
 
 constexpr std::size_t kElem = 4;  // fp32 payloads, as nccl-tests' default
@@ -84,7 +92,7 @@ class Predictor {
   Predictor(const SimulateArgs& args, sim::Engine engine, const topo::Topology& topology)
       : args_(args), engine_(engine), topology_(topology),
         model_(topology, args.ranks > 0 ? args.ranks : topology.num_ranks()) {
-    options_.inner = args.inner;
+    if (!args.inner.empty()) options_.inner = args.inner;
     if (!args.chunk.empty()) options_.chunk_elems = chunk_elements(args.chunk);
   }
   int ranks() const { return model_.layout.nranks(); }
@@ -108,13 +116,13 @@ class Predictor {
       const coll::Algorithm& algo = coll::find_algorithm(args_.algo);
       const double t = time_us(algo, bytes, !args_.trace.empty());
       if (!std::isfinite(t)) throw Error("--algo " + args_.algo + ": " + why_not(algo, bytes));
-      return {algo.id, bytes, t};
+      return {algo.id, bytes, t, {}, 0};
     }
-    Row best{"", bytes, std::numeric_limits<double>::infinity()};
+    Row best{"", bytes, std::numeric_limits<double>::infinity(), {}, 0};
     for (const coll::Algorithm& algo : coll::algorithms()) {
       if (algo.collective != coll::Collective::allreduce) continue;
       const double t = time_us(algo, bytes, false);
-      if (sim::clearly_faster(t, best.time_us)) best = {algo.id, bytes, t};
+      if (sim::clearly_faster(t, best.time_us)) best = {algo.id, bytes, t, {}, 0};
     }
     if (best.algorithm.empty()) throw Error("--algo auto: no allreduce algorithm applies to this topology");
     if (!args_.trace.empty()) time_us(coll::find_algorithm(best.algorithm), bytes, true);
@@ -143,6 +151,17 @@ class Predictor {
   coll::AlgoOptions options_;
 };
 
+// NCCL's pick for every size, as rows.
+std::vector<Row> nccl_rows(const NcclPredictor& predictor, const std::vector<std::size_t>& sizes) {
+  std::vector<Row> rows;
+  for (std::size_t bytes : sizes) {
+    const sim::NcclChoice c = predictor.predict(bytes);
+    rows.push_back({std::string(sim::nccl_env_name(c.algo)), bytes, c.time_us, std::string(sim::nccl_env_name(c.proto)),
+                    c.channels});
+  }
+  return rows;
+}
+
 nlohmann::json row_json(const Row& row, const SimulateArgs& args, int ranks) {
   const double algbw = gbps(row.bytes, row.time_us);
   nlohmann::json j{{"algorithm", row.algorithm},
@@ -154,13 +173,36 @@ nlohmann::json row_json(const Row& row, const SimulateArgs& args, int ranks) {
                    {"engine", args.engine}};
   j["fp16_compress"] = args.fp16;
   if (args.algo == "auto") j["selected_by"] = "auto";
+  if (args.algo == kNcclAlgo) {
+    j["selected_by"] = "nccl";
+    j["protocol"] = row.protocol;
+    j["channels"] = row.channels;
+  }
   return j;
 }
 
-void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const topo::Topology& topology, int ranks) {
+// --algo nccl: two more columns, NCCL's protocol and channel count.
+void print_nccl_table(const std::vector<Row>& rows, int ranks) {
+  std::printf("#%13s %12s %7s %13s %8s %8s %12s %12s %12s\n", "size(B)", "count", "type", "algorithm", "protocol",
+              "channels", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+  for (const Row& row : rows) {
+    const double algbw = gbps(row.bytes, row.time_us);
+    std::printf("%14zu %12zu %7s %13s %8s %8d %12.2f %12.2f %12.2f\n", row.bytes, row.bytes / kElem, "float",
+                row.algorithm.c_str(), row.protocol.c_str(), row.channels, row.time_us, algbw,
+                algbw * bench::allreduce_busbw_factor(ranks));
+  }
+}
+
+void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const topo::Topology& topology, int ranks,
+                 const std::string& selection) {
   std::printf("# colltune simulate: allreduce on %s, %d ranks, engine %s%s\n", topology.name.c_str(), ranks,
               args.engine.c_str(), args.fp16 ? ", fp16 compression" : "");
   if (args.algo == "auto") std::printf("# algorithm: auto (the fastest applicable one for each size)\n");
+  if (args.algo == kNcclAlgo) {
+    std::printf("# algorithm: nccl (%s)\n", selection.c_str());
+    print_nccl_table(rows, ranks);
+    return;
+  }
   std::printf("#%13s %12s %7s %13s %12s %12s %12s\n", "size(B)", "count", "type", "algorithm", "time(us)",
               "algbw(GB/s)", "busbw(GB/s)");
   for (const Row& row : rows) {
@@ -171,20 +213,74 @@ void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const t
   if (!args.trace.empty()) std::printf("# trace written to %s\n", args.trace.c_str());
 }
 
+// The options of NCCL's model belong to --algo nccl, and those of colltune's schedules to the
+// others: a given option that would be ignored is an error.
+struct Given {
+  const char* option;
+  bool given;
+};
+
+const char* first_given(std::initializer_list<Given> options) {
+  for (const Given& o : options)
+    if (o.given) return o.option;
+  return nullptr;
+}
+
+void check_option_mix(const SimulateArgs& args, sim::Engine engine) {
+  const NcclSimulateOptions& n = args.nccl;
+  if (args.algo == kNcclAlgo) {
+    if (const char* other = first_given({{"--engine event", engine != sim::Engine::analytic},
+                                         {"--fp16-compress", args.fp16},
+                                         {"--inner", !args.inner.empty()},
+                                         {"--chunk", !args.chunk.empty()},
+                                         {"--trace", !args.trace.empty()}}))
+      throw Error(std::string(other) + ": not with --algo nccl (NCCL's own model prices NCCL's kernels: no " +
+                  "colltune schedule, compression or trace)");
+    return;
+  }
+  if (!n.protocol.empty())
+    throw Error("--protocol " + n.protocol + ": --algo " + args.algo +
+                " has no protocols (--algo nccl models NCCL's LL, LL128 and Simple)");
+  if (const char* only = first_given({{"--nccl-version", !n.version.empty()},
+                                      {"--nccl-algo", !n.algo_env.empty()},
+                                      {"--nccl-proto", !n.proto_env.empty()},
+                                      {"--cpu", !n.cpu.empty()},
+                                      {"--nccl-collnet", n.collnet},
+                                      {"--compute-capability", n.compute_capability != 0}}))
+    throw Error(std::string(only) + ": applies to --algo nccl only, not --algo " + args.algo);
+}
+
+// `nccl`: the model of --algo nccl, else nullptr.
+void print_rows(const std::vector<Row>& rows, const SimulateArgs& args, const topo::Topology& topology, int ranks,
+                const sim::NcclModel* nccl, bool one_size) {
+  if (!args.json) return print_table(rows, args, topology, ranks, nccl ? describe(*nccl) : "");
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row& row : rows) {
+    out.push_back(row_json(row, args, ranks));
+    if (nccl) out.back()["nccl_version"] = nccl->constants().version.to_string();
+  }
+  std::cout << (one_size ? out[0] : out).dump() << "\n";
+}
+
 void run_simulate(const SimulateArgs& args) {
-  if (args.algo != "auto") coll::find_algorithm(args.algo);  // unknown ids fail before any work
+  if (args.algo != "auto" && args.algo != kNcclAlgo) coll::find_algorithm(args.algo);  // unknown ids fail first
   const sim::Engine engine = sim::parse_engine(args.engine);
+  check_option_mix(args, engine);
   const std::vector<std::size_t> sizes = sizes_of(args.bytes);
   if (!args.trace.empty() && engine != sim::Engine::event) throw Error("--trace needs --engine event");
   if (!args.trace.empty() && sizes.size() > 1) throw Error("--trace needs a single --bytes size, not a sweep");
   const topo::Topology topology = topo::load_topology(args.topology);
+  const bool one_size = sizes.size() == 1 && args.bytes.find(':') == std::string::npos;
+  if (args.algo == kNcclAlgo) {
+    NcclSimulateOptions nccl = args.nccl;
+    nccl.ranks = args.ranks;
+    const NcclPredictor predictor(topology, nccl);
+    return print_rows(nccl_rows(predictor, sizes), args, topology, predictor.ranks(), &predictor.model(), one_size);
+  }
   const Predictor predictor(args, engine, topology);
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) rows.push_back(predictor.predict(bytes));
-  if (!args.json) return print_table(rows, args, topology, predictor.ranks());
-  nlohmann::json out = nlohmann::json::array();
-  for (const Row& row : rows) out.push_back(row_json(row, args, predictor.ranks()));
-  std::cout << (sizes.size() == 1 && args.bytes.find(':') == std::string::npos ? out[0] : out).dump() << "\n";
+  print_rows(rows, args, topology, predictor.ranks(), nullptr, one_size);
 }
 
 }  // namespace
@@ -193,7 +289,8 @@ void add_simulate_command(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* cmd = app.add_subcommand("simulate", "Predict an allreduce's time on a topology (analytic model or event simulation)");
   cmd->add_option("--topology", args->topology, "Preset spec (dgx-h100:nodes=4), topology JSON or NCCL XML")->required();
-  cmd->add_option("--algo", args->algo, "ring|tree|dbtree|rhd|hierarchical|... or auto (fastest per size)");
+  cmd->add_option("--algo", args->algo,
+                  "ring|tree|dbtree|rhd|hierarchical|..., auto (fastest per size) or nccl (NCCL's own choice per size)");
   cmd->add_option("--bytes", args->bytes, "Payload per rank: SIZE, or MIN:MAX to sweep x2 (B, KiB, MiB, GiB)")->required();
   cmd->add_option("--engine", args->engine, "analytic (closed form) or event (discrete-event simulation)");
   cmd->add_option("--ranks", args->ranks, "Use only the first N ranks of the topology (default: all)")
@@ -203,6 +300,14 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_flag("--fp16-compress", args->fp16, "Compress fp32 payloads to fp16 on the wire");
   cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) of the event simulation to FILE");
   cmd->add_flag("--json", args->json, "Print JSON on one line (an object, or an array for a sweep)");
+  cmd->add_option("--nccl-version", args->nccl.version, "--algo nccl: NCCL's model of release 2.21|2.28|2.30 (default: installed)");
+  cmd->add_option("--nccl-algo", args->nccl.algo_env, "--algo nccl: NCCL_ALGO, e.g. Ring, ^NVLS, allreduce:Tree,Ring");
+  cmd->add_option("--nccl-proto", args->nccl.proto_env, "--algo nccl: NCCL_PROTO, e.g. ^LL128, LL,Simple");
+  cmd->add_option("--protocol", args->nccl.protocol, "--algo nccl: this protocol only: LL|LL128|Simple");
+  cmd->add_option("--cpu", args->nccl.cpu, "--algo nccl: the CPU NCCL's model assumes: intel_bdw|intel_skl|intel_srp|intel_erp|amd");
+  cmd->add_flag("--nccl-collnet", args->nccl.collnet, "--algo nccl: NCCL_COLLNET_ENABLE=1 (CollNet/SHARP where switches reduce)");
+  cmd->add_option("--compute-capability", args->nccl.compute_capability,
+                  "--algo nccl: the GPUs' compute capability where the topology gives none (e.g. 90 for H100)");
   cmd->callback([args] { run_simulate(*args); });
 }
 

@@ -164,8 +164,10 @@ NcclModel::NcclModel(const topo::Topology& topology, NcclOptions options)
   const nccl::SearchBounds bounds = nccl::search_bounds(graph, system_.nnodes > 1);
   system_.max_bw = bounds.max_bw;
   system_.total_bw = bounds.total_bw;
-  system_.nvls_support = host_has_nvls(topology, topology.host_of_rank(0)) && system_.cc_min >= 90 && ppn >= 2;
-  system_.collnet_support = options_.collnet && system_.nnodes >= 2 && network_has_sharp(topology);
+  system_.switch_reduces = host_has_nvls(topology, topology.host_of_rank(0));
+  system_.network_reduces = network_has_sharp(topology);
+  system_.nvls_support = system_.switch_reduces && system_.cc_min >= 90 && ppn >= 2;
+  system_.collnet_support = options_.collnet && system_.nnodes >= 2 && system_.network_reduces;
   search(graph);
   tune();
 }
@@ -227,6 +229,8 @@ void NcclModel::tune() {
   in.net_overhead_us = options_.net_overhead_us;
   in.net_latency_us = options_.net_latency_us;
   in.enables = nccl::parse_enables(options_.algo_env, options_.proto_env);
+  algo_on_ = in.enables.algo;
+  proto_on_ = in.enables.proto;
   const nccl::TuneTables t = nccl::tune_model(in);
   bw_ = t.bw;
   lat_ = t.lat;

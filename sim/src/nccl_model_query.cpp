@@ -1,8 +1,10 @@
 // NcclModel queries: the time of one cell (src/graph/tuning.cc, ncclTopoGetAlgoTime), the
 // cost table handed to a tuner plugin (src/enqueue.cc, updateCollCostTable) and NCCL's pick
-// with its channel count (topoGetAlgoInfo).
+// with its channel count (topoGetAlgoInfo), and why an algorithm is not on the table.
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "colltune/common/error.hpp"
 #include "colltune/sim/nccl_model.hpp"
@@ -124,6 +126,81 @@ int NcclModel::channels_for(NcclAlgo algo, NcclProto proto, std::size_t bytes) c
   }
   while (n < nc * nt * threshold && nc >= 2) --nc;
   return static_cast<int>(nc);
+}
+
+bool NcclModel::env_allows(NcclColl coll, NcclAlgo algo) const {
+  return algo_on_[static_cast<std::size_t>(index_of(coll))][static_cast<std::size_t>(index_of(algo))] != 0;
+}
+
+bool NcclModel::env_allows(NcclColl coll, NcclProto proto) const {
+  return proto_on_[static_cast<std::size_t>(index_of(coll))][static_cast<std::size_t>(index_of(proto))] != 0;
+}
+
+namespace {
+
+std::string compute_capability(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
+
+// CollNet (NCCL_COLLNET_ENABLE) needs SHARP switches and several nodes; nullopt when it runs.
+std::optional<std::string> collnet_missing(const NcclSystem& s, const NcclOptions& o) {
+  if (!o.collnet) return "CollNet is off (NCCL_COLLNET_ENABLE=1 turns it on)";
+  if (s.nnodes < 2) return "CollNet needs more than one node";
+  if (!s.network_reduces) return "no network switch reduces (SHARP: no net_switch has switch_reduction \"sharp\")";
+  if (!s.collnet_support) return "NCCL's CollNet channel search finds no channel";
+  return std::nullopt;
+}
+
+// NVLS and NVLSTree: an NVSwitch that reduces (NVLink SHARP), Hopper or newer, two GPUs a node.
+std::optional<std::string> nvls_missing(const NcclSystem& s) {
+  if (s.nvswitches == 0) return "the node has no NVSwitch";
+  if (!s.switch_reduces)
+    return "the node's NVSwitch does not reduce in the switch (NVLink SHARP: its switch_reduction is not \"nvls\")";
+  if (s.cc_min < 90) return "NVLS needs compute capability 9.0 or newer, the GPUs have " + compute_capability(s.cc_min);
+  if (s.ranks_per_node < 2) return "NVLS needs at least two GPUs per node";
+  if (!s.nvls_support) return "NCCL's NVLS channel search finds no channel";
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The conditions of offered(), computed() (nccl_tuning.cpp) and algo_disabled(), in words.
+std::optional<std::string> NcclModel::unavailable(NcclColl coll, NcclAlgo algo) const {
+  const NcclSystem& s = system_;
+  const bool ag_rs = coll == NcclColl::allgather || coll == NcclColl::reduce_scatter;
+  if (s.nranks == 1) return algo == NcclAlgo::ring ? std::nullopt : std::optional<std::string>("one rank: NCCL only copies");
+  if ((coll == NcclColl::broadcast || coll == NcclColl::reduce) && algo != NcclAlgo::ring)
+    return "NCCL runs broadcast and reduce with Ring only";
+  switch (algo) {
+    case NcclAlgo::ring: return std::nullopt;
+    case NcclAlgo::tree:
+      if (ag_rs) return "NCCL runs no allgather or reduce-scatter with Tree";
+      return std::nullopt;
+    case NcclAlgo::pat:
+      if (!constants_->rules.pat) return "PAT exists from NCCL 2.23 on, this model is NCCL " + constants_->version.to_string();
+      if (!ag_rs) return "PAT runs allgather and reduce-scatter only";
+      if (s.cc_min < 60) return "PAT needs compute capability 6.0 or newer";
+      if (s.nnodes != s.nranks) return "PAT needs one GPU per node, the nodes have " + std::to_string(s.ranks_per_node);
+      return std::nullopt;
+    case NcclAlgo::nvls:
+    case NcclAlgo::nvls_tree: {
+      if (auto why = nvls_missing(s)) return why;
+      if (algo == NcclAlgo::nvls_tree && s.nnodes == 1) return "NVLSTree needs more than one node (one node runs NVLS)";
+      if (algo == NcclAlgo::nvls_tree && ag_rs) return "NCCL runs no allgather or reduce-scatter with NVLSTree";
+      if (algo == NcclAlgo::nvls && s.nnodes > 1)
+        if (auto why = collnet_missing(s, options_)) return "across nodes it needs CollNet: " + *why;
+      if (coll != NcclColl::allreduce && s.ranks_per_node > constants_->max_nvls_arity)
+        return "more GPUs per node than NVLS takes (" + std::to_string(constants_->max_nvls_arity) + ")";
+      return std::nullopt;
+    }
+    case NcclAlgo::collnet_direct:
+    case NcclAlgo::collnet_chain:
+      if (auto why = collnet_missing(s, options_)) return why;
+      if (ag_rs && algo == NcclAlgo::collnet_chain) return "NCCL runs no allgather or reduce-scatter with CollNetChain";
+      if (s.ranks_per_node > constants_->max_direct_arity + 1)
+        return "CollNet takes at most " + std::to_string(constants_->max_direct_arity + 1) + " GPUs per node";
+      if (algo == NcclAlgo::collnet_direct && s.nvswitches == 0) return "CollNetDirect needs an NVSwitch in the node";
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace colltune::sim

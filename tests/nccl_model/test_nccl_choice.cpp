@@ -2,6 +2,7 @@
 // fewer channels for small messages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,53 @@ TEST(NcclChoice, TimesGrowWithSize) {
       last = t;
     }
   }
+}
+
+// Why an algorithm is off the table, in NCCL's terms; and what NCCL_ALGO / NCCL_PROTO leave on.
+TEST(NcclChoice, UnavailableSaysWhy) {
+  const NcclModel a100(topo::load_topology("dgx-a100"), NcclOptions{});
+  EXPECT_FALSE(a100.system().switch_reduces);
+  ASSERT_TRUE(a100.unavailable(AR, NcclAlgo::nvls));
+  EXPECT_NE(a100.unavailable(AR, NcclAlgo::nvls)->find("does not reduce in the switch"), std::string::npos);
+  EXPECT_FALSE(a100.unavailable(AR, NcclAlgo::ring));
+  EXPECT_FALSE(a100.unavailable(AR, NcclAlgo::tree));
+  EXPECT_NE(a100.unavailable(AR, NcclAlgo::collnet_direct)->find("CollNet is off"), std::string::npos);
+  EXPECT_NE(a100.unavailable(AR, NcclAlgo::pat)->find("allgather and reduce-scatter only"), std::string::npos);
+
+  const NcclModel h100(topo::load_topology("dgx-h100"), NcclOptions{});
+  EXPECT_TRUE(h100.system().switch_reduces);
+  EXPECT_FALSE(h100.unavailable(AR, NcclAlgo::nvls));
+  EXPECT_NE(h100.unavailable(AR, NcclAlgo::nvls_tree)->find("more than one node"), std::string::npos);
+  const NcclModel h100x2(topo::load_topology("dgx-h100:nodes=2"), NcclOptions{});
+  EXPECT_FALSE(h100x2.unavailable(AR, NcclAlgo::nvls_tree));
+  EXPECT_NE(h100x2.unavailable(AR, NcclAlgo::nvls)->find("needs CollNet"), std::string::npos);
+  NcclOptions collnet;
+  collnet.collnet = true;
+  const NcclModel no_sharp(topo::load_topology("dgx-h100:nodes=2"), collnet);
+  EXPECT_NE(no_sharp.unavailable(AR, NcclAlgo::collnet_chain)->find("no network switch reduces"), std::string::npos);
+  const NcclModel sharp(topo::load_topology("fat-tree:nodes=2,sharp=1"), collnet);
+  EXPECT_FALSE(sharp.unavailable(AR, NcclAlgo::collnet_chain));
+  // unavailable() agrees with NCCL's table: what it calls off has no bandwidth for any
+  // protocol, and what it leaves on has some.
+  for (const NcclModel* m : {&a100, &h100, &h100x2, &no_sharp, &sharp})
+    for (NcclAlgo a : kNcclAlgos) {
+      float best = 0;
+      for (NcclProto p : kNcclProtos) best = std::max(best, m->bandwidth(AR, a, p));
+      EXPECT_EQ(best > 0, !m->unavailable(AR, a)) << m->system().nranks << " ranks, " << to_string(a);
+    }
+
+  NcclOptions env;
+  env.algo_env = "^NVLS,Tree";
+  env.proto_env = "allreduce:LL128;broadcast:LL";
+  const NcclModel limited(topo::load_topology("dgx-h100"), env);
+  EXPECT_FALSE(limited.env_allows(AR, NcclAlgo::nvls));
+  EXPECT_FALSE(limited.env_allows(AR, NcclAlgo::tree));
+  EXPECT_TRUE(limited.env_allows(AR, NcclAlgo::ring));
+  EXPECT_TRUE(limited.env_allows(AR, NcclProto::ll128));
+  EXPECT_FALSE(limited.env_allows(AR, NcclProto::ll));
+  EXPECT_TRUE(limited.env_allows(NcclColl::broadcast, NcclProto::ll));
+  EXPECT_FALSE(limited.env_allows(NcclColl::broadcast, NcclProto::simple));
+  EXPECT_TRUE(h100.env_allows(AR, NcclProto::ll128));  // LL128's automatic default counts as on
 }
 
 }  // namespace

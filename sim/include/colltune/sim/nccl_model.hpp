@@ -16,6 +16,7 @@
 //     channel reduction for small messages.
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,6 +98,8 @@ struct NcclSystem {
   int nvswitches = 0;          // NVSwitch devices of a node (colltune aggregates a node's chips in one)
   bool nvls_support = false;   // NVSwitch with in-switch reduction, sm90+, more than one GPU
   bool collnet_support = false;  // CollNet enabled and the network switches reduce (SHARP)
+  bool switch_reduces = false;   // the node's NVSwitch reduces in the switch (topology: switch_reduction nvls)
+  bool network_reduces = false;  // a network switch reduces (topology: switch_reduction sharp)
   int nics = 0;                // NICs of a node
   double max_bw = 0;           // the search's maxBw and totalBw (GB/s)
   double total_bw = 0;
@@ -139,6 +142,13 @@ class NcclModel {
   NcclChoice choose(NcclColl coll, std::size_t bytes) const;
   // Channels NCCL runs `algo`/`proto` with for `bytes` (topoGetAlgoInfo's reduction).
   int channels_for(NcclAlgo algo, NcclProto proto, std::size_t bytes) const;
+  // Whether NCCL_ALGO / NCCL_PROTO (NcclOptions::algo_env, proto_env) leave an algorithm or a
+  // protocol on for `coll` (LL128's automatic default counts as on).
+  bool env_allows(NcclColl coll, NcclAlgo algo) const;
+  bool env_allows(NcclColl coll, NcclProto proto) const;
+  // Why NCCL does not run `algo` for `coll` on this communicator whatever NCCL_ALGO says (no
+  // in-switch reduction, CollNet off, one node, ...), in a few words; nullopt where it does.
+  std::optional<std::string> unavailable(NcclColl coll, NcclAlgo algo) const;
 
  private:
   NcclOptions options_;
@@ -150,6 +160,8 @@ class NcclModel {
   std::array<std::array<std::array<float, kNcclNumProtos>, kNcclNumAlgos>, kNcclNumColls> lat_{};
   std::array<std::array<int, kNcclNumProtos>, kNcclNumAlgos> max_threads_{};
   std::array<std::array<long, kNcclNumProtos>, kNcclNumAlgos> thread_threshold_{};
+  std::array<std::array<int, kNcclNumAlgos>, kNcclNumColls> algo_on_{};    // NCCL_ALGO: 0 off
+  std::array<std::array<int, kNcclNumProtos>, kNcclNumColls> proto_on_{};  // NCCL_PROTO: 0 off
 
   void search(const nccl::NodeGraph& graph);
   void set_comm_channels(int search_channels);

@@ -1,0 +1,43 @@
+#pragma once
+// simulate --algo nccl: what NCCL itself would run for an allreduce of each size (algorithm,
+// protocol, channel count) and the time NCCL's own model predicts for it (sim/nccl_model.hpp,
+// docs/nccl-model.md).
+#include <cstddef>
+#include <string>
+
+#include "colltune/sim/nccl_model.hpp"
+#include "colltune/topology/topology.hpp"
+
+namespace colltune::cli {
+
+// The options of `simulate` that reach NCCL's model; empty strings are options not given.
+struct NcclSimulateOptions {
+  std::string version;    // --nccl-version 2.21|2.28|2.30 (default: the installed release)
+  std::string algo_env;   // --nccl-algo, NCCL_ALGO's grammar
+  std::string proto_env;  // --nccl-proto, NCCL_PROTO's grammar
+  std::string protocol;   // --protocol LL|LL128|Simple: this protocol only
+  std::string cpu;        // --cpu (sim::NcclCpu), default intel_srp
+  bool collnet = false;   // --nccl-collnet: NCCL_COLLNET_ENABLE=1
+  int compute_capability = 0;  // --compute-capability, for GPUs the topology gives none (flat, torus)
+  int ranks = 0;          // --ranks, 0 = every rank of the topology
+};
+
+class NcclPredictor {
+ public:
+  // Throws colltune::Error, one line naming the option, for an unknown release, CPU, algorithm
+  // or protocol name, a protocol NCCL_PROTO excludes, and settings under which NCCL would run
+  // nothing (an algorithm forced where it is not applicable, with the reason).
+  NcclPredictor(const topo::Topology& topology, const NcclSimulateOptions& options);
+
+  sim::NcclChoice predict(std::size_t bytes) const { return model_.choose(sim::NcclColl::allreduce, bytes); }
+  int ranks() const { return model_.system().nranks; }
+  const sim::NcclModel& model() const { return model_; }
+
+ private:
+  sim::NcclModel model_;
+};
+
+// "NCCL 2.28's choice, NCCL_ALGO=..., NCCL_PROTO=..." for the table's header.
+std::string describe(const sim::NcclModel& model);
+
+}  // namespace colltune::cli
