@@ -23,6 +23,7 @@
 #include "colltune/sim/trace.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "simulate_nccl.hpp"
 
 namespace colltune::cli {
@@ -32,13 +33,15 @@ struct SimulateArgs {
   std::string topology;
   std::string algo = "ring";
   std::string bytes;
-  std::string engine = "analytic";
+  std::string min_bytes, max_bytes;  // -b/-e, as bench and nccl-tests take them
+  std::size_t factor = 2;            // -f
+  std::string engine;                // empty: analytic, or event with --trace
   std::string inner;  // empty: not given (ring)
   std::string chunk;
   std::string trace;
   int ranks = 0;  // 0 = all of the topology's ranks
   bool fp16 = false;
-  bool json = false;
+  JsonOutput json;
   NcclSimulateOptions nccl;  // --algo nccl only
 };
 
@@ -63,7 +66,7 @@ std::size_t checked_size(const std::string& text, const char* what) {
 
 // Sizes of `--bytes SIZE` or `--bytes MIN:MAX` (MIN, 2 MIN, ... <= MAX), rounded down to whole
 // fp32 elements.
-std::vector<std::size_t> sizes_of(const std::string& text) {
+std::vector<std::size_t> bytes_sizes(const std::string& text) {
   const auto colon = text.find(':');
   if (colon == std::string::npos) return {checked_size(text, "--bytes") / kElem * kElem};
   const std::size_t lo = checked_size(text.substr(0, colon), "--bytes MIN");
@@ -85,6 +88,42 @@ std::size_t chunk_elements(const std::string& text) {
     throw Error("--chunk " + text + ": " + std::to_string(bytes) + " B is not a whole number of fp32 elements (" +
                 std::to_string(kElem) + " B each)");
   return bytes / kElem;
+}
+
+// -b MIN [-e MAX] [-f FACTOR], as bench and nccl-tests: MIN, MIN*F, ... <= MAX.
+std::vector<std::size_t> factor_sizes(const SimulateArgs& a) {
+  const std::size_t lo = checked_size(a.min_bytes, "-b/--minbytes");
+  const std::size_t hi = a.max_bytes.empty() ? lo : checked_size(a.max_bytes, "-e/--maxbytes");
+  if (lo == 0) throw Error("-b/--minbytes " + a.min_bytes + ": must be positive");
+  if (lo > hi) throw Error("-b/--minbytes " + a.min_bytes + " is larger than -e/--maxbytes " + a.max_bytes);
+  if (a.factor < 2) throw Error("-f/--stepfactor " + std::to_string(a.factor) + ": must be at least 2");
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = lo;; s *= a.factor) {
+    sizes.push_back(s / kElem * kElem);
+    if (s > hi / a.factor) break;
+  }
+  return sizes;
+}
+
+std::vector<std::size_t> sizes_of(const SimulateArgs& a) {
+  if (!a.bytes.empty() && !a.min_bytes.empty()) throw Error("--bytes and -b/--minbytes: give one of them");
+  if (!a.bytes.empty()) return bytes_sizes(a.bytes);
+  if (!a.min_bytes.empty()) return factor_sizes(a);
+  if (!a.max_bytes.empty()) throw Error("-e/--maxbytes needs -b/--minbytes");
+  throw Error("--bytes (or -b/-e/-f) is required");
+}
+
+// nccl-tests' bus bandwidth factor of the collective: allreduce 2(n-1)/n, reduce-scatter and
+// allgather (n-1)/n.
+double busbw_factor(coll::Collective c, int ranks) {
+  const double one_way = ranks > 1 ? static_cast<double>(ranks - 1) / ranks : 0.0;
+  return c == coll::Collective::allreduce ? 2 * one_way : one_way;
+}
+
+// The collective the rows are of: the algorithm's (auto and nccl are allreduce).
+coll::Collective collective_of(const std::string& algo) {
+  if (algo == "auto" || algo == "nccl") return coll::Collective::allreduce;
+  return coll::find_algorithm(algo).collective;
 }
 
 class Predictor {
@@ -169,7 +208,8 @@ nlohmann::json row_json(const Row& row, const SimulateArgs& args, int ranks) {
                    {"bytes", row.bytes},
                    {"time_us", row.time_us},
                    {"algbw_gbps", algbw},
-                   {"busbw_gbps", algbw * bench::allreduce_busbw_factor(ranks)},
+                   {"busbw_gbps", algbw * busbw_factor(collective_of(args.algo), ranks)},
+                   {"collective", std::string(coll::to_string(collective_of(args.algo)))},
                    {"engine", args.engine}};
   j["fp16_compress"] = args.fp16;
   if (args.algo == "auto") j["selected_by"] = "auto";
@@ -195,8 +235,10 @@ void print_nccl_table(const std::vector<Row>& rows, int ranks) {
 
 void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const topo::Topology& topology, int ranks,
                  const std::string& selection) {
-  std::printf("# colltune simulate: allreduce on %s, %d ranks, engine %s%s\n", topology.name.c_str(), ranks,
-              args.engine.c_str(), args.fp16 ? ", fp16 compression" : "");
+  const coll::Collective collective = collective_of(args.algo);
+  std::printf("# colltune simulate: %s on %s, %d ranks, engine %s%s\n",
+              std::string(coll::to_string(collective)).c_str(), topology.name.c_str(), ranks, args.engine.c_str(),
+              args.fp16 ? ", fp16 compression" : "");
   if (args.algo == "auto") std::printf("# algorithm: auto (the fastest applicable one for each size)\n");
   if (args.algo == kNcclAlgo) {
     std::printf("# algorithm: nccl (%s)\n", selection.c_str());
@@ -208,7 +250,7 @@ void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const t
   for (const Row& row : rows) {
     const double algbw = gbps(row.bytes, row.time_us);
     std::printf("%14zu %12zu %7s %13s %12.2f %12.2f %12.2f\n", row.bytes, row.bytes / kElem, "float",
-                row.algorithm.c_str(), row.time_us, algbw, algbw * bench::allreduce_busbw_factor(ranks));
+                row.algorithm.c_str(), row.time_us, algbw, algbw * busbw_factor(collective, ranks));
   }
   if (!args.trace.empty()) std::printf("# trace written to %s\n", args.trace.c_str());
 }
@@ -253,24 +295,29 @@ void check_option_mix(const SimulateArgs& args, sim::Engine engine) {
 // `nccl`: the model of --algo nccl, else nullptr.
 void print_rows(const std::vector<Row>& rows, const SimulateArgs& args, const topo::Topology& topology, int ranks,
                 const sim::NcclModel* nccl, bool one_size) {
-  if (!args.json) return print_table(rows, args, topology, ranks, nccl ? describe(*nccl) : "");
-  nlohmann::json out = nlohmann::json::array();
-  for (const Row& row : rows) {
-    out.push_back(row_json(row, args, ranks));
-    if (nccl) out.back()["nccl_version"] = nccl->constants().version.to_string();
+  if (args.json.requested()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Row& row : rows) {
+      out.push_back(row_json(row, args, ranks));
+      if (nccl) out.back()["nccl_version"] = nccl->constants().version.to_string();
+    }
+    args.json.write((one_size ? out[0] : out).dump());
   }
-  std::cout << (one_size ? out[0] : out).dump() << "\n";
+  if (args.json.text_wanted()) print_table(rows, args, topology, ranks, nccl ? describe(*nccl) : "");
 }
 
-void run_simulate(const SimulateArgs& args) {
+void run_simulate(SimulateArgs args) {
   if (args.algo != "auto" && args.algo != kNcclAlgo) coll::find_algorithm(args.algo);  // unknown ids fail first
+  // A trace is of the event simulation: --trace alone implies it.
+  if (args.engine.empty()) args.engine = args.trace.empty() || args.algo == kNcclAlgo ? "analytic" : "event";
   const sim::Engine engine = sim::parse_engine(args.engine);
   check_option_mix(args, engine);
-  const std::vector<std::size_t> sizes = sizes_of(args.bytes);
-  if (!args.trace.empty() && engine != sim::Engine::event) throw Error("--trace needs --engine event");
+  const std::vector<std::size_t> sizes = sizes_of(args);
+  if (!args.trace.empty() && engine != sim::Engine::event)
+    throw Error("--trace records the event simulation: not with --engine " + args.engine);
   if (!args.trace.empty() && sizes.size() > 1) throw Error("--trace needs a single --bytes size, not a sweep");
   const topo::Topology topology = topo::load_topology(args.topology);
-  const bool one_size = sizes.size() == 1 && args.bytes.find(':') == std::string::npos;
+  const bool one_size = sizes.size() == 1 && args.min_bytes.empty() && args.bytes.find(':') == std::string::npos;
   if (args.algo == kNcclAlgo) {
     NcclSimulateOptions nccl = args.nccl;
     nccl.ranks = args.ranks;
@@ -291,15 +338,19 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--topology", args->topology, "Preset spec (dgx-h100:nodes=4), topology JSON or NCCL XML")->required();
   cmd->add_option("--algo", args->algo,
                   "ring|tree|dbtree|rhd|hierarchical|..., auto (fastest per size) or nccl (NCCL's own choice per size)");
-  cmd->add_option("--bytes", args->bytes, "Payload per rank: SIZE, or MIN:MAX to sweep x2 (B, KiB, MiB, GiB)")->required();
-  cmd->add_option("--engine", args->engine, "analytic (closed form) or event (discrete-event simulation)");
+  cmd->add_option("--bytes", args->bytes, "Payload per rank: SIZE, or MIN:MAX to sweep x2 (B, KiB, MiB, GiB)");
+  cmd->add_option("-b,--minbytes", args->min_bytes, "smallest size of a sweep, as bench and nccl-tests (e.g. 1K)");
+  cmd->add_option("-e,--maxbytes", args->max_bytes, "largest size of a sweep (default: -b)");
+  cmd->add_option("-f,--stepfactor", args->factor, "size multiplication factor of a sweep (>= 2, default 2)");
+  cmd->add_option("--engine", args->engine,
+                  "analytic (closed form; the default) or event (discrete-event simulation; the default with --trace)");
   cmd->add_option("--ranks", args->ranks, "Use only the first N ranks of the topology (default: all)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--inner", args->inner, "hierarchical: the algorithm across hosts");
   cmd->add_option("--chunk", args->chunk, "Pipelining chunk, bytes with a unit (e.g. 1MiB; default: one chunk per block)");
   cmd->add_flag("--fp16-compress", args->fp16, "Compress fp32 payloads to fp16 on the wire");
   cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) of the event simulation to FILE");
-  cmd->add_flag("--json", args->json, "Print JSON on one line (an object, or an array for a sweep)");
+  add_json_option(*cmd, args->json, "The rows, on one line (an object, or an array for a sweep)");
   cmd->add_option("--nccl-version", args->nccl.version, "--algo nccl: NCCL's model of release 2.21|2.28|2.30 (default: installed)");
   cmd->add_option("--nccl-algo", args->nccl.algo_env, "--algo nccl: NCCL_ALGO, e.g. Ring, ^NVLS, allreduce:Tree,Ring");
   cmd->add_option("--nccl-proto", args->nccl.proto_env, "--algo nccl: NCCL_PROTO, e.g. ^LL128, LL,Simple");
