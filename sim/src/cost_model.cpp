@@ -245,7 +245,13 @@ double CostModel::time_us(const coll::Algorithm& algorithm, const CollectiveRequ
   const WireRequest wire = wire_request(request);
   if (algorithm.not_applicable && algorithm.not_applicable(layout, wire.bytes / wire.elem_size, request.options))
     return std::numeric_limits<double>::infinity();
-  double t = hint_or_price(algorithm, layout, wire.bytes, wire.elem_size, request.options, levels);
+  const auto price = [&] { return hint_or_price(algorithm, layout, wire.bytes, wire.elem_size, request.options, levels); };
+  // Closed forms cost less than a lookup; only what the pricer must run is remembered.
+  const bool priced = !algorithm.cost || algorithm.placement == coll::Placement::per_host;
+  double t = priced ? memo_.get({&algorithm, wire.bytes, wire.elem_size, request.options.chunk_elems,
+                                 algorithm.placement == coll::Placement::per_host ? request.options.inner : ""},
+                                price)
+                    : price();
   if (wire.compressed) t += cast_us(request.bytes);
   return t;
 }
