@@ -241,4 +241,14 @@ void NcclModel::tune() {
 
 const ChannelPlan& NcclModel::channels(NcclAlgo algo) const { return plans_[static_cast<std::size_t>(index_of(algo))]; }
 
+std::vector<std::vector<int>> nccl_channel_orders(const topo::Topology& topology, int nranks) {
+  NcclOptions options;
+  options.nranks = nranks;
+  try {
+    return NcclModel(topology, options).channels(NcclAlgo::ring).orders;
+  } catch (const Error&) {
+    return {};  // the machine is not one NCCL's model describes (see the header)
+  }
+}
+
 }  // namespace colltune::sim

@@ -15,6 +15,7 @@
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/algorithms/index_math.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/topology/json_io.hpp"
 
@@ -121,6 +122,26 @@ TEST(EventSimChannels, TwoGpusBehindOnePcieSwitchDoNotShareANic) {
     EXPECT_NEAR(simulate_schedule(both, t, options).time_us, alone, 1e-9 * alone);
   }
   EXPECT_NE(t.nic_for_channel(0, 0), t.nic_for_channel(1, 0));
+}
+
+// nccl_ring through the cost model takes NCCL's ring channels (8 on dgx-a100, one per NIC)
+// and, leaving the servers through every NIC, runs far faster than one ring in rank order; on
+// half the NICs it slows down.
+TEST(EventSimChannels, NcclRingRunsNcclsChannelsOverEveryNic) {
+  const topo::Topology full = topo::load_topology("dgx-a100:nodes=2");
+  const topo::Topology half = without_odd_nics();
+  const CostModel model(full);
+  ASSERT_EQ(model.nccl_ring_orders.size(), 8u);
+  CollectiveRequest request;
+  request.bytes = std::size_t{256} << 20;
+  request.algorithm = "ring";
+  const double ring = simulate_collective(model, full, request).time_us;
+  request.algorithm = "nccl_ring";
+  const double nccl_ring = simulate_collective(model, full, request).time_us;
+  EXPECT_LT(nccl_ring, ring / 5) << "ring " << ring << " us, nccl_ring " << nccl_ring << " us";
+  EXPECT_NEAR(model.time_us(request), nccl_ring, 0.02 * nccl_ring);  // uncontended: the analytic model agrees
+  const CostModel half_model(half);
+  EXPECT_GT(simulate_collective(half_model, half, request).time_us, 1.8 * nccl_ring);
 }
 
 TEST(EventSimChannels, PairedOpsOnDifferentChannelsAreAnError) {
