@@ -49,6 +49,12 @@ std::vector<Algorithm> make_table() {
                       "2(p-1)/p n bytes per rank",
        .collective = ar, .runtimes = kColltuneOnly, .summation_depth = ring_depth, .not_applicable = always,
        .schedule = generate_ring, .cost = cost_ring},
+      {.id = "nccl_ring", .name = "NCCL ring allreduce, one ring per channel",
+       .description = "k channels, each a ring allreduce over all ranks on n/k, leaving every host through its own "
+                      "NIC: 2(p-1) steps per chunk round, 2(p-1)/p n bytes per rank",
+       .collective = ar, .nccl_name = "ring", .runtimes = {Runtime::colltune, Runtime::nccl, Runtime::horovod},
+       .nccl_ring_channels = true, .summation_depth = ring_depth, .not_applicable = nccl_ring_not_applicable, .schedule = generate_nccl_ring,
+       .cost = cost_nccl_ring},
       {.id = "tree", .name = "binomial tree allreduce",
        .description = "pipelined binomial reduce to rank 0 + binomial broadcast: R+lg p-1 steps each, root moves lg p n "
                       "each way",

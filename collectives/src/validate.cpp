@@ -132,6 +132,11 @@ Partners match_ops(const Schedule& s) {
         fail(s, where(sd.rank, sd.step, sd.op, op_at(sd)) + " pairs with " + where(rv.rank, rv.step, rv.op, op_at(rv)) +
                     ": element counts differ");
       }
+      if (op_at(rv).channel != op_at(sd).channel) {
+        fail(s, where(sd.rank, sd.step, sd.op, op_at(sd)) + " pairs with " + where(rv.rank, rv.step, rv.op, op_at(rv)) +
+                    ": channels differ (" + std::to_string(op_at(sd).channel) + " and " +
+                    std::to_string(op_at(rv).channel) + ")");
+      }
       partner[static_cast<std::size_t>(rv.rank)][rv.step][rv.op] = sd;
       partner[static_cast<std::size_t>(sd.rank)][sd.step][sd.op] = rv;
     }

@@ -12,6 +12,7 @@
 
 #include "colltune/collectives/step_source.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/pricer.hpp"
 
 namespace colltune::sim {
@@ -231,6 +232,13 @@ CostModel::CostModel(const topo::Topology& topology, int nranks)
     : layout(layout_of_first_ranks(topology, nranks)) {
   levels = level_costs(topology, layout);
   cast_us_per_byte = levels.gamma_us_per_byte;  // casts run at the reduction rate too
+  nccl_ring_orders = nccl_channel_orders(topology, nranks);
+}
+
+coll::AlgoOptions CostModel::options_for(const coll::Algorithm& algorithm, const coll::AlgoOptions& options) const {
+  coll::AlgoOptions out = options;
+  if (algorithm.nccl_ring_channels && out.channel_orders.empty()) out.channel_orders = nccl_ring_orders;
+  return out;
 }
 
 double CostModel::cast_us(std::size_t fp32_bytes) const {
@@ -243,15 +251,13 @@ double CostModel::time_us(const CollectiveRequest& request) const {
 
 double CostModel::time_us(const coll::Algorithm& algorithm, const CollectiveRequest& request) const {
   const WireRequest wire = wire_request(request);
-  if (algorithm.not_applicable && algorithm.not_applicable(layout, wire.bytes / wire.elem_size, request.options))
+  const coll::AlgoOptions options = options_for(algorithm, request.options);
+  if (algorithm.not_applicable && algorithm.not_applicable(layout, wire.bytes / wire.elem_size, options))
     return std::numeric_limits<double>::infinity();
-  const auto price = [&] { return hint_or_price(algorithm, layout, wire.bytes, wire.elem_size, request.options, levels); };
-  // Closed forms cost less than a lookup; only what the pricer must run is remembered.
-  const bool priced = !algorithm.cost || algorithm.placement == coll::Placement::per_host;
-  double t = priced ? memo_.get({&algorithm, wire.bytes, wire.elem_size, request.options.chunk_elems,
-                                 algorithm.placement == coll::Placement::per_host ? request.options.inner : ""},
-                                price)
-                    : price();
+  // The same question comes back for every candidate sharing a buffer size: remembered.
+  double t = memo_.get({&algorithm, wire.bytes, wire.elem_size, options.chunk_elems,
+                        algorithm.placement == coll::Placement::per_host ? options.inner : ""},
+                       [&] { return hint_or_price(algorithm, layout, wire.bytes, wire.elem_size, options, levels); });
   if (wire.compressed) t += cast_us(request.bytes);
   return t;
 }

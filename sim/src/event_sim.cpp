@@ -1,6 +1,6 @@
 // The discrete-event simulator's event loop: ranks walk their steps, posted sends and receives
 // pair up in order per (sender, receiver) channel (rendezvous), each pair becomes a flow on the
-// route's links, and a flow's end completes both ops after the path latency (plus the reduction
+// links of the route for its op channel (coll::Op::channel), and a flow's end completes both ops after the path latency (plus the reduction
 // for recv_reduce). Bandwidth sharing lives in event_sim_rates.cpp.
 //
 // Events: a step start per rank (when the previous step's last op completes) and a flow end per
@@ -130,7 +130,7 @@ void Engine::post(int rank, std::uint32_t op_index, const coll::Op& op, double t
   if (op.peer < 0 || op.peer >= header_.nranks || op.peer == rank)
     throw Error("schedule '" + header_.algorithm + "': " + where(rank, ranks_[static_cast<std::size_t>(rank)].step) +
                 ": peer " + std::to_string(op.peer) + " out of range or self");
-  const Pending me{op_index, op.kind == coll::OpKind::recv_reduce, op.block.count};
+  const Pending me{op_index, op.channel, op.kind == coll::OpKind::recv_reduce, op.block.count};
   const bool is_send = op.kind == coll::OpKind::send;
   const int src = is_send ? rank : op.peer;
   const int dst = is_send ? op.peer : rank;
@@ -144,7 +144,7 @@ void Engine::post(int rank, std::uint32_t op_index, const coll::Op& op, double t
   }
 }
 
-// The channel src->dst, created on first use (its route looked up once).
+// The channel src->dst, created on first use.
 std::uint32_t Engine::channel(int src, int dst) {
   auto& out = ranks_[static_cast<std::size_t>(src)].out;
   if (out.size() == 1 && out.front().first == dst) return out.front().second;  // rings: one peer
@@ -152,8 +152,18 @@ std::uint32_t Engine::channel(int src, int dst) {
   if (id != kNone) return id;
   id = static_cast<std::uint32_t>(channels_.size());
   channels_.emplace_back();
-  channels_.back().path = &topology_.route(src, dst);
   insert_peer(out, dst, id);
+  return id;
+}
+
+// The route of channel src->dst on op channel `op_channel`, looked up once per op channel.
+std::uint32_t Engine::route_of(std::uint32_t chan, int src, int dst, std::uint16_t op_channel) {
+  auto& routes = channels_[chan].routes;
+  for (const auto& [c, id] : routes)
+    if (c == op_channel) return id;
+  const auto id = static_cast<std::uint32_t>(routes_.size());
+  routes_.push_back(&topology_.route(src, dst, op_channel));
+  routes.emplace_back(op_channel, id);
   return id;
 }
 
@@ -177,14 +187,19 @@ void Engine::start_flow(std::uint32_t chan, const Pending& send, const Pending& 
     throw Error("schedule '" + header_.algorithm + "': send of " + std::to_string(send.count) +
                 " elements at " + where(src, ranks_[static_cast<std::size_t>(src)].step) + " is received as " +
                 std::to_string(recv.count) + " elements at " + where(dst, ranks_[static_cast<std::size_t>(dst)].step));
+  if (send.channel != recv.channel)
+    throw Error("schedule '" + header_.algorithm + "': send on channel " + std::to_string(send.channel) + " at " +
+                where(src, ranks_[static_cast<std::size_t>(src)].step) + " is received on channel " +
+                std::to_string(recv.channel) + " at " + where(dst, ranks_[static_cast<std::size_t>(dst)].step));
+  const std::uint32_t route = route_of(chan, src, dst, send.channel);
   const std::uint32_t f = new_flow();
   FlowState& fl = flows_[f];
   fl.src = src;
   fl.dst = dst;
   fl.send_op = send.op;
   fl.recv_op = recv.op;
-  fl.chan = chan;
-  fl.path = channels_[chan].path;
+  fl.chan = route;
+  fl.path = routes_[route];
   fl.bytes = static_cast<double>(send.count) * static_cast<double>(options_.elem_size);
   fl.left = fl.bytes;
   fl.rate = 0;

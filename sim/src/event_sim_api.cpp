@@ -24,8 +24,9 @@ EventSimResult simulate_schedule(const coll::StepSource& source, const topo::Top
 EventSimResult simulate_collective(const CostModel& model, const topo::Topology& topology,
                                    const CollectiveRequest& request, const EventSimOptions& options) {
   const WireRequest wire = wire_request(request);
+  const coll::AlgoOptions algo_options = model.options_for(coll::find_algorithm(request.algorithm), request.options);
   const std::unique_ptr<coll::StepSource> source =
-      coll::open_schedule(request.algorithm, model.layout, wire.bytes / wire.elem_size, request.options);
+      coll::open_schedule(request.algorithm, model.layout, wire.bytes / wire.elem_size, algo_options);
   EventSimOptions wire_options = options;
   wire_options.elem_size = wire.elem_size;
   EventSimResult result = simulate_schedule(*source, topology, wire_options);

@@ -32,7 +32,7 @@ struct FlowState {
   int dst = 0;
   std::uint32_t send_op = 0;          // op index in src's current step
   std::uint32_t recv_op = 0;          // op index in dst's current step
-  std::uint32_t chan = 0;             // its channel (src->dst): stands for its path
+  std::uint32_t chan = 0;             // its route (src->dst on its op channel): stands for its path
   const topo::Path* path = nullptr;
   FlowSolve solve;                    // the rate solver's (event_sim_solver.hpp)
   double bytes = 0;
@@ -50,6 +50,7 @@ struct FlowState {
 // not read the (possibly evicted) schedule again.
 struct Pending {
   std::uint32_t op = 0;       // op index in the rank's current step
+  std::uint16_t channel = 0;  // coll::Op::channel: picks the route between hosts
   bool reduce = false;        // a recv_reduce
   std::size_t count = 0;      // elements
 };
@@ -81,9 +82,12 @@ class Rendezvous {
   bool sends_waiting_ = false;
 };
 
+// The sends a->b and receives at b from a pair in posting order whatever their op channel
+// (schedule.hpp); each op channel of the pair has its own route (Topology::route), numbered in
+// the engine's route table. Most pairs use one op channel: `routes` is a short list.
 struct Channel {
-  const topo::Path* path = nullptr;
   Rendezvous posted;
+  std::vector<std::pair<std::uint16_t, std::uint32_t>> routes;  // op channel -> route id
 };
 
 struct RankState {
@@ -128,6 +132,7 @@ class Engine {
   void enter_step(int rank, double t);
   void post(int rank, std::uint32_t op_index, const coll::Op& op, double t);
   std::uint32_t channel(int src, int dst);
+  std::uint32_t route_of(std::uint32_t chan, int src, int dst, std::uint16_t op_channel);
   void start_flow(std::uint32_t chan, const Pending& send, const Pending& recv, int src, int dst, double t);
   std::uint32_t new_flow();
   void end_flow(std::uint32_t f, double t);
@@ -154,6 +159,7 @@ class Engine {
   std::vector<std::uint32_t> arrived_;  // flows whose block to reduce arrived at this instant
   std::vector<RankState> ranks_;
   std::vector<Channel> channels_;
+  std::vector<const topo::Path*> routes_;  // by route id (FlowState::chan)
   std::vector<LinkState> links_;
   std::vector<FlowState> flows_;
   std::vector<std::uint32_t> free_flows_;

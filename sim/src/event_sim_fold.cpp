@@ -54,11 +54,11 @@ std::uint32_t Fold::classify(const std::vector<const topo::Path*>& copies, std::
   return cls;
 }
 
-std::optional<FoldedRoute> Fold::add_channel(int src, int dst) {
+std::optional<FoldedRoute> Fold::add_channel(int src, int dst, std::uint16_t op_channel) {
   std::vector<const topo::Path*> copies;
   copies.reserve(static_cast<std::size_t>(copies_));
   for (int k = 0; k < copies_; ++k) {
-    copies.push_back(&topology_.route(shift(src, k), shift(dst, k)));
+    copies.push_back(&topology_.route(shift(src, k), shift(dst, k), op_channel));
     if (!same_shape(*copies.front(), *copies.back())) return std::nullopt;
   }
   const topo::Path& path = *copies.front();

@@ -38,9 +38,10 @@ class Fold {
   // Rotates `rank` by k periods.
   int shift(int rank, int k) const;
 
-  // The route of channel src -> dst (src a representative) if its copies are the rotation of
-  // it; nullopt when they are not (the machine is not symmetric under this period).
-  std::optional<FoldedRoute> add_channel(int src, int dst);
+  // The route of channel src -> dst (src a representative) on op channel `op_channel`
+  // (Topology::route) if its copies are the rotation of it; nullopt when they are not (the
+  // machine is not symmetric under this period).
+  std::optional<FoldedRoute> add_channel(int src, int dst, std::uint16_t op_channel);
 
   std::size_t num_classes() const { return class_size_.size(); }
   // How many copies of one transfer each link of the class carries at once (1 = none shared).

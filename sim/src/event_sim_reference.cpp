@@ -8,7 +8,8 @@
 //      one ended (step 0 at t = 0) and ends when all its ops have completed.
 //   R2 Rendezvous: the k-th send a->b and the k-th receive at b from a form one transfer, which
 //      starts when both have been posted (each is posted when its rank starts its step).
-//   R3 A transfer is a flow along topology.route(a, b). Each directed link's bandwidth is shared
+//   R3 A transfer is a flow along topology.route(a, b, c), c the op channel its send and receive
+//      both carry (an error where they differ). Each directed link's bandwidth is shared
 //      max-min fairly among the flows crossing it (progressive filling), re-solved whenever the
 //      set of flows changes. A flow sends its bytes at its current rate.
 //   R4 A flow's last byte arrives the path latency after it was sent. The send and the receive
@@ -56,6 +57,7 @@ struct Posted {
   std::size_t step = 0;
   std::size_t count = 0;  // elements
   bool reduce = false;    // a recv_reduce
+  std::uint16_t channel = 0;  // its op channel (R3)
 };
 
 // Sends src->dst and receives at dst from src not yet paired, oldest first (R2).
@@ -238,7 +240,7 @@ void ReferenceEngine::post(int rank, const coll::Op& op) {
     throw Error("schedule '" + header_.algorithm + "': " + where(rank, step) + ": peer " + std::to_string(op.peer) +
                 " out of range or self");
   const bool is_send = op.kind == coll::OpKind::send;
-  const Posted me{rank, step, op.block.count, op.kind == coll::OpKind::recv_reduce};
+  const Posted me{rank, step, op.block.count, op.kind == coll::OpKind::recv_reduce, op.channel};
   Channel& ch = channels_[is_send ? std::make_pair(rank, op.peer) : std::make_pair(op.peer, rank)];
   std::deque<Posted>& others = is_send ? ch.recvs : ch.sends;
   if (others.empty()) {
@@ -260,12 +262,16 @@ void ReferenceEngine::start_transfer(const Posted& send, const Posted& recv) {
     throw Error("schedule '" + header_.algorithm + "': send of " + std::to_string(send.count) + " elements at " +
                 where(send.rank, send.step) + " is received as " + std::to_string(recv.count) + " elements at " +
                 where(recv.rank, recv.step));
+  if (send.channel != recv.channel)
+    throw Error("schedule '" + header_.algorithm + "': send on channel " + std::to_string(send.channel) + " at " +
+                where(send.rank, send.step) + " is received on channel " + std::to_string(recv.channel) + " at " +
+                where(recv.rank, recv.step));
   Transfer x;
   x.src = send.rank;
   x.dst = recv.rank;
   x.bytes = static_cast<double>(send.count) * static_cast<double>(options_.elem_size);
   x.reduce = recv.reduce;
-  x.path = &topology_.route(x.src, x.dst);
+  x.path = &topology_.route(x.src, x.dst, send.channel);
   x.left = x.bytes;
   x.since = now_;
   transfers_.push_back(x);

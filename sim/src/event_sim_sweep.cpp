@@ -12,7 +12,7 @@
 // The premise is checked as the sweep goes. A transfer starts when the later of its two ops is
 // posted, at the instant being handled, so transfers start in time order: one that would start
 // on a link before the previous transfer on it has sent its last byte (or at the same instant)
-// is contention, and the sweep gives up at once; simulate_steps then runs the event engine from
+// is contention, and the sweep gives up at once; simulate_schedule then runs the event engine from
 // the start. When the premise holds throughout, the results are the engine's, computed with the
 // same expressions (tests compare both on every algorithm and several topologies), and `events`
 // counts the engine's events: step starts, transfer starts and ends, reduction arrivals.
@@ -54,11 +54,12 @@ struct ClassState {
 };
 
 // A channel src -> dst up to rotation: its posted ops not yet paired, and what a transfer needs
-// of the route.
+// of the route of each op channel it carries (coll::Op::channel; most carry one).
 struct SweepChannel {
   int src_rep = 0;                // the sending and receiving representatives
   int dst_rep = 0;
-  FoldedRoute route;
+  int dst = 0;                    // the receiver of the representative's copy
+  std::vector<std::pair<std::uint16_t, FoldedRoute>> routes;
   Rendezvous posted;
 };
 
@@ -99,8 +100,9 @@ class Sweep {
   bool symmetric_ranks() const;
   Outcome enter_step(int rank, double t);
   Outcome post(int rank, const coll::Op& op, double t);
-  std::optional<std::uint32_t> channel_of(int rank, const coll::Op& op);
-  std::optional<std::uint32_t> find_channel(int src, int dst);
+  std::uint32_t channel_of(int rank, const coll::Op& op);
+  std::uint32_t find_channel(int src, int dst);
+  const FoldedRoute* route_of(SweepChannel& ch, std::uint16_t op_channel);
   Outcome transfer(std::uint32_t chan, const Pending& send, const Pending& recv, double t);
   void resolved(int rank, double done_t);
   void finish_step(int rank);
@@ -181,61 +183,71 @@ Outcome Sweep::enter_step(int rank, double t) {
 
 Outcome Sweep::post(int rank, const coll::Op& op, double t) {
   if (op.peer < 0 || op.peer >= nranks_ || op.peer == rank) return Outcome::malformed;
-  const std::optional<std::uint32_t> c = channel_of(rank, op);
-  if (!c) return Outcome::asymmetric;
+  const std::uint32_t c = channel_of(rank, op);
   const bool is_send = op.kind == coll::OpKind::send;
-  const Pending me{0, op.kind == coll::OpKind::recv_reduce, op.block.count};
+  const Pending me{0, op.channel, op.kind == coll::OpKind::recv_reduce, op.block.count};
   Pending other;
-  if (!channels_[*c].posted.pair(is_send, me, other)) return Outcome::done;
-  return is_send ? transfer(*c, me, other, t) : transfer(*c, other, me, t);
+  if (!channels_[c].posted.pair(is_send, me, other)) return Outcome::done;
+  return is_send ? transfer(c, me, other, t) : transfer(c, other, me, t);
 }
 
 // The channel of the representative's op. A receive at `rank` from `peer` is the rotation of
 // the channel (peer's representative -> rank shifted alike), so both ends find one channel.
-std::optional<std::uint32_t> Sweep::channel_of(int rank, const coll::Op& op) {
+std::uint32_t Sweep::channel_of(int rank, const coll::Op& op) {
   SweepRank& rs = ranks_[static_cast<std::size_t>(rank)];
   const bool is_send = op.kind == coll::OpKind::send;
   LastChannel& last = is_send ? rs.last_out : rs.last_in;
   if (last.peer == op.peer) return last.chan;
   const int k = fold_.copies() - op.peer / fold_.period();
-  const std::optional<std::uint32_t> c = is_send ? find_channel(rank, op.peer)
-                                                 : find_channel(fold_.representative(op.peer), fold_.shift(rank, k));
-  if (c) last = {op.peer, *c};
+  const std::uint32_t c = is_send ? find_channel(rank, op.peer)
+                                  : find_channel(fold_.representative(op.peer), fold_.shift(rank, k));
+  last = {op.peer, c};
   return c;
 }
 
-// The channel src -> dst, src a representative: looked up, or created after checking that its
-// copies' routes are its rotation (nullopt when they are not).
-std::optional<std::uint32_t> Sweep::find_channel(int src, int dst) {
+// The channel src -> dst, src a representative: looked up, or created (its routes are added,
+// and checked for rotation symmetry, by route_of() as its op channels come).
+std::uint32_t Sweep::find_channel(int src, int dst) {
   const std::uint64_t key = static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(nranks_) +
                             static_cast<std::uint64_t>(dst);
   if (auto it = channel_ids_.find(key); it != channel_ids_.end()) return it->second;
-  std::optional<FoldedRoute> route = fold_.add_channel(src, dst);
-  if (!route) return std::nullopt;
-  classes_.resize(fold_.num_classes());
-  for (std::uint32_t cls : route->classes) classes_[cls].multiplicity = fold_.multiplicity(cls);
   const auto id = static_cast<std::uint32_t>(channels_.size());
   channels_.emplace_back();
   channels_.back().src_rep = src;
   channels_.back().dst_rep = fold_.representative(dst);
-  channels_.back().route = std::move(*route);
+  channels_.back().dst = dst;
   channel_ids_.emplace(key, id);
   return id;
 }
 
+// The route of the channel's op channel `op_channel`: looked up, or added after checking that
+// its copies' routes are its rotation (nullptr when they are not).
+const FoldedRoute* Sweep::route_of(SweepChannel& ch, std::uint16_t op_channel) {
+  for (const auto& [c, route] : ch.routes)
+    if (c == op_channel) return &route;
+  std::optional<FoldedRoute> route = fold_.add_channel(ch.src_rep, ch.dst, op_channel);
+  if (!route) return nullptr;
+  classes_.resize(fold_.num_classes());
+  for (std::uint32_t cls : route->classes) classes_[cls].multiplicity = fold_.multiplicity(cls);
+  ch.routes.emplace_back(op_channel, std::move(*route));
+  return &ch.routes.back().second;
+}
+
 // The transfer of a paired send and receive, starting now (t): fixed end, arrival, completions.
 Outcome Sweep::transfer(std::uint32_t chan, const Pending& send, const Pending& recv, double t) {
-  if (send.count != recv.count) return Outcome::malformed;
+  if (send.count != recv.count || send.channel != recv.channel) return Outcome::malformed;
   const SweepChannel& ch = channels_[chan];
+  const FoldedRoute* route = route_of(channels_[chan], send.channel);
+  if (route == nullptr) return Outcome::asymmetric;
   const double bytes = static_cast<double>(send.count) * static_cast<double>(options_.elem_size);
   double end = t;
-  if (bytes != 0 && !ch.route.classes.empty()) {
-    for (std::uint32_t c : ch.route.classes) {
+  if (bytes != 0 && !route->classes.empty()) {
+    for (std::uint32_t c : route->classes) {
       const ClassState& cls = classes_[c];
       if (cls.multiplicity > 1 || t < cls.last_end || t == cls.last_start) return Outcome::contention;
     }
-    end = t + bytes / ch.route.rate;
-    for (std::uint32_t c : ch.route.classes) {
+    end = t + bytes / route->rate;
+    for (std::uint32_t c : route->classes) {
       ClassState& cls = classes_[c];
       if (t == cls.last_start) return Outcome::contention;  // two hops of this route in one class
       cls.last_start = t;
@@ -246,7 +258,7 @@ Outcome Sweep::transfer(std::uint32_t chan, const Pending& send, const Pending& 
   }
   events_ += 2;  // the transfer's start and end
   ++flows_;
-  const double arrival = end + ch.route.latency_us;
+  const double arrival = end + route->latency_us;
   const int src = ch.src_rep;
   const int dst = ch.dst_rep;
   if (recv.reduce && ranks_[static_cast<std::size_t>(dst)].gamma > 0) {

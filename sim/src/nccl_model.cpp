@@ -49,7 +49,12 @@ void check_uniform(const topo::Topology& t, int nranks, int ppn) {
     throw Error("NCCL's model: " + std::to_string(nranks) + " ranks are not a whole number of nodes of " +
                 std::to_string(ppn) + " GPUs (the node of rank 0)");
   std::vector<int> per_host(static_cast<std::size_t>(t.num_hosts()), 0);
-  for (int r = 0; r < nranks; ++r) ++per_host[static_cast<std::size_t>(t.host_of_rank(r))];
+  for (int r = 0; r < nranks; ++r) {
+    const int host = t.host_of_rank(r);
+    if (host < 0 || host >= t.num_hosts())
+      throw Error("NCCL's model: rank " + std::to_string(r) + " runs on a device outside every host");
+    ++per_host[static_cast<std::size_t>(host)];
+  }
   for (int h = 0; h < t.num_hosts(); ++h)
     if (per_host[static_cast<std::size_t>(h)] % ppn != 0)
       throw Error("NCCL's model needs nodes of one shape: host '" + t.host_name(h) + "' holds " +
@@ -239,5 +244,15 @@ void NcclModel::tune() {
 }
 
 const ChannelPlan& NcclModel::channels(NcclAlgo algo) const { return plans_[static_cast<std::size_t>(index_of(algo))]; }
+
+std::vector<std::vector<int>> nccl_channel_orders(const topo::Topology& topology, int nranks) {
+  NcclOptions options;
+  options.nranks = nranks;
+  try {
+    return NcclModel(topology, options).channels(NcclAlgo::ring).orders;
+  } catch (const Error&) {
+    return {};  // the machine is not one NCCL's model describes (see the header)
+  }
+}
 
 }  // namespace colltune::sim

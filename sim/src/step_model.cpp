@@ -131,8 +131,9 @@ struct StepSimulator::Impl {
 
   // Event simulation of the algorithm's schedule.
   double event_time(const coll::Algorithm& algo, std::size_t bytes, std::size_t elem_size,
-                    const coll::AlgoOptions& options) const {
+                    const coll::AlgoOptions& given) const {
     const std::size_t count = bytes / elem_size;
+    const coll::AlgoOptions options = cost.options_for(algo, given);
     if (algo.not_applicable && algo.not_applicable(layout, count, options)) return kInf;
     const coll::Schedule schedule = coll::build_schedule(algo.id, layout, count, options);
     EventSimOptions sim_options;

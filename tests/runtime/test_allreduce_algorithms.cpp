@@ -48,15 +48,15 @@ struct Case {
 
 // Runs every case on one set of rank threads; returns how many ran (others not applicable).
 std::size_t run_cases(const std::string& id, const RankLayout& layout, const std::vector<Case>& cases,
-                      test::FailureLog& log, const std::string& inner = "ring") {
+                      test::FailureLog& log, const coll::AlgoOptions& base = {}) {
+  const std::string& inner = base.inner;
   const int p = layout.nranks();
   std::vector<bool> applicable(cases.size());
   std::vector<std::vector<std::byte>> refs(cases.size());  // computed once, shared by the ranks
   std::size_t ran = 0;
   for (std::size_t c = 0; c < cases.size(); ++c) {
-    coll::AlgoOptions algo;
+    coll::AlgoOptions algo = base;
     algo.chunk_elems = cases[c].chunk;
-    algo.inner = inner;
     applicable[c] = !coll::find_algorithm(id).not_applicable(layout, cases[c].count, algo).has_value();
     if (applicable[c]) refs[c] = test::make_reference(cases[c].dtype, cases[c].op, p, cases[c].count);
     ran += applicable[c];
@@ -67,8 +67,8 @@ std::size_t run_cases(const std::string& id, const RankLayout& layout, const std
       const Case& k = cases[c];
       coll::AllreduceOptions o;
       o.algorithm = id;
+      o.algo = base;
       o.algo.chunk_elems = k.chunk;
-      o.algo.inner = inner;
       o.dtype = k.dtype;
       o.op = k.op;
       o.timeout_s = 30;
@@ -151,11 +151,34 @@ TEST(AllreduceAlgorithms, HierarchicalOnEmulatedHosts) {
         std::vector<Case> cases{{0, DType::f32, ReduceOp::sum, 0, true},
                                 {13, DType::i32, ReduceOp::max, 2, false},
                                 {5000, DType::f64, ReduceOp::sum, 64, true}};
-        const std::size_t ran = run_cases(id, layout, cases, log, inner);
+        coll::AlgoOptions base;
+        base.inner = inner;
+        const std::size_t ran = run_cases(id, layout, cases, log, base);
         if (inner == "ring" && (layout.is_uniform() || id == "hierarchical_leader")) {
           EXPECT_EQ(ran, cases.size()) << id << " " << inner;
         }
       }
+    }
+  }
+  EXPECT_EQ(log.count(), 0u) << log.summary();
+}
+
+TEST(AllreduceAlgorithms, NcclRingOnEmulatedHostsWithAndWithoutChannelOrders) {
+  // The default channels (one per rank of a host) and NCCL-like orders: three channels on hosts
+  // of 4 (in order, reversed, interleaved), one channel on hosts of 2.
+  const std::vector<std::vector<int>> four{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}};
+  const std::vector<std::vector<int>> two{{1, 0}};
+  test::FailureLog log;
+  for (const auto& [layout, orders] : {std::pair{RankLayout::uniform(3, 4), four}, std::pair{RankLayout::uniform(4, 2), two}}) {
+    for (const auto& channel_orders : {std::vector<std::vector<int>>{}, orders}) {
+      std::vector<Case> cases{{0, DType::f32, ReduceOp::sum, 0, true},
+                              {2, DType::f32, ReduceOp::sum, 0, false},
+                              {13, DType::i32, ReduceOp::max, 2, false},
+                              {5000, DType::f64, ReduceOp::sum, 64, true},
+                              {65537, DType::f32, ReduceOp::sum, 0, false}};
+      coll::AlgoOptions base;
+      base.channel_orders = channel_orders;
+      EXPECT_EQ(run_cases("nccl_ring", layout, cases, log, base), cases.size());
     }
   }
   EXPECT_EQ(log.count(), 0u) << log.summary();

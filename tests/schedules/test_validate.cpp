@@ -49,6 +49,16 @@ TEST(Validate, RejectsSizeMismatch) {
   EXPECT_THAT(error_of(s), HasSubstr("element counts differ"));
 }
 
+TEST(Validate, RejectsPairedOpsOnDifferentChannels) {
+  // The simulator routes a message by its channel: both ends must name the same one.
+  Schedule s = swap_reduce();
+  s.ranks[0][0].ops[0].channel = 1;
+  EXPECT_THAT(error_of(s), HasSubstr("rank 0 step 0 op 0 (send to 1 [0,4)) pairs with rank 1 step 0 op 1"));
+  EXPECT_THAT(error_of(s), HasSubstr("channels differ (1 and 0)"));
+  s.ranks[1][0].ops[1].channel = 1;
+  EXPECT_NO_THROW(validate(s));
+}
+
 TEST(Validate, RejectsDoubleCounting) {
   Schedule s = swap_reduce();
   // Rank 1 sends its (already reduced) buffer again: rank 0 would count itself twice.

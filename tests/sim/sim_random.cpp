@@ -199,8 +199,8 @@ Machine random_preset(Rng& rng, const Sizes& sizes) {
              ",nics=" + std::to_string(gpus) + ",leaf_ports=4,oversub=" + pick(rng, std::vector<std::string>{"1", "2", "4"});
       break;
     }
-    case 2:
-      spec = "dgx-h100:nodes=2";
+    case 2:  // one NIC per GPU, or two GPUs sharing two NICs behind a PCIe switch (NICs per channel)
+      spec = pick(rng, std::vector<std::string>{"dgx-h100:nodes=2", "dgx-a100:nodes=2"});
       break;
     default: {
       std::vector<std::string> dims{"2x2", "3x3", "4x4", "2x3", "2x2x2"};
@@ -313,6 +313,7 @@ struct Transfer {
   int dst = 0;
   std::size_t count = 0;
   coll::OpKind recv = coll::OpKind::recv_copy;
+  std::uint16_t channel = 0;  // picks the NICs between hosts (Topology::route)
 };
 
 // Each rank's ops in transfer order, cut into steps with probability `cut` after each op.
@@ -325,8 +326,8 @@ coll::Schedule cut_into_steps(Rng& rng, int nranks, const std::vector<Transfer>&
   s.ranks.resize(static_cast<std::size_t>(nranks));
   std::vector<std::vector<coll::Op>> ops(static_cast<std::size_t>(nranks));
   for (const Transfer& x : transfers) {
-    ops[static_cast<std::size_t>(x.src)].push_back({coll::OpKind::send, x.dst, coll::Block{0, x.count}});
-    ops[static_cast<std::size_t>(x.dst)].push_back({x.recv, x.src, coll::Block{0, x.count}});
+    ops[static_cast<std::size_t>(x.src)].push_back({coll::OpKind::send, x.dst, coll::Block{0, x.count}, x.channel});
+    ops[static_cast<std::size_t>(x.dst)].push_back({x.recv, x.src, coll::Block{0, x.count}, x.channel});
     s.count = std::max(s.count, x.count);
   }
   for (std::size_t r = 0; r < ops.size(); ++r) {
@@ -352,6 +353,7 @@ Workload random_exchange(Rng& rng, int nranks, const Sizes& sizes) {
     if (!chance(rng, 0.1))
       x.count = tied ? pick(rng, std::vector<std::size_t>{256, 1024}) : static_cast<std::size_t>(uniform_int(rng, 1, static_cast<int>(sizes.max_count)));
     x.recv = chance(rng, 0.5) ? coll::OpKind::recv_reduce : coll::OpKind::recv_copy;
+    x.channel = static_cast<std::uint16_t>(uniform_int(rng, 0, 3));
     transfers.push_back(x);
     if (chance(rng, 0.15)) transfers.push_back(x);  // a second transfer on the channel right after
   }

@@ -37,7 +37,7 @@ Machine random_multigraph(Rng& rng, const Sizes& sizes);
 // must see), plus direct GPU links within a copy or to the next.
 Machine random_symmetric(Rng& rng, const Sizes& sizes);
 // A preset with drawn parameters: flat (hosts, reduce rate), fat-tree with oversubscription,
-// dgx-h100:nodes=2 or a 2-D / 3-D torus.
+// dgx-h100:nodes=2, dgx-a100:nodes=2 or a 2-D / 3-D torus.
 Machine random_preset(Rng& rng, const Sizes& sizes);
 
 struct Workload {
@@ -53,7 +53,7 @@ Workload random_algorithm(Rng& rng, const topo::Topology& topology, const Sizes&
 // Two or three registered algorithms at once on disjoint random rank sets (run_concurrently).
 Workload random_concurrent(Rng& rng, const topo::Topology& topology, const Sizes& sizes);
 // Random pairwise transfers (copies and reductions, zero-byte ones, several on one channel at
-// once) in a global order; each rank takes its ops in that order and cuts them into steps at
+// once, on op channels 0..3) in a global order; each rank takes its ops in that order and cuts them into steps at
 // random points, which keeps the schedule free of deadlock while varying how much runs at once.
 Workload random_exchange(Rng& rng, int nranks, const Sizes& sizes);
 

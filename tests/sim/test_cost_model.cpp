@@ -96,6 +96,8 @@ TEST(CostModelLevels, LayoutIsTheTopologysOwnAndItsPrefixes) {
   EXPECT_EQ(CostModel(odd, 5).layout, RankLayout({1, 1, 0, 0, 2}));
   EXPECT_EQ(CostModel(odd, 3).layout, RankLayout({1, 1, 0}));
   EXPECT_EQ(CostModel(odd, 2).layout, RankLayout({0, 0}));
+  // NCCL's model does not describe a rank outside every host: nccl_ring keeps its own channels.
+  EXPECT_TRUE(CostModel(odd).nccl_ring_orders.empty());
 }
 
 class Textbook : public ::testing::TestWithParam<int> {};

@@ -2,17 +2,21 @@
 // machine asks route() for every ring-neighbour pair. Checks every route's shape and figures
 // (speed: bench/micro/topology_routes.cpp), and that route()'s bidirectional search returns, link
 // for link, the route a plain forward Dijkstra records, against a textbook Dijkstra written here
-// independently of routing.cpp, against routes_from() and against device_route().
+// independently of routing.cpp, against routes_from() and against device_route(); between hosts
+// with NICs, leg by leg through the channel's NICs (route() in topology.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <queue>
 #include <random>
 #include <string>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "topo_test_util.hpp"
@@ -93,42 +97,58 @@ Cost3 plus(const Cost3& a, const Cost3& b) {
   return {std::get<0>(a) + std::get<0>(b), std::get<1>(a) + std::get<1>(b), std::get<2>(a) + std::get<2>(b)};
 }
 
+// Which devices a search may leave (relax the links out of): all of them for a route over the
+// whole graph; the devices of one host for a NIC route's leg inside a host; the first NIC and
+// the devices outside every host for its leg across the network.
+using Leaves = std::function<bool(VertexId)>;
+bool everywhere(VertexId) { return true; }
+
 // Textbook Dijkstra from one device (std::priority_queue, lazy deletion): the cost of every
-// device and the number of cheapest paths to it (capped at 2).
+// device it reaches and the number of cheapest paths to it (capped at 2). Sparse: a search kept
+// inside one host costs what the host has, not what the machine has.
 struct Reference {
-  std::vector<Cost3> cost;
-  std::vector<int> cheapest_paths;
+  std::unordered_map<VertexId, Cost3> costs;
+  std::unordered_map<VertexId, int> cheapest;
+  Leaves leaves = everywhere;
+  Cost3 cost(VertexId v) const {
+    auto it = costs.find(v);
+    return it == costs.end() ? Cost3{kFar, kFar, kFar} : it->second;
+  }
+  int cheapest_paths(VertexId v) const {
+    auto it = cheapest.find(v);
+    return it == cheapest.end() ? 0 : it->second;
+  }
 };
-Reference reference_from(const Topology& t, VertexId src) {
+Reference reference_from(const Topology& t, VertexId src, const Leaves& leaves = everywhere) {
   const Graph& g = t.graph();
-  Reference r{std::vector<Cost3>(t.num_devices(), Cost3{kFar, kFar, kFar}), std::vector<int>(t.num_devices(), 0)};
+  Reference r{{}, {}, leaves};
   using Item = std::pair<Cost3, VertexId>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
   std::vector<VertexId> order;  // by increasing cost
-  std::vector<bool> done(t.num_devices(), false);
-  r.cost[src] = Cost3{0, 0, 0};
-  queue.emplace(r.cost[src], src);
+  std::unordered_set<VertexId> done;
+  r.costs[src] = Cost3{0, 0, 0};
+  queue.emplace(Cost3{0, 0, 0}, src);
   while (!queue.empty()) {
     const auto [c, u] = queue.top();
     queue.pop();
-    if (done[u]) continue;
-    done[u] = true;
+    if (!done.insert(u).second) continue;
     order.push_back(u);
+    if (!leaves(u)) continue;
     for (auto [it, end] = boost::out_edges(u, g); it != end; ++it) {
       const VertexId v = boost::target(*it, g);
       const Cost3 via = plus(c, cost_of(t, *it));
-      if (via < r.cost[v]) {
-        r.cost[v] = via;
+      if (via < r.cost(v)) {
+        r.costs[v] = via;
         queue.emplace(via, v);
       }
     }
   }
-  r.cheapest_paths[src] = 1;
+  r.cheapest[src] = 1;
   for (VertexId v : order)  // predecessors on cheapest paths cost less, so they come first
     for (auto [it, end] = boost::in_edges(v, g); it != end; ++it) {
       const VertexId u = boost::source(*it, g);
-      if (v != src && r.cost[u] != Cost3{kFar, kFar, kFar} && plus(r.cost[u], cost_of(t, *it)) == r.cost[v])
-        r.cheapest_paths[v] = std::min(2, r.cheapest_paths[v] + r.cheapest_paths[u]);
+      if (v != src && leaves(u) && r.cost(u) != Cost3{kFar, kFar, kFar} && plus(r.cost(u), cost_of(t, *it)) == r.cost(v))
+        r.cheapest[v] = std::min(2, r.cheapest_paths(v) + r.cheapest_paths(u));
     }
   return r;
 }
@@ -142,8 +162,8 @@ std::vector<std::size_t> dijkstra_choice(const Topology& t, const Reference& r, 
     std::optional<EdgeId> pick;
     for (auto [it, end] = boost::in_edges(v, g); it != end; ++it) {
       const VertexId u = boost::source(*it, g);
-      if (r.cost[u] == Cost3{kFar, kFar, kFar} || plus(r.cost[u], cost_of(t, *it)) != r.cost[v]) continue;
-      if (!pick || r.cost[u] < r.cost[boost::source(*pick, g)]) pick = *it;
+      if (!r.leaves(u) || r.cost(u) == Cost3{kFar, kFar, kFar} || plus(r.cost(u), cost_of(t, *it)) != r.cost(v)) continue;
+      if (!pick || r.cost(u) < r.cost(boost::source(*pick, g))) pick = *it;
     }
     if (!pick) {
       ADD_FAILURE() << "no tight predecessor";
@@ -156,29 +176,68 @@ std::vector<std::size_t> dijkstra_choice(const Topology& t, const Reference& r, 
   return links;
 }
 
-// route(a, b) for every a in `sources` and every b: the reference's choice, routes_from()'s
-// route with the same figures, device_route() on a sample. Counts pairs with several cheapest
-// paths in `ties` (there the route must still be Dijkstra's).
-void check_routes(const Topology& t, const std::vector<int>& sources, int& ties) {
+// The references a NIC route from one source needs: its leg to its NIC, the network from that
+// NIC, and (made on first use) each destination NIC's legs into its host.
+struct NicReferences {
+  const Topology& t;
+  int channel = 0;
+  VertexId nic = Graph::null_vertex();
+  std::optional<Reference> out, network;
+  std::map<VertexId, Reference> in;
+
+  NicReferences(const Topology& topo, int a, int ch) : t(topo), channel(ch), nic(t.nic_for_channel(a, ch)) {
+    if (nic == Graph::null_vertex()) return;
+    const int host = t.host_of_rank(a);
+    out = reference_from(t, t.device_of_rank(a), [&t = t, host](VertexId v) { return t.device(v).host == host; });
+    network = reference_from(t, nic, [&t = t, from = nic](VertexId v) { return v == from || t.device(v).host < 0; });
+  }
+  // The route the reference gives a -> b through the NICs; nullopt where route() takes the
+  // route over the whole graph (same host, a host without NICs, a leg without a path).
+  std::optional<std::vector<std::size_t>> route(int a, int b, int& ties) {
+    const VertexId s = t.device_of_rank(a), d = t.device_of_rank(b), far = t.nic_for_channel(b, channel);
+    const int host = t.host_of_rank(b);
+    if (!out || far == Graph::null_vertex() || host == t.host_of_rank(a) || host < 0) return std::nullopt;
+    auto it = in.find(far);
+    if (it == in.end())
+      it = in.emplace(far, reference_from(t, far, [&t = t, host](VertexId v) { return t.device(v).host == host; })).first;
+    std::vector<std::size_t> links;
+    for (const auto& [ref, from, to] : {std::tuple{&*out, s, nic}, std::tuple{&*network, nic, far}, std::tuple{&it->second, far, d}}) {
+      if (ref->cost(to) == Cost3{kFar, kFar, kFar}) return std::nullopt;
+      const std::vector<std::size_t> leg = dijkstra_choice(t, *ref, from, to);
+      links.insert(links.end(), leg.begin(), leg.end());
+      if (ref->cheapest_paths(to) > 1) ++ties;
+    }
+    return links;
+  }
+};
+
+// route(a, b, channel) for every a in `sources` and every b: the reference's choice (the whole
+// graph's, or through the channel's NICs, leg by leg), routes_from()'s route with the same
+// figures, and on a sample of plain routes device_route(). Counts pairs with several cheapest
+// paths (in the whole graph or in a leg) in `ties` (there the route must still be Dijkstra's).
+void check_routes(const Topology& t, const std::vector<int>& sources, int& ties, int channel = 0) {
   for (int a : sources) {
     const VertexId s = t.device_of_rank(a);
     const Reference ref = reference_from(t, s);
-    const std::vector<Path> all = t.routes_from(a);
+    NicReferences nic_refs(t, a, channel);
+    const std::vector<Path> all = t.routes_from(a, channel);
     int singles = 0;  // device_route() runs a Dijkstra per call: a sample of 8 per source
     for (int b = 0; b < t.num_ranks(); ++b) {
       const VertexId d = t.device_of_rank(b);
-      const Path& got = t.route(a, b);
+      const Path& got = t.route(a, b, channel);
       const Path& dijkstra = all[static_cast<std::size_t>(b)];
-      ASSERT_EQ(got.links, dijkstra_choice(t, ref, s, d)) << t.name << ": " << a << " -> " << b;
+      const std::optional<std::vector<std::size_t>> via_nics = nic_refs.route(a, b, ties);
+      ASSERT_EQ(got.links, via_nics ? *via_nics : dijkstra_choice(t, ref, s, d)) << t.name << ": " << a << " -> " << b;
       ASSERT_EQ(got.links, dijkstra.links) << t.name << ": " << a << " -> " << b;
       ASSERT_EQ(got.latency_us, dijkstra.latency_us) << t.name << ": " << a << " -> " << b;  // bit-identical
       ASSERT_EQ(got.bottleneck_gbps, dijkstra.bottleneck_gbps) << t.name << ": " << a << " -> " << b;
+      if (via_nics) continue;
       if ((a + b) % 13 == 0 && singles++ < 8) {
         const Path single = t.device_route(s, d);
         ASSERT_EQ(got.links, single.links) << t.name << ": " << a << " -> " << b;
         ASSERT_EQ(got.latency_us, single.latency_us) << t.name << ": " << a << " -> " << b;
       }
-      if (ref.cheapest_paths[d] > 1) ++ties;
+      if (ref.cheapest_paths(d) > 1) ++ties;
     }
   }
 }
@@ -214,6 +273,22 @@ TEST(RouteExactness, PresetsHaveUniqueCheapestRoutes) {
     int ties = 0;
     check_routes(t, every(step, t.num_ranks()), ties);
     if (HasFatalFailure()) return;
+    EXPECT_EQ(ties, 0);
+  }
+}
+
+// Routes through the NICs of other channels: leg by leg what Dijkstra records in each leg's
+// region, on machines where GPUs have several NICs (channels alternate) or share one.
+TEST(RouteExactness, NicRoutesOnEveryChannelFollowDijkstraLegByLeg) {
+  for (const char* spec : {"fat-tree:nodes=4,gpus=4,nics=8,leaf_ports=8", "dgx-a100:nodes=3", "dgx1-v100:nodes=2",
+                           "pcie-box:nodes=2,gpus=8,per_switch=2,nics=2", "fat-tree:nodes=6,gpus=8,nics=2,leaf_ports=4"}) {
+    SCOPED_TRACE(spec);
+    const Topology t = load_topology(spec);
+    int ties = 0;
+    for (int channel : {1, 2, 3, 7}) {
+      check_routes(t, every(3, t.num_ranks()), ties, channel);
+      if (HasFatalFailure()) return;
+    }
     EXPECT_EQ(ties, 0);
   }
 }

@@ -1,9 +1,14 @@
 #pragma once
 // Internal: the per-topology route cache behind Topology::route(), and the reusable search
 // state that keeps one route query from paying O(devices) to initialise its arrays.
+#include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <initializer_list>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -91,12 +96,116 @@ struct BidirectionalScratch {
   }
 };
 
+// Where one route search may go. route() between hosts with NICs joins three legs (NCCL's NIC
+// per channel, nic_routing.cpp): GPU to NIC inside the host, NIC to NIC across the network, NIC
+// to GPU inside the other host; each leg's search keeps to its region, so that a route never
+// passes through a host it does not start or end in.
+struct Region {
+  enum class Kind { everywhere, host, network };
+  Kind kind = Kind::everywhere;
+  int host = -1;                // host: the host whose devices the leg may use
+  VertexId from = 0, to = 0;    // network: the two NICs, the only devices of a host it may use
+  bool allows(const Graph& g, VertexId v) const {
+    switch (kind) {
+      case Kind::everywhere: return true;
+      case Kind::host: return g[v].host == host;
+      case Kind::network: return g[v].host < 0 || v == from || v == to;
+    }
+    return false;
+  }
+};
+
+// A rank's NICs by NCCL's rule (nic_routing.cpp): its local NICs in device order, the one
+// channel 0 uses and how many channels step through before they wrap. Empty: no NIC route.
+struct NicPlan {
+  std::vector<VertexId> nics;
+  int start = 0;     // NCCL: gpu.dev % localGpuCount, bit-mirrored when nics.size() is a power of 2
+  int per_gpu = 1;   // NCCL: netsPerGpu = ceil(nics.size() / localGpuCount)
+  // Index into `nics` of channel `channel`'s NIC (nics not empty, channel >= 0).
+  std::size_t index_for(int channel) const {
+    return static_cast<std::size_t>(start + channel % per_gpu) % nics.size();
+  }
+};
+
+// What route() needs of every rank and host, built on its first query: each rank's host (a
+// dense array: most routes stay inside one host and need nothing else), each host's devices in
+// device order with each device's index there, and each host's ranks in rank order.
+struct HostIndex {
+  std::vector<int> rank_host;                  // by rank; -1: outside every host
+  std::vector<std::vector<VertexId>> devices;  // by host
+  std::vector<std::uint32_t> local;            // by device: its index in devices[its host]
+  std::vector<std::vector<int>> ranks;         // by host
+};
+
+// One host's side of NCCL's rule (nic_routing.cpp), made when one of its ranks first needs a NIC.
+struct HostNics {
+  std::vector<VertexId> nics;                     // its NICs with a network port, in device order
+  std::vector<VertexId> gpus;                     // the devices its ranks run on, in rank order
+  std::vector<std::pair<VertexId, int>> sharing;  // a first local NIC -> GPUs nearest to it (made on need)
+};
+
+// The cached routes: per source rank, its routes sorted by (destination, NIC pair), each
+// pointing into a deque that keeps the Paths where they were first stored (references handed
+// out stay valid while the topology lives and is not modified). A ring's lookups walk the
+// sources in order and find each Path next to the previous one.
+class RouteTable {
+ public:
+  static constexpr std::uint32_t kDirect = 0xffffffffu;  // no NICs: one minimum-latency search
+  // nics: (source NIC index << 16) | destination NIC index, or kDirect.
+  const Path* find(int src, int dst, std::uint32_t nics) const {
+    const auto s = static_cast<std::size_t>(src);
+    if (s >= by_source_.size()) return nullptr;
+    const std::vector<Entry>& routes = by_source_[s];
+    const std::uint64_t key = key_of(dst, nics);
+    auto it = std::lower_bound(routes.begin(), routes.end(), key, [](const Entry& e, std::uint64_t k) { return e.key < k; });
+    return it != routes.end() && it->key == key ? it->path : nullptr;
+  }
+  const Path& insert(int src, int dst, std::uint32_t nics, Path path, int num_ranks) {
+    if (by_source_.empty()) by_source_.resize(static_cast<std::size_t>(num_ranks));
+    std::vector<Entry>& routes = by_source_[static_cast<std::size_t>(src)];
+    const std::uint64_t key = key_of(dst, nics);
+    auto it = std::lower_bound(routes.begin(), routes.end(), key, [](const Entry& e, std::uint64_t k) { return e.key < k; });
+    paths_.push_back(std::move(path));
+    routes.insert(it, Entry{key, &paths_.back()});
+    return paths_.back();
+  }
+  void clear() {
+    by_source_.clear();
+    paths_.clear();
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t key = 0;
+    const Path* path = nullptr;
+  };
+  static std::uint64_t key_of(int dst, std::uint32_t nics) { return (static_cast<std::uint64_t>(dst) << 32) | nics; }
+  std::vector<std::vector<Entry>> by_source_;
+  std::deque<Path> paths_;
+};
+
 struct Topology::RouteCache {
   std::mutex mutex;
-  // key = src_rank * num_ranks + dst_rank. unordered_map never moves its elements, so the
-  // references route() hands out stay valid while the topology lives and is not modified.
-  std::unordered_map<std::uint64_t, Path> routes;
-  BidirectionalScratch scratch;        // route()'s search state, used under `mutex`
+  RouteTable routes;
+  // Legs of NIC routes, key (from << 32) | to: GPU -> NIC and NIC -> GPU inside a host, NIC ->
+  // NIC across the network; nullopt where the leg has no path in its region.
+  std::unordered_map<std::uint64_t, std::optional<Path>> legs;
+  std::optional<HostIndex> index;                // built on the first query
+  std::vector<std::optional<HostNics>> hosts;    // by host, made on need
+  std::vector<std::optional<NicPlan>> plans;     // by rank, made on need
+  BidirectionalScratch scratch;                // route()'s search state, used under `mutex`
 };
+
+// nic_routing.cpp: the index in `slot`, built there on first use.
+const HostIndex& host_index(const Topology& t, std::optional<HostIndex>& slot);
+
+// routing.cpp: route()'s search (the bidirectional one) restricted to `region`, the links
+// from the destination back to the source or nullopt when there is no path; and the Path of
+// such a list of links.
+std::optional<std::vector<EdgeId>> cheapest_route(const Graph& g, VertexId src, VertexId dst, const Region& region,
+                                                  BidirectionalScratch& s);
+Path path_of(const Graph& g, const std::vector<EdgeId>& backwards);
+// The Path of legs joined end to end: the same figures path_of() gives for the joined links.
+Path joined_path(const Topology& t, std::initializer_list<const Path*> legs);
 
 }  // namespace colltune::topo

@@ -14,6 +14,7 @@
 //    the comparison and min() as the combination.
 #include <boost/graph/detail/d_ary_heap.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/property_map.hpp>
 #include <boost/property_map/function_property_map.hpp>
 #include <algorithm>
@@ -43,7 +44,8 @@ struct Found {};  // thrown by a visitor to end a search once the destination is
 class StopVisitor : public boost::default_dijkstra_visitor {
  public:
   explicit StopVisitor(VertexId stop_at) : stop_at_(stop_at) {}
-  void examine_vertex(VertexId v, const Graph&) const {
+  template <typename G>
+  void examine_vertex(VertexId v, const G&) const {
     if (v == stop_at_) throw Found{};
   }
 
@@ -65,7 +67,8 @@ struct SearchArrays {
 class RouteVisitor : public StopVisitor {
  public:
   RouteVisitor(SearchArrays& arrays, VertexId stop_at) : StopVisitor(stop_at), s_(&arrays) {}
-  void edge_relaxed(const EdgeId& e, const Graph& g) const { s_->in_edge[boost::target(e, g)] = e; }
+  template <typename G>
+  void edge_relaxed(const EdgeId& e, const G& g) const { s_->in_edge[boost::target(e, g)] = e; }
 
  private:
   SearchArrays* s_;
@@ -79,9 +82,15 @@ Cost link_cost(const Graph& g, const EdgeId& e) {
 auto weight_map(const Graph& g) {
   return boost::make_function_property_map<EdgeId, Cost>([&g](const EdgeId& e) { return link_cost(g, e); });
 }
+template <typename Filter>
+auto weight_map(const boost::filtered_graph<Graph, Filter>& g) {
+  return weight_map(g.m_g);
+}
 
-// Dijkstra from `src`; stops once `stop_at` is settled (null_vertex() settles everything).
-SearchArrays dijkstra_route(const Graph& g, VertexId src, VertexId stop_at) {
+// Dijkstra from `src` over `g` (the graph, or a filtered view of it); stops once `stop_at` is
+// settled (null_vertex() settles everything).
+template <typename G>
+SearchArrays dijkstra_route(const G& g, VertexId src, VertexId stop_at) {
   SearchArrays s(boost::num_vertices(g));
   auto index = boost::get(boost::vertex_index, g);
   s.dist[src] = Cost{};
@@ -93,6 +102,24 @@ SearchArrays dijkstra_route(const Graph& g, VertexId src, VertexId stop_at) {
   } catch (const Found&) {
   }
   return s;
+}
+
+// The network legs from `nic` to every NIC: Dijkstra over the links that leave `nic` or a device
+// outside every host, so a device of a host is an end, never a way through. To each NIC this is
+// route()'s network leg (Region::network): a search confined to the network and the two NICs
+// finds the same costs and, among equally cheap paths, the same one, since the devices it leaves
+// out could only ever be ends here.
+struct LeavesNetwork {
+  const Graph* g = nullptr;
+  VertexId from = 0;
+  bool operator()(const EdgeId& e) const {
+    const VertexId u = boost::source(e, *g);
+    return u == from || (*g)[u].host < 0;
+  }
+};
+SearchArrays network_search(const Graph& g, VertexId nic) {
+  return dijkstra_route(boost::filtered_graph<Graph, LeavesNetwork>(g, LeavesNetwork{&g, nic}), nic,
+                        Graph::null_vertex());
 }
 
 // ---- route()'s search ----
@@ -179,7 +206,7 @@ void improve(BidirectionalScratch::Half& me, HalfQueue& queue, VertexId v, const
 // each neighbour in `me` and offering the joined path where the neighbour has a label of the
 // `other` half. Returns the settled vertex.
 template <typename Dir>
-VertexId settle_and_scan(const Graph& g, BidirectionalScratch& s, BidirectionalScratch::Half& me,
+VertexId settle_and_scan(const Graph& g, const Region& region, BidirectionalScratch& s, BidirectionalScratch::Half& me,
                          const BidirectionalScratch::Half& other, HalfQueue& queue, Cost& best) {
   const VertexId u = queue.top();
   queue.pop();
@@ -187,6 +214,7 @@ VertexId settle_and_scan(const Graph& g, BidirectionalScratch& s, BidirectionalS
   for (auto [it, end] = Dir::edges(u, g); it != end; ++it) {
     const EdgeId e = *it;
     const VertexId v = Dir::far_end(e, g);
+    if (!region.allows(g, v)) continue;
     const Cost via_u = CostPlus{}(at_u, link_cost(g, e));
     s.touch(v);
     improve(me, queue, v, e, via_u);
@@ -195,9 +223,12 @@ VertexId settle_and_scan(const Graph& g, BidirectionalScratch& s, BidirectionalS
   return u;
 }
 
-// The links of the route from `src` to `dst` (src != dst), from the destination back to the
-// source, or nullopt when there is none. `s` is at rest on entry and is left at rest.
-std::optional<std::vector<EdgeId>> search_route(const Graph& g, VertexId src, VertexId dst, BidirectionalScratch& s) {
+// The links of the route from `src` to `dst` (src != dst, both in `region`) through `region`,
+// from the destination back to the source, or nullopt when there is none. `s` is at rest on
+// entry and is left at rest. (The search over a region is the search over the subgraph the
+// region induces: what is said above holds for it as for the whole graph.)
+std::optional<std::vector<EdgeId>> search_route(const Graph& g, VertexId src, VertexId dst, const Region& region,
+                                                BidirectionalScratch& s) {
   BidirectionalScratch::Half& fwd = s.forward;
   BidirectionalScratch::Half& bwd = s.backward;
   HalfQueue fwd_queue = make_queue(fwd), bwd_queue = make_queue(bwd);
@@ -212,16 +243,16 @@ std::optional<std::vector<EdgeId>> search_route(const Graph& g, VertexId src, Ve
   s.touch(dst);
   bwd.dist[dst] = Cost{};
   bwd_queue.push(dst);
-  settle_and_scan<Forward>(g, s, fwd, bwd, fwd_queue, best);
-  s.backward_settled.push_back(settle_and_scan<Backward>(g, s, bwd, fwd, bwd_queue, best));
+  settle_and_scan<Forward>(g, region, s, fwd, bwd, fwd_queue, best);
+  s.backward_settled.push_back(settle_and_scan<Backward>(g, region, s, bwd, fwd, bwd_queue, best));
   while (!fwd_queue.empty() && !bwd_queue.empty()) {
     const Cost& fwd_head = fwd.dist[fwd_queue.top()];
     const Cost& bwd_head = bwd.dist[bwd_queue.top()];
     if (!CostLess{}(CostPlus{}(fwd_head, bwd_head), best)) break;  // nothing left can beat best
     if (CostLess{}(bwd_head, fwd_head))
-      s.backward_settled.push_back(settle_and_scan<Backward>(g, s, bwd, fwd, bwd_queue, best));
+      s.backward_settled.push_back(settle_and_scan<Backward>(g, region, s, bwd, fwd, bwd_queue, best));
     else
-      settle_and_scan<Forward>(g, s, fwd, bwd, fwd_queue, best);
+      settle_and_scan<Forward>(g, region, s, fwd, bwd, fwd_queue, best);
   }
   if (best.ps == kInfPs) return std::nullopt;
   // Phase 2: the forward Dijkstra goes on over the in-edges of the backward-settled vertices.
@@ -229,6 +260,7 @@ std::optional<std::vector<EdgeId>> search_route(const Graph& g, VertexId src, Ve
     for (VertexId y : s.backward_settled)
       for (auto [it, end] = boost::in_edges(y, g); it != end; ++it) {
         const VertexId x = boost::source(*it, g);  // touched: the backward half labelled it
+        if (!region.allows(g, x)) continue;        // (unless the region kept the half out)
         s.cross.push_back({*it, s.cross_first[x]});
         s.cross_first[x] = s.cross.size() - 1;
       }
@@ -247,12 +279,15 @@ std::optional<std::vector<EdgeId>> search_route(const Graph& g, VertexId src, Ve
   return route;
 }
 
+}  // namespace
+
 // route()'s search on `s` (reset afterwards, also when latency_ps() rejects a link).
-std::optional<std::vector<EdgeId>> cheapest_route(const Graph& g, VertexId src, VertexId dst, BidirectionalScratch& s) {
+std::optional<std::vector<EdgeId>> cheapest_route(const Graph& g, VertexId src, VertexId dst, const Region& region,
+                                                  BidirectionalScratch& s) {
   s.ensure(boost::num_vertices(g));
   std::optional<std::vector<EdgeId>> route;
   try {
-    route = search_route(g, src, dst, s);
+    route = search_route(g, src, dst, region, s);
   } catch (...) {
     s.reset();
     throw;
@@ -276,6 +311,20 @@ Path path_of(const Graph& g, const std::vector<EdgeId>& backwards) {
   return path;
 }
 
+Path joined_path(const Topology& t, std::initializer_list<const Path*> legs) {
+  Path path;
+  path.bottleneck_gbps = std::numeric_limits<double>::infinity();
+  for (const Path* leg : legs) path.links.insert(path.links.end(), leg->links.begin(), leg->links.end());
+  for (auto it = path.links.rbegin(); it != path.links.rend(); ++it) {  // path_of's order: from the last link
+    const Link& l = t.link(*it);
+    path.bottleneck_gbps = std::min(path.bottleneck_gbps, l.bandwidth_gbps);
+    path.latency_us += l.latency_us;
+  }
+  return path;
+}
+
+namespace {
+
 // Walks the recorded in-edges back from `dst` to `src`; nullopt when `dst` was not reached.
 std::optional<Path> build_path(const Graph& g, const SearchArrays& r, VertexId src, VertexId dst) {
   if (src != dst && r.dist[dst].ps == kInfPs) return std::nullopt;
@@ -291,36 +340,69 @@ std::string no_path(int src, int dst) {
 
 }  // namespace
 
-const Path& Topology::route(int src_rank, int dst_rank) const {
+const Path& Topology::route(int src_rank, int dst_rank, int channel) const {
   check_rank(src_rank, "route: source");
   check_rank(dst_rank, "route: destination");
+  if (channel < 0) throw Error("route: channel " + std::to_string(channel) + " must be >= 0");
   RouteCache& c = cache();
-  const auto key = static_cast<std::uint64_t>(src_rank) * static_cast<std::uint64_t>(num_ranks()) +
-                   static_cast<std::uint64_t>(dst_rank);
   std::lock_guard lock(c.mutex);
-  if (auto it = c.routes.find(key); it != c.routes.end()) return it->second;
+  const HostIndex& index = c.index ? *c.index : host_index(*this, c.index);
+  const int src_host = index.rank_host[static_cast<std::size_t>(src_rank)];
+  const int dst_host = index.rank_host[static_cast<std::size_t>(dst_rank)];
+  if (src_host >= 0 && dst_host >= 0 && src_host != dst_host)
+    if (const Path* via_nics = nic_route(src_rank, dst_rank, channel)) return *via_nics;
+  return direct_route(src_rank, dst_rank);
+}
+
+// The minimum-latency route over the whole graph (cache().mutex held).
+const Path& Topology::direct_route(int src_rank, int dst_rank) const {
+  RouteCache& c = cache();
+  if (const Path* cached = c.routes.find(src_rank, dst_rank, RouteTable::kDirect)) return *cached;
   const VertexId s = rank_device_[static_cast<std::size_t>(src_rank)];
   const VertexId d = rank_device_[static_cast<std::size_t>(dst_rank)];
   Path path;
   if (s == d) {
     path.bottleneck_gbps = std::numeric_limits<double>::infinity();
   } else {
-    std::optional<std::vector<EdgeId>> found = cheapest_route(graph_, s, d, c.scratch);
+    std::optional<std::vector<EdgeId>> found = cheapest_route(graph_, s, d, Region{}, c.scratch);
     if (!found) throw Error(no_path(src_rank, dst_rank));
     path = path_of(graph_, *found);
   }
-  return c.routes.emplace(key, std::move(path)).first->second;
+  return c.routes.insert(src_rank, dst_rank, RouteTable::kDirect, std::move(path), num_ranks());
 }
 
-std::vector<Path> Topology::routes_from(int src_rank) const {
+std::vector<Path> Topology::routes_from(int src_rank, int channel) const {
   check_rank(src_rank, "routes_from: source");
+  if (channel < 0) throw Error("routes_from: channel " + std::to_string(channel) + " must be >= 0");
+  for (int dst = 0; dst < num_ranks(); ++dst) check_rank(dst, "routes_from: destination");
   const VertexId s = rank_device_[static_cast<std::size_t>(src_rank)];
-  const SearchArrays r = dijkstra_route(graph_, s, Graph::null_vertex());
+  const SearchArrays direct = dijkstra_route(graph_, s, Graph::null_vertex());
+  RouteCache& c = cache();
+  std::lock_guard lock(c.mutex);
+  const HostIndex& index = host_index(*this, c.index);
+  // The source's NIC leg and the network search from its channel NIC, if it has one.
+  const NicPlan& plan = nic_plan(src_rank);
+  const int src_host = index.rank_host[static_cast<std::size_t>(src_rank)];
+  const VertexId nic = plan.nics.empty() ? Graph::null_vertex() : plan.nics[plan.index_for(channel)];
+  const std::optional<Path>* out_leg = plan.nics.empty() ? nullptr : &leg(s, nic);
+  const std::optional<SearchArrays> network =
+      out_leg != nullptr && out_leg->has_value() ? std::optional(network_search(graph_, nic)) : std::nullopt;
   std::vector<Path> out;
   out.reserve(static_cast<std::size_t>(num_ranks()));
   for (int dst = 0; dst < num_ranks(); ++dst) {
-    check_rank(dst, "routes_from: destination");
-    std::optional<Path> path = build_path(graph_, r, s, rank_device_[static_cast<std::size_t>(dst)]);
+    const VertexId d = rank_device_[static_cast<std::size_t>(dst)];
+    const int dst_host = index.rank_host[static_cast<std::size_t>(dst)];
+    const NicPlan* to = src_host < 0 || dst_host < 0 || src_host == dst_host || !network ? nullptr : &nic_plan(dst);
+    if (to != nullptr && !to->nics.empty()) {
+      const VertexId far_nic = to->nics[to->index_for(channel)];
+      const std::optional<Path> middle = build_path(graph_, *network, nic, far_nic);
+      const std::optional<Path>& in_leg = leg(far_nic, d);
+      if (middle && in_leg) {
+        out.push_back(joined_path(*this, {&**out_leg, &*middle, &*in_leg}));
+        continue;
+      }
+    }
+    std::optional<Path> path = build_path(graph_, direct, s, d);
     if (!path) throw Error(no_path(src_rank, dst));
     out.push_back(std::move(*path));
   }

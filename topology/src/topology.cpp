@@ -68,13 +68,14 @@ Topology& Topology::operator=(const Topology& other) {
 
 Topology::~Topology() = default;
 
-// Every constructor and assignment gives the object a cache of its own (a moved-from one too),
-// so it is never null.
-Topology::RouteCache& Topology::cache() const { return *cache_; }
 
 void Topology::invalidate_routes() {
   std::lock_guard lock(cache_->mutex);
   cache_->routes.clear();
+  cache_->legs.clear();
+  cache_->index.reset();
+  cache_->hosts.clear();
+  cache_->plans.clear();
 }
 
 int Topology::add_host(std::string host_name) {
@@ -129,7 +130,6 @@ void Topology::map_rank(int rank, VertexId device) {
   if (rank_map_count_[r]++ == 0) rank_device_[r] = device;
 }
 
-std::size_t Topology::num_devices() const { return boost::num_vertices(graph_); }
 std::size_t Topology::num_links() const { return links_.size(); }
 
 const Link& Topology::link(std::size_t index) const { return graph_[links_.at(index)]; }

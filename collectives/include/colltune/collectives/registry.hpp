@@ -24,6 +24,11 @@ struct AlgoOptions {
   std::size_t chunk_elems = 0;
   // hierarchical*: the algorithm used across hosts ("ring", "rhd", "tree", "dbtree").
   std::string inner = "ring";
+  // nccl_ring: per channel, the local ranks of a host (0..L-1) in the order that channel's ring
+  // visits them, the same on every host (NCCL's ChannelPlan::orders; the simulator passes
+  // NCCL's own, sim::nccl_channel_orders). Empty: L channels, channel c entering every host at
+  // local rank c+1 and leaving it from local rank c (algorithms/nccl_ring.cpp).
+  std::vector<std::vector<int>> channel_orders;
 };
 
 struct Algorithm;
@@ -89,6 +94,9 @@ struct Algorithm {
   // schedule is what NCCL runs under that name; empty when NCCL has no such algorithm.
   std::string nccl_name;
   RuntimeSet runtimes;  // the runtimes that can run it
+  // Its channels are NCCL's ring channels on the machine: where a request gives no
+  // AlgoOptions::channel_orders, the simulator passes NCCL's (sim::CostModel::options_for).
+  bool nccl_ring_channels = false;
   // The longest chain of reductions an element passes through (fp16 rounding accumulates along
   // it): p-1 around a ring, the tree height in a tree.
   std::function<int(const RankLayout&, const AlgoOptions&)> summation_depth;

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/topology/topology.hpp"
@@ -89,6 +90,13 @@ struct CostModel {
   coll::LevelCosts levels;
   RankLayout layout;
   double cast_us_per_byte = 0;  // fp32<->fp16 conversion cost, per fp32 byte and per cast
+  // NCCL's ring channels on the machine (nccl_channel_orders, nccl_model.hpp); empty where NCCL's
+  // model does not describe it.
+  std::vector<std::vector<int>> nccl_ring_orders;
+  // The options the algorithm runs with on this machine: `options`, with NCCL's ring channels
+  // as channel_orders where the algorithm takes them (Algorithm::nccl_ring_channels) and
+  // `options` gives none.
+  coll::AlgoOptions options_for(const coll::Algorithm& algorithm, const coll::AlgoOptions& options) const;
   // Time of compressing and decompressing `fp32_bytes` (two casts).
   double cast_us(std::size_t fp32_bytes) const;
   // Predicted time (us) of one collective; +infinity when the algorithm is not applicable.
@@ -98,7 +106,7 @@ struct CostModel {
   double time_us(const coll::Algorithm& algorithm, const CollectiveRequest& request) const;
 
  private:
-  mutable PriceMemo memo_;  // prices of algorithms priced from their schedules (no closed form)
+  mutable PriceMemo memo_;  // every price asked of this model
 };
 
 // Choosing the fastest of several predictions: `candidate` replaces `incumbent` only when it is

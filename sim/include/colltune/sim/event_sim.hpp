@@ -11,8 +11,10 @@
 // - Rendezvous: the k-th send a->b and the k-th receive at b from a form one transfer, which
 //   starts when the sender has started the step holding the send AND the receiver has started
 //   the step holding the receive.
-// - A transfer is a flow along topology.route(a, b). Each directed link's bandwidth is shared
-//   max-min fairly among the flows crossing it (progressive filling), recomputed whenever the
+// - A transfer is a flow along topology.route(a, b, c), c the op channel (coll::Op::channel)
+//   that both its send and its receive carry (a schedule whose paired ops disagree is an
+//   error): between hosts with NICs, the channel picks the NICs, as NCCL's channels do. Each
+//   directed link's bandwidth is shared max-min fairly among the flows crossing it (progressive filling), recomputed whenever the
 //   set of flows changes. The flow transmits its bytes at its current rate; its last byte
 //   arrives the path latency after it was transmitted. Both the send and the receive complete
 //   at that arrival; a recv_reduce then costs bytes / reduce rate of the receiving device,

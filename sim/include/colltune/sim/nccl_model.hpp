@@ -170,6 +170,13 @@ class NcclModel {
   bool offered(NcclColl coll, NcclAlgo algo) const;
 };
 
+// NCCL's ring channels on ranks 0..nranks-1 of the machine (0 = all) as
+// coll::AlgoOptions::channel_orders (the nccl_ring algorithm): per channel of the ring search,
+// the local ranks of a node in the order the ring visits them. Empty where NCCL's model does
+// not fit the machine (NcclModel throws: GPUs without a compute capability, nodes of different
+// shapes, no GPUs), and nccl_ring then takes its own rotated orders.
+std::vector<std::vector<int>> nccl_channel_orders(const topo::Topology& topology, int nranks = 0);
+
 // nccl-tests' bus bandwidth factor: allreduce 2(n-1)/n; reduce-scatter, allgather (n-1)/n;
 // broadcast, reduce 1.
 double nccl_bus_factor(NcclColl coll, int nranks);

@@ -64,6 +64,8 @@ struct Path {
   double latency_us = 0;           // sum of link latencies
 };
 
+struct NicPlan;  // a rank's NICs (internal: route_cache.hpp)
+
 class Topology {
  public:
   Topology();
@@ -86,7 +88,7 @@ class Topology {
   std::string name;         // where it came from: preset spec or file name
   std::string description;  // free text (preset documentation, file description)
   const Graph& graph() const { return graph_; }
-  std::size_t num_devices() const;
+  std::size_t num_devices() const { return boost::num_vertices(graph_); }
   std::size_t num_links() const;
   const Device& device(VertexId v) const { return graph_[v]; }
   const Link& link(std::size_t index) const;
@@ -103,16 +105,47 @@ class Topology {
   RankLayout rank_layout() const;
 
   // ---- queries ----
-  // The route the simulator uses between two ranks: the minimum-latency path (an exact
-  // bidirectional search that returns Dijkstra's answer), ties broken toward fewer hops, then
-  // toward lower link indices (so every search picks the same route). Cached; safe to call from
-  // several threads. Throws colltune::Error for a bad rank or when no path exists.
-  const Path& route(int src_rank, int dst_rank) const;
-  // The routes from one rank to every rank (index = destination rank), the same paths route()
-  // returns, from one full Dijkstra run. Not cached: meant for whole-machine scans.
-  std::vector<Path> routes_from(int src_rank) const;
-  // The same minimum-latency route between two devices (e.g. a GPU and its NIC). Not cached.
+  // The route the simulator uses from one rank to another for a message on `channel` (>= 0;
+  // coll::Op::channel: NCCL runs several channels at once, each leaving a server through the NIC
+  // it assigns to that channel).
+  //  - Between ranks on one host, or where either rank's host has no NIC (nic_for_channel()
+  //    gives none: flat, torus and other machines whose hosts link directly), the minimum-latency
+  //    path over the whole graph (an exact bidirectional search that returns Dijkstra's answer),
+  //    ties broken toward fewer hops, then toward lower link indices (so every search picks the
+  //    same route). The channel does not matter there.
+  //  - Between hosts with NICs: the source GPU's path to its channel NIC inside its host, then
+  //    that NIC's path to the destination's channel NIC through devices outside every host (the
+  //    network), then the path from that NIC to the destination GPU inside its host, each leg
+  //    the minimum-latency path of its region with the same tie rule. Where a leg has no path in
+  //    its region (a NIC with no way to the other through the network), the route is the
+  //    minimum-latency path as above.
+  // Cached per rank pair and NIC pair (channels that share both NICs share one Path); safe to
+  // call from several threads. Throws colltune::Error for a bad rank, a negative channel, or
+  // when no path exists.
+  const Path& route(int src_rank, int dst_rank, int channel = 0) const;
+  // The routes from one rank to every rank (index = destination rank) on `channel`, the same
+  // paths route() returns: one full Dijkstra run over the graph and, where the source has NICs,
+  // one over the network from its channel NIC, with the NIC legs inside hosts as route() has
+  // them. Only those legs are cached: meant for whole-machine scans.
+  std::vector<Path> routes_from(int src_rank, int channel = 0) const;
+  // The minimum-latency route between two devices (e.g. a GPU and its NIC) over the whole graph,
+  // with route()'s tie rule. Not cached.
   Path device_route(VertexId from, VertexId to) const;
+  // The NICs NCCL counts as local to a rank's GPU (ncclTopoGetLocal), in device order: the
+  // NICs of its host (devices of kind nic with a link to or from a device outside the host)
+  // with the best path from the GPU inside the host, best meaning NCCL's "highest path
+  // bandwidth, then closest path type": here the widest bottleneck, then the fewest hops among
+  // paths that wide. Empty when the rank's device is outside every host or no NIC of the host
+  // is reachable from it inside the host.
+  std::vector<VertexId> local_nics(int rank) const;
+  // The NIC the rank's messages to other hosts leave and enter through on `channel` (>= 0),
+  // NCCL's rule (ncclTopoGetLocalNet, NCCL_NETDEVS_POLICY=AUTO): with L = local_nics(rank),
+  // G = how many of the host's GPUs have the best path from L[0] (the GPUs sharing it, at least
+  // one), "dev" = the index of the rank's device among the host's rank devices in rank order
+  // (NCCL's CUDA device index), start = dev % G with its low log2(|L|) bits reversed when |L|
+  // is a power of two, and nets per GPU = ceil(|L| / G): the NIC is
+  // L[(start + channel % nets_per_gpu) % |L|]. Graph::null_vertex() when L is empty.
+  VertexId nic_for_channel(int rank, int channel) const;
   // Largest bottleneck bandwidth over all paths between the ranks (widest path), GB/s.
   double widest_bandwidth(int src_rank, int dst_rank) const;
   // Checks: at least one rank, ranks 0..n-1 each mapped exactly once to an existing device,
@@ -132,7 +165,13 @@ class Topology {
   struct RouteCache;                       // lazily filled route cache (mutex-protected)
   std::unique_ptr<RouteCache> cache_;      // never null: every constructor makes one
 
-  RouteCache& cache() const;
+  RouteCache& cache() const { return *cache_; }  // every constructor and assignment makes one
+  // nic_routing.cpp; each expects cache().mutex held.
+  const NicPlan& nic_plan(int rank) const;
+  const std::optional<Path>& leg(VertexId from, VertexId to) const;
+  // Ranks on different hosts; nullptr where their hosts' NICs give no route.
+  const Path* nic_route(int src_rank, int dst_rank, int channel) const;
+  const Path& direct_route(int src_rank, int dst_rank) const;            // routing.cpp
   void invalidate_routes();
   void rebuild_link_table();
   void check_rank(int rank, const char* what) const;

@@ -51,6 +51,21 @@ double cost_reduce_scatter_ring(const RankLayout& layout, std::size_t bytes, std
 double cost_allgather_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                            const AlgoOptions& options, const LevelCosts& costs);
 
+// ---- NCCL's rings (nccl_ring.cpp) ------------------------------------------------------------
+// k channels, each a ring over all ranks on its 1/k of the buffer and on op channel c; inside
+// a host ring c visits the local ranks in AlgoOptions::channel_orders[c] (or, without orders,
+// L channels, channel c leaving every host from local rank c).
+inline constexpr std::size_t kMaxNcclChannels = 64;  // NCCL's MAXCHANNELS
+std::optional<std::string> nccl_ring_not_applicable(const RankLayout& layout, std::size_t count,
+                                                    const AlgoOptions& options);
+// The channels' rings (layout uniform, orders valid: nccl_ring_not_applicable).
+std::vector<RingSpec> nccl_rings(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+int nccl_ring_channels(const RankLayout& layout, const AlgoOptions& options);
+std::unique_ptr<StepSource> generate_nccl_ring(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+// Two hosts' priced schedule scaled to p ranks (LevelCosts::price); nullopt on two hosts or fewer.
+std::optional<double> cost_nccl_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
+                                     const AlgoOptions& options, const LevelCosts& costs);
+
 // ---- recursive halving / doubling (rhd.cpp) -------------------------------------------------
 Schedule build_rhd(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 std::optional<double> cost_rhd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
