@@ -48,6 +48,7 @@ struct Priced {
 struct PriceKey {
   Engine engine = Engine::analytic;
   const coll::Algorithm* algorithm = nullptr;
+  bool auto_per_host = true;
   std::size_t bytes = 0;
   std::size_t elem_size = 0;
   std::size_t chunk_elems = 0;
@@ -58,7 +59,7 @@ struct PriceKey {
 struct PriceKeyHash {
   std::size_t operator()(const PriceKey& k) const noexcept {
     std::size_t h = std::hash<const void*>()(k.algorithm);
-    for (std::size_t v : {static_cast<std::size_t>(k.engine), k.bytes, k.elem_size, k.chunk_elems,
+    for (std::size_t v : {static_cast<std::size_t>(k.engine), static_cast<std::size_t>(k.auto_per_host), k.bytes, k.elem_size, k.chunk_elems,
                           std::hash<std::string>()(k.inner)}) {
       h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);  // boost::hash_combine
     }
@@ -82,7 +83,7 @@ const coll::Algorithm* validate_config(const StepConfig& c) {
     throw Error("cycle time " + std::to_string(c.cycle_time_us) + " us must be a non-negative finite time");
   }
   if (!std::isfinite(c.negotiation_us)) throw Error("negotiation time must be finite");
-  if (c.algorithm == "auto") return nullptr;
+  if (c.algorithm == "auto" || c.price_buffer) return nullptr;
   const coll::Algorithm& algo = coll::find_algorithm(c.algorithm);  // throws for unknown ids
   if (algo.collective != coll::Collective::allreduce) {
     throw Error("algorithm '" + c.algorithm + "' is not an allreduce");
@@ -153,6 +154,19 @@ struct StepSimulator::Impl {
   Priced compute_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
                        std::size_t elem_size) const;
   [[noreturn]] void not_applicable(const StepConfig& c, std::size_t bytes, std::size_t elem_size) const;
+  // The config's price hook where it has one, else the registry algorithm (cached).
+  BufferPrice buffer_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
+                           std::size_t elem_size) const {
+    if (!c.price_buffer) {
+      const Priced p = price(c, fixed, engine, bytes, elem_size);
+      return {*p.algorithm, p.time_us};
+    }
+    BufferPrice p = c.price_buffer(bytes, elem_size);
+    if (!(p.time_us >= 0) || !std::isfinite(p.time_us))
+      throw Error(p.algorithm + " cannot run a " + std::to_string(bytes) + "-byte allreduce on " +
+                  std::to_string(layout.nranks()) + " ranks");
+    return p;
+  }
 
   const topo::Topology& topology;
   CostModel cost;
@@ -165,7 +179,8 @@ struct StepSimulator::Impl {
 
 Priced StepSimulator::Impl::price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
                                   std::size_t bytes, std::size_t elem_size) const {
-  PriceKey key{engine, fixed, bytes, elem_size, c.options.chunk_elems, c.options.inner};
+  PriceKey key{engine, fixed, fixed == nullptr && c.auto_per_host, bytes, elem_size, c.options.chunk_elems,
+               c.options.inner};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = prices.find(key); it != prices.end()) return it->second;
@@ -184,6 +199,7 @@ Priced StepSimulator::Impl::compute_price(const StepConfig& c, const coll::Algor
     best = {&fixed->id, time(engine, *fixed, bytes, elem_size, c.options)};
   } else {
     for (const coll::Algorithm* a : allreduce) {
+      if (!c.auto_per_host && a->placement != coll::Placement::flat) continue;
       const double us = time(engine, *a, bytes, elem_size, c.options);
       if (clearly_faster(us, best.time_us)) best = {&a->id, us};
     }
@@ -236,10 +252,10 @@ StepResult StepSimulator::run(const Workload& w, const StepConfig& c, Engine eng
       for (const coll::FusionEntry& e : b.entries) {
         if (w.tensors[i + e.tensor].dtype != fusion[i + e.tensor].dtype) cast_bytes += w.tensors[i + e.tensor].bytes();
       }
-      const Priced p = impl_->price(c, fixed, engine, b.bytes, coll::dtype_size(b.dtype));
+      const BufferPrice p = impl_->buffer_price(c, fixed, engine, b.bytes, coll::dtype_size(b.dtype));
       const double start = std::max(tick + negotiation, comm_free);
       comm_free = start + p.time_us + impl_->cost.cast_us(cast_bytes);
-      r.buffers.push_back({b.bytes, b.entries.size(), *p.algorithm, start, comm_free});
+      r.buffers.push_back({b.bytes, b.entries.size(), p.algorithm, start, comm_free});
     }
     i = j;
   }
