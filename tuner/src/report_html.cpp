@@ -31,15 +31,18 @@ std::string config_cells(const Candidate& c) {
 std::string summary_section(const TuneResult& r) {
   std::ostringstream o;
   o << "<h1>colltune: " << escape(r.model) << " on " << escape(r.topology) << "</h1>\n<p>" << r.ranks << " ranks on "
-    << r.hosts << " hosts, " << escape(format_bytes(r.gradient_bytes)) << " of gradients per step. Objective <b>"
+    << r.hosts << " hosts, " << escape(format_bytes(r.gradient_bytes)) << " of gradients per step. Runtime <b>"
+    << coll::to_string(r.runtime) << "</b>, objective <b>"
     << escape(r.objective) << "</b>, strategy <b>" << to_string(r.strategy) << "</b> (seed " << r.seed << "), "
     << r.history.size() << " of " << r.space_size << " configurations evaluated in " << num(r.search_ms, "%.0f")
     << " ms.</p>\n<table><tr><th></th><th>fusion</th><th>cycle</th><th>fp16</th><th>algorithm</th><th>chunk</th>"
     << "<th>hierarchical</th><th>step time</th><th>speedup</th></tr>\n<tr><td><b>tuned</b></td>"
     << config_cells(r.best.candidate) << "<td>" << num(r.best.step_time_us / 1000.0) << " ms</td><td><b>"
-    << num(r.speedup(), "%.3f") << "x</b></td></tr>\n<tr><td>Horovod defaults + NCCL ring</td>"
+    << num(r.speedup(), "%.3f") << "x</b></td></tr>\n<tr><td>baseline</td>"
     << config_cells(r.baseline.candidate) << "<td>" << num(r.baseline.step_time_us / 1000.0)
-    << " ms</td><td>1x</td></tr></table>\n<p>Predicted compute " << num(r.best_step.compute_us / 1000.0)
+    << " ms</td><td>1x</td></tr></table>\n<p>Baseline: " << escape(r.baseline_description)
+    << ". Horovod's hierarchical_allreduce flag: <b>" << (r.hierarchical_allreduce ? "true" : "false")
+    << "</b>.</p>\n<p>Predicted compute " << num(r.best_step.compute_us / 1000.0)
     << " ms, exposed communication " << num(r.best_step.exposed_comm_us / 1000.0) << " ms, scaling efficiency "
     << num(100.0 * r.best_step.scaling_efficiency, "%.1f") << "%.</p>\n";
   return o.str();
@@ -137,11 +140,13 @@ std::string top_section(const TuneResult& r) {
 
 std::string table_section(const TuneResult& r) {
   std::ostringstream o;
-  o << "<h2>Fastest algorithm per message size</h2>\n<table><tr><th>from</th><th>to</th><th>algorithm</th>"
+  o << "<h2>Algorithm per message size</h2>\n<p>What the tuned configuration's buffers run at each size"
+    << (r.nccl_table.empty() ? "" : " (the rows nccl_tuner.conf hands NCCL)") << ".</p>\n"
+    << "<table><tr><th>from</th><th>to</th><th>algorithm</th><th>protocol</th>"
     << "<th>chunk</th><th>predicted time at the largest sampled size</th></tr>\n";
   for (const auto& s : r.algo_table)
     o << "<tr><td>" << escape(format_bytes(s.min_bytes)) << "</td><td>" << escape(format_bytes(s.max_bytes))
-      << "</td><td>" << escape(describe(s.choice))
+      << "</td><td>" << escape(describe(s.choice)) << "</td><td>" << escape(s.protocol)
       << "</td><td>" << escape(format_bytes(s.choice.chunk_bytes)) << "</td><td>"
       << escape(format_time_us(s.time_us) + " at " + format_bytes(s.sampled_bytes))
       << "</td></tr>\n";

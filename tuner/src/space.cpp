@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
 
 namespace colltune::tuner {
@@ -70,8 +71,9 @@ sim::StepConfig to_step_config(const Candidate& c) {
   config.fp16_compress = c.fp16;
   const std::size_t wire_elem = c.fp16 ? 2 : 4;
   config.options.chunk_elems = c.chunk_bytes / wire_elem;
+  config.auto_per_host = c.hierarchical;
   if (c.hierarchical && c.algorithm != kAutoAlgorithm) {
-    config.algorithm = "hierarchical";
+    config.algorithm = kHierarchicalAlgorithm;
     config.options.inner = c.algorithm;
   } else {
     config.algorithm = c.algorithm;
@@ -103,6 +105,7 @@ SearchSpace SearchSpace::defaults(const std::vector<std::string>& flat_algorithm
   for (const auto& a : flat_algorithms) s.algorithms.push_back(a);
   s.chunks = {0, 1 * MiB};
   s.hierarchical = {false, true};
+  s.hierarchical_algorithms = flat_algorithms;
   return s;
 }
 
@@ -121,6 +124,9 @@ void SearchSpace::fix(std::string_view assignment) {
   if (knob == "fusion-threshold") {
     std::size_t bytes = parse_size(value, what, BareNumber::refused);
     if (bytes > 4 * GiB) throw Error(what + "=" + std::string(value) + ": above 4 GiB");
+    if (bytes % MiB != 0)
+      throw Error(what + "=" + std::string(value) + ": not a whole number of MiB (horovod.yaml's fusion_threshold_mb "
+                  "and horovodrun --fusion-threshold-mb take an integer)");
     fusion_thresholds = {bytes};
   } else if (knob == "cycle-time") {
     double us = parse_time_us(value, what);
@@ -129,25 +135,47 @@ void SearchSpace::fix(std::string_view assignment) {
   } else if (knob == "fp16") {
     fp16 = {parse_switch(knob, value)};
   } else if (knob == "algorithm") {
-    std::string id(value);
-    if (std::find(algorithms.begin(), algorithms.end(), id) == algorithms.end()) {
-      std::string known;
-      for (const auto& a : algorithms) known += (known.empty() ? "" : ", ") + a;
-      throw Error(what + "=" + id + ": unknown algorithm (known: " + known + ")");
-    }
-    algorithms = {id};
+    fix_algorithm(what, std::string(value));
   } else if (knob == "chunk") {
-    chunks = {parse_size(value, what, BareNumber::refused)};
+    const std::size_t bytes = parse_size(value, what, BareNumber::refused);
+    if (runtime != "colltune" && bytes != 0)
+      throw Error(what + "=" + std::string(value) + ": --runtime " + runtime + " leaves chunking to NCCL (only chunk=0)");
+    chunks = {bytes};
   } else if (knob == "hierarchical") {
-    hierarchical = {parse_switch(knob, value)};
+    const bool on = parse_switch(knob, value);
+    if (std::find(hierarchical.begin(), hierarchical.end(), on) == hierarchical.end())
+      throw Error(what + "=" + std::string(value) + ": --runtime " + runtime + " has no hierarchical allreduce "
+                  "(Horovod's path; use --runtime horovod)");
+    hierarchical = {on};
   } else {
     throw Error("--fix " + knob + ": unknown knob (known: " + known_knobs() + ")");
   }
   if (enumerate().empty()) {
-    throw Error("--fix " + std::string(assignment) + ": no valid configuration left (algorithm=auto chooses "
-                "hierarchical per buffer itself and cannot be combined with hierarchical=on)");
+    std::string with;
+    for (const auto& a : hierarchical_algorithms) with += (with.empty() ? "" : ", ") + a;
+    throw Error("--fix " + std::string(assignment) + ": no valid configuration left (with --runtime " + runtime +
+                ", hierarchical=on combines only with algorithm " + (with.empty() ? "none" : with) + ")");
   }
   fixed_.push_back(knob);
+}
+
+bool SearchSpace::valid(const std::string& algorithm, bool hier) const {
+  return !hier || std::find(hierarchical_algorithms.begin(), hierarchical_algorithms.end(), algorithm) !=
+                      hierarchical_algorithms.end();
+}
+
+void SearchSpace::fix_algorithm(const std::string& what, const std::string& id) {
+  if (std::find(algorithms.begin(), algorithms.end(), id) != algorithms.end()) {
+    algorithms = {id};
+    return;
+  }
+  std::string known;
+  for (const auto& a : algorithms) known += (known.empty() ? "" : ", ") + a;
+  const bool registered = std::any_of(coll::algorithms().begin(), coll::algorithms().end(),
+                                      [&](const coll::Algorithm& a) { return a.id == id; });
+  if (registered || id == kNcclChoice)
+    throw Error(what + "=" + id + ": --runtime " + runtime + " cannot run it (it can: " + known + ")");
+  throw Error(what + "=" + id + ": unknown algorithm (known: " + known + ")");
 }
 
 std::vector<Candidate> SearchSpace::enumerate() const {
@@ -158,7 +186,7 @@ std::vector<Candidate> SearchSpace::enumerate() const {
         for (const auto& algo : algorithms)
           for (std::size_t chunk : chunks)
             for (bool hier : hierarchical) {
-              if (hier && algo == kAutoAlgorithm) continue;
+              if (!valid(algo, hier)) continue;
               out.push_back(Candidate{fusion, cycle, half, algo, chunk, hier});
             }
   return out;
@@ -166,7 +194,7 @@ std::vector<Candidate> SearchSpace::enumerate() const {
 
 bool SearchSpace::contains(const Candidate& c) const {
   auto has = [](const auto& values, const auto& v) { return std::find(values.begin(), values.end(), v) != values.end(); };
-  if (c.hierarchical && c.algorithm == kAutoAlgorithm) return false;
+  if (!valid(c.algorithm, c.hierarchical)) return false;
   return has(fusion_thresholds, c.fusion_threshold_bytes) && has(cycle_times_us, c.cycle_time_us) &&
          has(fp16, c.fp16) && has(algorithms, c.algorithm) && has(chunks, c.chunk_bytes) &&
          has(hierarchical, c.hierarchical);
