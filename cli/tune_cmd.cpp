@@ -1,5 +1,6 @@
 // colltune tune: search fusion threshold, cycle time, fp16, algorithm, chunking and
-// hierarchical allreduce for a model on a topology; write the six config files atomically.
+// hierarchical allreduce for a model on a topology; write the output files
+// (tuner::output_files) atomically.
 #include <unistd.h>
 
 #include <cmath>
@@ -151,13 +152,12 @@ void run_tune(const TuneArgs& a) {
 
 void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
-  CLI::App* cmd = app.add_subcommand("tune", "Search Horovod/NCCL settings for a model on a topology and write "
-                                             "horovod.yaml, horovod.env, nccl.env, nccl_tuner.conf, colltune.json, "
-                                             "report.html");
+  CLI::App* cmd = app.add_subcommand("tune", "Search Horovod/NCCL settings for a model on a topology and write " +
+                                                 tuner::emitted_file_list());
   cmd->add_option("--topology", args->topology, "preset spec, topology JSON or NCCL XML")->required();
   cmd->add_option("--model", args->model, "built-in model profile (resnet50, vgg16, bert-large, gpt2-xl) or workload "
                                           "JSON")->required();
-  cmd->add_option("--out", args->out, "directory for the six files (created if missing)")->required();
+  cmd->add_option("--out", args->out, "directory for the output files (created if missing)")->required();
   cmd->add_option("--objective", args->objective, "analytic | event | measured (under mpirun; --runtime colltune)");
   cmd->add_option("--runtime", args->runtime, "what runs the job: horovod (Horovod over NCCL, default) | nccl (NCCL "
                                               "alone) | colltune (colltune's executors)");

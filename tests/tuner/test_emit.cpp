@@ -254,12 +254,25 @@ TEST(Emit, ReportIsSelfContained) {
   EXPECT_EQ(occurrences(html, "<polyline"), result().busbw.size());
 }
 
-TEST(Emit, WritesAllSixFiles) {
+// One table of output files: write_configs writes each entry, named and rendered by its entry,
+// in table order, and the names are the table's.
+TEST(Emit, WritesEveryOutputFileOfTheTable) {
   const fs::path dir = fs::temp_directory_path() / ("colltune-emit-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   const auto files = write_configs(dir / "out", result());
-  ASSERT_EQ(files.size(), 6u);
-  for (std::size_t i = 0; i < files.size(); ++i) EXPECT_EQ(files[i].filename(), emitted_file_names()[i]);
+  ASSERT_EQ(files.size(), output_files().size());
+  ASSERT_EQ(emitted_file_names().size(), output_files().size());
+  const EmitContext context{{dir / "out" / kNcclTunerConfFile, locate_nccl_tuner_plugin()}};
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const OutputFile& f = output_files()[i];
+    EXPECT_TRUE(names.insert(f.name).second) << f.name;
+    EXPECT_FALSE(f.reader.empty()) << f.name;
+    EXPECT_EQ(files[i].filename(), f.name);
+    EXPECT_EQ(emitted_file_names()[i], f.name);
+    EXPECT_EQ(read_file(files[i]), f.render(result(), context)) << f.name;
+    EXPECT_NE(emitted_file_list().find(f.name), std::string::npos);
+  }
   EXPECT_EQ(read_file(dir / "out" / "horovod.yaml"), emit_horovod_yaml(result()));
   EXPECT_EQ(read_file(dir / "out" / "colltune.json"), emit_colltune_json(result()));
   // nccl.env names the table just written and the plugin this build made.

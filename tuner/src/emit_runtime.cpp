@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "colltune/collectives/registry.hpp"
-#include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/sim/nccl_names.hpp"
 #include "colltune/tuner/emit.hpp"
@@ -187,28 +186,6 @@ std::string emit_nccl_tuner_conf(const TuneResult& r) {
         << range.protocol << ",-1," << r.hosts << "," << r.ranks << ",-1,-1\n";
   }
   return out.str();
-}
-
-const std::vector<std::string>& emitted_file_names() {
-  static const std::vector<std::string> names{"horovod.yaml",  "horovod.env",  "nccl.env",
-                                              "nccl_tuner.conf", "colltune.json", "report.html"};
-  return names;
-}
-
-std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& r) {
-  // Render everything first: a failure here leaves the directory untouched.
-  // nccl.env names the table by absolute path: NCCL reads it from the job's working directory.
-  std::error_code ec;
-  const NcclEnvPaths nccl_paths{std::filesystem::absolute(dir, ec).lexically_normal() / "nccl_tuner.conf",
-                                locate_nccl_tuner_plugin()};
-  if (ec) throw Error(dir.string() + ": cannot make an absolute path (" + ec.message() + ")");
-  const std::vector<std::string> contents{emit_horovod_yaml(r),    emit_horovod_env(r),   emit_nccl_env(r, nccl_paths),
-                                          emit_nccl_tuner_conf(r), emit_colltune_json(r), emit_report_html(r)};
-  // FileSetWriter creates dir, refuses a destination that is not colltune's before anything
-  // changes, and switches the six files as one unit (docs/hardening.md).
-  FileSetWriter writer(dir);
-  for (std::size_t i = 0; i < contents.size(); ++i) writer.stage(emitted_file_names()[i], contents[i]);
-  return writer.commit();
 }
 
 }  // namespace colltune::tuner
