@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "colltune/tuner/emit.hpp"
+#include "colltune/tuner/knobs.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -12,12 +13,10 @@ using nlohmann::json;
 json ms_or_null(double us) { return std::isfinite(us) ? json(us / 1000.0) : json(nullptr); }
 
 json candidate_json(const Candidate& c) {
-  return json{{"fusion_threshold_bytes", c.fusion_threshold_bytes},
-              {"cycle_time_ms", c.cycle_time_us / 1000.0},
-              {"fp16_compression", c.fp16},
-              {"algorithm", c.algorithm},
-              {"chunk_bytes", c.chunk_bytes},
-              {"hierarchical", c.hierarchical}};
+  json out = json::object();
+  for (const Knob& k : knobs())
+    std::visit([&](const auto& v) { out[std::string(k.json_key)] = v; }, k.json(c));
+  return out;
 }
 
 json table_json(const std::vector<SizeRange>& table) {

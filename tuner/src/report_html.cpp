@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "colltune/tuner/emit.hpp"
+#include "colltune/tuner/knobs.hpp"
 #include "svg.hpp"
 
 namespace colltune::tuner {
@@ -21,11 +22,16 @@ std::string num(double v, const char* format = "%.3g") {
 std::string bytes_label(double b) { return format_bytes(static_cast<std::size_t>(b)); }
 
 std::string config_cells(const Candidate& c) {
-  std::ostringstream o;
-  o << "<td>" << escape(format_bytes(c.fusion_threshold_bytes)) << "</td><td>" << num(c.cycle_time_us / 1000.0)
-    << " ms</td><td>" << (c.fp16 ? "on" : "off") << "</td><td>" << escape(c.algorithm) << "</td><td>"
-    << escape(format_bytes(c.chunk_bytes)) << "</td><td>" << (c.hierarchical ? "on" : "off") << "</td>";
-  return o.str();
+  std::string o;
+  for (const Knob& k : knobs()) o += "<td>" + escape(k.cell(c)) + "</td>";
+  return o;
+}
+
+// "<th>fusion</th><th>cycle</th>...": one column per knob.
+std::string knob_headers() {
+  std::string o;
+  for (const Knob& k : knobs()) o += "<th>" + escape(std::string(k.column)) + "</th>";
+  return o;
 }
 
 std::string summary_section(const TuneResult& r) {
@@ -35,8 +41,8 @@ std::string summary_section(const TuneResult& r) {
     << coll::to_string(r.runtime) << "</b>, objective <b>"
     << escape(r.objective) << "</b>, strategy <b>" << to_string(r.strategy) << "</b> (seed " << r.seed << "), "
     << r.history.size() << " of " << r.space_size << " configurations evaluated in " << num(r.search_ms, "%.0f")
-    << " ms.</p>\n<table><tr><th></th><th>fusion</th><th>cycle</th><th>fp16</th><th>algorithm</th><th>chunk</th>"
-    << "<th>hierarchical</th><th>step time</th><th>speedup</th></tr>\n<tr><td><b>tuned</b></td>"
+    << " ms.</p>\n<table><tr><th></th>" << knob_headers()
+    << "<th>step time</th><th>speedup</th></tr>\n<tr><td><b>tuned</b></td>"
     << config_cells(r.best.candidate) << "<td>" << num(r.best.step_time_us / 1000.0) << " ms</td><td><b>"
     << num(r.speedup(), "%.3f") << "x</b></td></tr>\n<tr><td>baseline</td>"
     << config_cells(r.baseline.candidate) << "<td>" << num(r.baseline.step_time_us / 1000.0)
@@ -128,8 +134,8 @@ std::string timeline_section(const TuneResult& r) {
 
 std::string top_section(const TuneResult& r) {
   std::ostringstream o;
-  o << "<h2>Top configurations</h2>\n<table><tr><th>#</th><th>fusion</th><th>cycle</th><th>fp16</th><th>algorithm"
-    << "</th><th>chunk</th><th>hierarchical</th><th>step time</th><th>speedup</th></tr>\n";
+  o << "<h2>Top configurations</h2>\n<table><tr><th>#</th>" << knob_headers()
+    << "<th>step time</th><th>speedup</th></tr>\n";
   int i = 1;
   for (const auto& e : r.top)
     o << "<tr><td>" << i++ << "</td>" << config_cells(e.candidate) << "<td>" << num(e.step_time_us / 1000.0)

@@ -83,6 +83,10 @@ struct SearchSpace {
  private:
   std::vector<std::string> fixed_;
   bool valid(const std::string& algorithm, bool hierarchical) const;
+
+ public:
+  // Pins the algorithm knob (knobs.cpp): throws naming an id the runtime cannot run, or an
+  // unknown one.
   void fix_algorithm(const std::string& what, const std::string& id);
 };
 
