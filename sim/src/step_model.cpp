@@ -151,8 +151,10 @@ struct StepSimulator::Impl {
   // repeat sizes, and the tuner repeats them across thousands of configurations.
   Priced price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
                std::size_t elem_size) const;
-  Priced compute_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
-                       std::size_t elem_size) const;
+  Priced algorithm_price(const StepConfig& c, const coll::Algorithm& a, Engine engine, std::size_t bytes,
+                         std::size_t elem_size) const;
+  template <typename Compute>
+  Priced cached(PriceKey key, Compute compute) const;
   [[noreturn]] void not_applicable(const StepConfig& c, std::size_t bytes, std::size_t elem_size) const;
   // The config's price hook where it has one, else the registry algorithm (cached).
   BufferPrice buffer_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
@@ -177,35 +179,45 @@ struct StepSimulator::Impl {
   mutable std::unordered_map<PriceKey, Priced, PriceKeyHash> prices;
 };
 
-Priced StepSimulator::Impl::price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
-                                  std::size_t bytes, std::size_t elem_size) const {
-  PriceKey key{engine, fixed, fixed == nullptr && c.auto_per_host, bytes, elem_size, c.options.chunk_elems,
-               c.options.inner};
+// Cached by key; +infinity (not applicable) is cached too.
+template <typename Compute>
+Priced StepSimulator::Impl::cached(PriceKey key, Compute compute) const {
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = prices.find(key); it != prices.end()) return it->second;
   }
-  const Priced p = compute_price(c, fixed, engine, bytes, elem_size);
+  const Priced p = compute();
   std::lock_guard<std::mutex> lock(mutex);
   if (prices.size() >= kMaxCachedPrices) prices.clear();
   prices.emplace(std::move(key), p);
   return p;
 }
 
-Priced StepSimulator::Impl::compute_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
-                                          std::size_t bytes, std::size_t elem_size) const {
-  Priced best;
-  if (fixed != nullptr) {
-    best = {&fixed->id, time(engine, *fixed, bytes, elem_size, c.options)};
-  } else {
-    for (const coll::Algorithm* a : allreduce) {
-      if (!c.auto_per_host && a->placement != coll::Placement::flat) continue;
-      const double us = time(engine, *a, bytes, elem_size, c.options);
-      if (clearly_faster(us, best.time_us)) best = {&a->id, us};
-    }
-  }
-  if (!std::isfinite(best.time_us)) not_applicable(c, bytes, elem_size);
-  return best;
+Priced StepSimulator::Impl::algorithm_price(const StepConfig& c, const coll::Algorithm& a, Engine engine,
+                                            std::size_t bytes, std::size_t elem_size) const {
+  return cached(PriceKey{engine, &a, false, bytes, elem_size, c.options.chunk_elems, c.options.inner},
+                [&] { return Priced{&a.id, time(engine, a, bytes, elem_size, c.options)}; });
+}
+
+// A fixed algorithm's price, or "auto"'s fastest; each algorithm's price is cached once and
+// shared by fixed configurations and both kinds of "auto".
+Priced StepSimulator::Impl::price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
+                                  std::size_t bytes, std::size_t elem_size) const {
+  const Priced p =
+      fixed != nullptr
+          ? algorithm_price(c, *fixed, engine, bytes, elem_size)
+          : cached(PriceKey{engine, nullptr, c.auto_per_host, bytes, elem_size, c.options.chunk_elems, c.options.inner},
+                   [&] {
+                     Priced best;
+                     for (const coll::Algorithm* a : allreduce) {
+                       if (!c.auto_per_host && a->placement != coll::Placement::flat) continue;
+                       const Priced q = algorithm_price(c, *a, engine, bytes, elem_size);
+                       if (clearly_faster(q.time_us, best.time_us)) best = q;
+                     }
+                     return best;
+                   });
+  if (!std::isfinite(p.time_us)) not_applicable(c, bytes, elem_size);
+  return p;
 }
 
 void StepSimulator::Impl::not_applicable(const StepConfig& c, std::size_t bytes, std::size_t elem_size) const {
