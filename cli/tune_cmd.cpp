@@ -82,7 +82,10 @@ std::unique_ptr<tuner::Objective> make_measured(const TuneArgs& a, const topo::T
   tuner::MeasuredOptions measured;
   tuner::AlgoTableOptions table;
   table.algorithms = tuner::RuntimeModel(topology, coll::Runtime::colltune, false).flat_algorithms();
-  measured.auto_table = tuner::build_algo_table(sim::CostModel(topology), table);
+  const sim::CostModel model(topology);
+  measured.auto_table = tuner::build_algo_table(model, table);
+  table.hierarchical = false;
+  measured.auto_table_flat = tuner::build_algo_table(model, table);
   return tuner::make_measured_objective(workload, measured);
 }
 
