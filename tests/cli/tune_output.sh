@@ -12,7 +12,7 @@ colltune=$1
 trials=${COLLTUNE_KILL_TRIALS:-12}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "tune_output.sh: $*"; exit 1; }
+fail() { echo "tune_output.sh: $*" >&2; exit 1; }
 # The names tune writes, as its --json summary lists them (the "files" array, one per line).
 files=()
 while IFS= read -r f; do files+=("$f"); done < <(
