@@ -78,6 +78,16 @@ TEST(Runtime, AFixThatContradictsTheRuntimeIsOneClearError) {
   EXPECT_EQ(error_of(horovod, {"algorithm=nccl", "hierarchical=off"}), "");
 }
 
+// Horovod ignores its hierarchical flag on one node, so it is no knob there.
+TEST(Runtime, OneNodeHasNoHierarchicalFlag) {
+  const topo::Topology one = topo::load_topology("dgx-h100:nodes=1");
+  const RuntimeModel horovod(one, Runtime::horovod), own(one, Runtime::colltune);
+  EXPECT_EQ(horovod.space().hierarchical, std::vector<bool>{false});
+  EXPECT_EQ(error_of(horovod, {"hierarchical=on"}),
+            "--fix hierarchical=on: Horovod ignores HOROVOD_HIERARCHICAL_ALLREDUCE on one node");
+  EXPECT_EQ(own.space().hierarchical, (std::vector<bool>{false, true}));  // colltune's executors run it
+}
+
 TEST(Runtime, BaselineIsHorovodDefaultsWithNcclsOwnChoice) {
   const RuntimeModel m(dgx2(), Runtime::horovod);
   const Candidate b = m.baseline();

@@ -84,8 +84,8 @@ void fix_chunk(SearchSpace& s, const std::string& what, std::string_view value) 
 void fix_hierarchical(SearchSpace& s, const std::string& what, std::string_view value) {
   const bool on = parse_switch(what, value);
   if (!has(s.hierarchical, on))
-    throw Error(what + "=" + std::string(value) + ": --runtime " + s.runtime + " has no hierarchical allreduce "
-                "(Horovod's path; use --runtime horovod)");
+    throw Error(what + "=" + std::string(value) + ": " +
+                (s.no_hierarchical_reason.empty() ? "not in the search space" : s.no_hierarchical_reason));
   s.hierarchical = {on};
 }
 

@@ -76,10 +76,16 @@ SearchSpace RuntimeModel::space() const {
     return a.collective == coll::Collective::allreduce && a.placement == coll::Placement::per_host &&
            a.runs_on(runtime_);
   });
-  if (per_host)
-    s.hierarchical_algorithms = {std::string(kHorovodCrossHost)};
-  else
+  s.hierarchical_algorithms = {std::string(kHorovodCrossHost)};
+  if (!per_host) {
     s.hierarchical = {false};
+    s.no_hierarchical_reason = "--runtime " + s.runtime + " has no hierarchical allreduce (Horovod's path; use "
+                               "--runtime horovod)";
+  } else if (cost_.layout.nhosts() <= 1) {
+    // Horovod ignores the flag on one node (a plain ncclAllReduce runs): it is not a knob there.
+    s.hierarchical = {false};
+    s.no_hierarchical_reason = "Horovod ignores HOROVOD_HIERARCHICAL_ALLREDUCE on one node";
+  }
   return s;
 }
 

@@ -64,6 +64,8 @@ struct SearchSpace {
   std::vector<std::string> hierarchical_algorithms;
   // The runtime the space is for, named in --fix errors.
   std::string runtime = "colltune";
+  // Why hierarchical=on is not offered, where it is not (the --fix error says it).
+  std::string no_hierarchical_reason;
 
   // The default space over the given flat algorithm ids ("auto" is added first; hierarchical=on
   // over each flat one).
