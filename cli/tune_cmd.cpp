@@ -167,9 +167,11 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--strategy", args->strategy, "grid | bayes | random (default: grid for analytic, else bayes)");
   cmd->add_option("--budget", args->budget, "evaluations for bayes/random (default 30)");
   cmd->add_option("--seed", args->seed, "random seed (bayes/random)");
-  cmd->add_option("--fix", args->fixes, "pin a knob: fusion-threshold=64MiB, cycle-time=5ms, fp16=on|off, "
-                                        "algorithm=nccl|auto|ring|..., chunk=1MiB, hierarchical=on|off (sizes and "
-                                        "times need a unit; the runtime limits the values)")
+  std::string knobs;
+  for (const auto& k : tuner::knob_names()) knobs += (knobs.empty() ? "" : ", ") + k;
+  cmd->add_option("--fix", args->fixes, "pin a knob=value (knobs: " + knobs + "), e.g. fusion-threshold=64MiB, "
+                                        "cycle-time=5ms, fp16=on, algorithm=nccl|auto|ring|..., hierarchical=off (sizes "
+                                        "and times need a unit; the runtime limits the values)")
       ->take_all();
   cmd->add_option("--max-fp16-error", args->max_fp16_error,
                   "accept fp16 compression only when its predicted rms relative error is at most this (default 0.01)");

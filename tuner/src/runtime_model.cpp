@@ -43,7 +43,7 @@ std::size_t horovod_fusion_threshold(std::size_t bytes, int ranks_per_host) {
 }
 
 RuntimeModel::RuntimeModel(const topo::Topology& topology, coll::Runtime runtime, bool nccl_model)
-    : topology_(topology), runtime_(runtime), cost_(topology) {
+    : runtime_(runtime), cost_(topology) {
   if (!nccl_model) {
     fallback_ = "the measured objective runs colltune's executors, not NCCL";
     return;

@@ -36,7 +36,7 @@ std::size_t horovod_fusion_threshold(std::size_t bytes, int ranks_per_host);
 
 class RuntimeModel {
  public:
-  // The topology must outlive the model. `nccl_model` false leaves NCCL's model out (the
+  // Holds what it derives from the topology (cost model, NCCL's model). `nccl_model` false leaves NCCL's model out (the
   // measured objective runs colltune's executors and cannot run NCCL's choice).
   RuntimeModel(const topo::Topology& topology, coll::Runtime runtime, bool nccl_model = true);
 
@@ -73,7 +73,6 @@ class RuntimeModel {
   std::vector<std::string> flat_algorithms() const;
 
  private:
-  const topo::Topology& topology_;
   coll::Runtime runtime_;
   sim::CostModel cost_;
   std::optional<sim::NcclModel> nccl_;
