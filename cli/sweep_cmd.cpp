@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/collectives/registry.hpp"
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/tuner/sweep.hpp"
@@ -19,6 +20,7 @@ struct SweepArgs {
   std::string model;
   std::vector<std::string> vary;
   std::vector<std::string> fixes;
+  std::string runtime = "horovod";
   std::string out;
   JsonOutput json;
 };
@@ -39,7 +41,7 @@ void run_sweep_command(const SweepArgs& a) {
   spec.model = a.model;
   for (const std::string& v : a.vary) spec.axes.push_back(tuner::parse_sweep_axis(v));
   spec.tune.fixes = a.fixes;
-  tuner::make_space(spec.tune.fixes);  // reject a bad --fix before any work
+  spec.runtime = coll::parse_runtime(a.runtime);
   const tuner::SweepResult result =
       tuner::run_sweep(spec, [&spec](std::size_t done, std::size_t total, const tuner::SweepPoint& p) {
         report_progress(spec, done, total, p);
@@ -67,6 +69,8 @@ void add_sweep_command(CLI::App& app) {
                                         "model or batch; once or twice")
       ->required();
   cmd->add_option("--fix", args->fixes, "pin a tuner knob at every point (as tune --fix)");
+  cmd->add_option("--runtime", args->runtime, "horovod (default) | nccl | colltune: what each point is tuned for, as "
+                                              "tune --runtime");
   cmd->add_option("--out", args->out, "also write sweep.csv, sweep.json and sweep.html to this directory");
   add_json_option(*cmd, args->json, "The sweep");
   cmd->callback([args] { run_sweep_command(*args); });

@@ -33,6 +33,13 @@ int log_depth(const RankLayout& layout, const AlgoOptions& /*options*/) { return
 int no_depth(const RankLayout& /*layout*/, const AlgoOptions& /*options*/) { return 0; }
 
 const RuntimeSet kColltuneOnly{Runtime::colltune};
+// NCCL runs these under its own name (nccl_name), alone or under Horovod (one ncclAllReduce per
+// fused buffer). The schedule here is one channel of it; NCCL runs several, which sim::NcclModel
+// prices (the tuner prices NCCL's runs with it where the topology fits NCCL's model).
+const RuntimeSet kNcclToo{Runtime::colltune, Runtime::nccl, Runtime::horovod};
+// Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE: reduce-scatter in each host, an allreduce of each
+// shard across hosts (MPI_Allreduce), allgather in each host. NCCL alone has no such path.
+const RuntimeSet kHorovodToo{Runtime::colltune, Runtime::horovod};
 
 // Entries name only the fields they set (designated initializers); the others keep their
 // defaults on purpose, which GCC 12 would report as missing initializers.
@@ -47,14 +54,15 @@ std::vector<Algorithm> make_table() {
       {.id = "ring", .name = "ring allreduce",
        .description = "reduce-scatter + allgather around a ring, chunk-pipelined: 2(p-1) steps per chunk round, "
                       "2(p-1)/p n bytes per rank",
-       .collective = ar, .runtimes = kColltuneOnly, .summation_depth = ring_depth, .not_applicable = always,
-       .schedule = generate_ring, .cost = cost_ring},
+       .collective = ar, .nccl_name = "ring", .runtimes = kNcclToo, .summation_depth = ring_depth,
+       .not_applicable = always, .schedule = generate_ring, .cost = cost_ring},
+      // colltune's schedule of NCCL's ring (its channels and NICs), for simulating and running it;
+      // the tuner's NCCL and Horovod runtimes price NCCL's ring with NCCL's own model under `ring`.
       {.id = "nccl_ring", .name = "NCCL ring allreduce, one ring per channel",
        .description = "k channels, each a ring allreduce over all ranks on n/k, leaving every host through its own "
                       "NIC: 2(p-1) steps per chunk round, 2(p-1)/p n bytes per rank",
-       .collective = ar, .nccl_name = "ring", .runtimes = {Runtime::colltune, Runtime::nccl, Runtime::horovod},
-       .nccl_ring_channels = true, .summation_depth = ring_depth, .not_applicable = nccl_ring_not_applicable, .schedule = generate_nccl_ring,
-       .cost = cost_nccl_ring},
+       .collective = ar, .runtimes = kColltuneOnly, .nccl_ring_channels = true, .summation_depth = ring_depth,
+       .not_applicable = nccl_ring_not_applicable, .schedule = generate_nccl_ring, .cost = cost_nccl_ring},
       {.id = "tree", .name = "binomial tree allreduce",
        .description = "pipelined binomial reduce to rank 0 + binomial broadcast: R+lg p-1 steps each, root moves lg p n "
                       "each way",
@@ -63,8 +71,8 @@ std::vector<Algorithm> make_table() {
       {.id = "dbtree", .name = "double binary tree allreduce",
        .description = "two binary trees (NCCL 2.4), each reduces+broadcasts half the data, pipelined: R+2H-1 steps, ~n "
                       "bytes each way per rank",
-       .collective = ar, .runtimes = kColltuneOnly, .summation_depth = dbtree_depth, .not_applicable = always,
-       .schedule = stored<build_dbtree>, .pipeline_pieces = dbtree_pipeline_pieces},
+       .collective = ar, .nccl_name = "tree", .runtimes = kNcclToo, .summation_depth = dbtree_depth,
+       .not_applicable = always, .schedule = stored<build_dbtree>, .pipeline_pieces = dbtree_pipeline_pieces},
       {.id = "rhd", .name = "recursive halving-doubling allreduce",
        .description = "Rabenseifner: halving reduce-scatter + doubling allgather, 2 lg p steps, 2(p-1)/p n bytes; extra "
                       "ranks fold in first",
@@ -78,7 +86,7 @@ std::vector<Algorithm> make_table() {
       {.id = "hierarchical", .name = "hierarchical allreduce (Horovod)",
        .description = "ring reduce-scatter in each host, inner allreduce of each n/L shard across hosts, ring allgather "
                       "in each host",
-       .collective = ar, .placement = Placement::per_host, .runtimes = kColltuneOnly,
+       .collective = ar, .placement = Placement::per_host, .runtimes = kHorovodToo,
        .summation_depth = hierarchical_depth, .not_applicable = hierarchical_not_applicable,
        .schedule = stored<build_hierarchical>, .cost = cost_hierarchical},
       {.id = "hierarchical_leader", .name = "hierarchical allreduce with one leader per host",

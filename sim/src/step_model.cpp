@@ -48,6 +48,7 @@ struct Priced {
 struct PriceKey {
   Engine engine = Engine::analytic;
   const coll::Algorithm* algorithm = nullptr;
+  bool auto_per_host = true;
   std::size_t bytes = 0;
   std::size_t elem_size = 0;
   std::size_t chunk_elems = 0;
@@ -58,7 +59,7 @@ struct PriceKey {
 struct PriceKeyHash {
   std::size_t operator()(const PriceKey& k) const noexcept {
     std::size_t h = std::hash<const void*>()(k.algorithm);
-    for (std::size_t v : {static_cast<std::size_t>(k.engine), k.bytes, k.elem_size, k.chunk_elems,
+    for (std::size_t v : {static_cast<std::size_t>(k.engine), static_cast<std::size_t>(k.auto_per_host), k.bytes, k.elem_size, k.chunk_elems,
                           std::hash<std::string>()(k.inner)}) {
       h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);  // boost::hash_combine
     }
@@ -82,7 +83,7 @@ const coll::Algorithm* validate_config(const StepConfig& c) {
     throw Error("cycle time " + std::to_string(c.cycle_time_us) + " us must be a non-negative finite time");
   }
   if (!std::isfinite(c.negotiation_us)) throw Error("negotiation time must be finite");
-  if (c.algorithm == "auto") return nullptr;
+  if (c.algorithm == "auto" || c.price_buffer) return nullptr;
   const coll::Algorithm& algo = coll::find_algorithm(c.algorithm);  // throws for unknown ids
   if (algo.collective != coll::Collective::allreduce) {
     throw Error("algorithm '" + c.algorithm + "' is not an allreduce");
@@ -151,9 +152,24 @@ struct StepSimulator::Impl {
   // repeat sizes, and the tuner repeats them across thousands of configurations.
   Priced price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
                std::size_t elem_size) const;
-  Priced compute_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
-                       std::size_t elem_size) const;
+  Priced algorithm_price(const StepConfig& c, const coll::Algorithm& a, Engine engine, std::size_t bytes,
+                         std::size_t elem_size) const;
+  template <typename Compute>
+  Priced cached(PriceKey key, Compute compute) const;
   [[noreturn]] void not_applicable(const StepConfig& c, std::size_t bytes, std::size_t elem_size) const;
+  // The config's price hook where it has one, else the registry algorithm (cached).
+  BufferPrice buffer_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
+                           std::size_t elem_size) const {
+    if (!c.price_buffer) {
+      const Priced p = price(c, fixed, engine, bytes, elem_size);
+      return {*p.algorithm, p.time_us};
+    }
+    BufferPrice p = c.price_buffer(bytes, elem_size);
+    if (!(p.time_us >= 0) || !std::isfinite(p.time_us))
+      throw Error(p.algorithm + " cannot run a " + std::to_string(bytes) + "-byte allreduce on " +
+                  std::to_string(layout.nranks()) + " ranks");
+    return p;
+  }
 
   const topo::Topology& topology;
   CostModel cost;
@@ -164,33 +180,45 @@ struct StepSimulator::Impl {
   mutable std::unordered_map<PriceKey, Priced, PriceKeyHash> prices;
 };
 
-Priced StepSimulator::Impl::price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
-                                  std::size_t bytes, std::size_t elem_size) const {
-  PriceKey key{engine, fixed, bytes, elem_size, c.options.chunk_elems, c.options.inner};
+// Cached by key; +infinity (not applicable) is cached too.
+template <typename Compute>
+Priced StepSimulator::Impl::cached(PriceKey key, Compute compute) const {
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = prices.find(key); it != prices.end()) return it->second;
   }
-  const Priced p = compute_price(c, fixed, engine, bytes, elem_size);
+  const Priced p = compute();
   std::lock_guard<std::mutex> lock(mutex);
   if (prices.size() >= kMaxCachedPrices) prices.clear();
   prices.emplace(std::move(key), p);
   return p;
 }
 
-Priced StepSimulator::Impl::compute_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
-                                          std::size_t bytes, std::size_t elem_size) const {
-  Priced best;
-  if (fixed != nullptr) {
-    best = {&fixed->id, time(engine, *fixed, bytes, elem_size, c.options)};
-  } else {
-    for (const coll::Algorithm* a : allreduce) {
-      const double us = time(engine, *a, bytes, elem_size, c.options);
-      if (clearly_faster(us, best.time_us)) best = {&a->id, us};
-    }
-  }
-  if (!std::isfinite(best.time_us)) not_applicable(c, bytes, elem_size);
-  return best;
+Priced StepSimulator::Impl::algorithm_price(const StepConfig& c, const coll::Algorithm& a, Engine engine,
+                                            std::size_t bytes, std::size_t elem_size) const {
+  return cached(PriceKey{engine, &a, false, bytes, elem_size, c.options.chunk_elems, c.options.inner},
+                [&] { return Priced{&a.id, time(engine, a, bytes, elem_size, c.options)}; });
+}
+
+// A fixed algorithm's price, or "auto"'s fastest; each algorithm's price is cached once and
+// shared by fixed configurations and both kinds of "auto".
+Priced StepSimulator::Impl::price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
+                                  std::size_t bytes, std::size_t elem_size) const {
+  const Priced p =
+      fixed != nullptr
+          ? algorithm_price(c, *fixed, engine, bytes, elem_size)
+          : cached(PriceKey{engine, nullptr, c.auto_per_host, bytes, elem_size, c.options.chunk_elems, c.options.inner},
+                   [&] {
+                     Priced best;
+                     for (const coll::Algorithm* a : allreduce) {
+                       if (!c.auto_per_host && a->placement != coll::Placement::flat) continue;
+                       const Priced q = algorithm_price(c, *a, engine, bytes, elem_size);
+                       if (clearly_faster(q.time_us, best.time_us)) best = q;
+                     }
+                     return best;
+                   });
+  if (!std::isfinite(p.time_us)) not_applicable(c, bytes, elem_size);
+  return p;
 }
 
 void StepSimulator::Impl::not_applicable(const StepConfig& c, std::size_t bytes, std::size_t elem_size) const {
@@ -237,10 +265,10 @@ StepResult StepSimulator::run(const Workload& w, const StepConfig& c, Engine eng
       for (const coll::FusionEntry& e : b.entries) {
         if (w.tensors[i + e.tensor].dtype != fusion[i + e.tensor].dtype) cast_bytes += w.tensors[i + e.tensor].bytes();
       }
-      const Priced p = impl_->price(c, fixed, engine, b.bytes, coll::dtype_size(b.dtype));
+      const BufferPrice p = impl_->buffer_price(c, fixed, engine, b.bytes, coll::dtype_size(b.dtype));
       const double start = std::max(tick + negotiation, comm_free);
       comm_free = start + p.time_us + impl_->cost.cast_us(cast_bytes);
-      r.buffers.push_back({b.bytes, b.entries.size(), *p.algorithm, start, comm_free});
+      r.buffers.push_back({b.bytes, b.entries.size(), p.algorithm, start, comm_free});
     }
     i = j;
   }

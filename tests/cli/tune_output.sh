@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# tune_output.sh COLLTUNE: `colltune tune --out DIR` writes its six files as one unit.
+# tune_output.sh COLLTUNE: `colltune tune --out DIR` writes its files as one unit.
 #  1. kill trials: tune into a directory holding a complete resnet50 set is killed (SIGKILL,
-#     SIGINT, SIGTERM) after a random delay; DIR must then hold six files of one run (all
+#     SIGINT, SIGTERM) after a random delay; DIR must then hold every file of one run (all
 #     resnet50 or all vgg16), SIGINT/SIGTERM runs must end with 130/143 (or 0 when they
 #     finished first) and leave no temporaries; the next run removes what SIGKILL left.
 #  2. two concurrent runs into one DIR: both exit 0 and DIR holds one complete set.
@@ -12,11 +12,17 @@ colltune=$1
 trials=${COLLTUNE_KILL_TRIALS:-12}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-files=(horovod.yaml horovod.env nccl.env nccl_tuner.conf colltune.json report.html)
-fail() { echo "tune_output.sh: $*"; exit 1; }
+fail() { echo "tune_output.sh: $*" >&2; exit 1; }
+# The names tune writes, as its --json summary lists them (the "files" array, one per line).
+files=()
+while IFS= read -r f; do files+=("$f"); done < <(
+  "$colltune" tune --topology dgx-h100:nodes=2 --model resnet50 --json --out "$tmp/names" 2>/dev/null |
+    awk '/"files": \[/ {on = 1; next} on && /\]/ {on = 0} on {gsub(/[",[:space:]]/, ""); n = split($0, p, "/"); print p[n]}')
+[ "${#files[@]}" -ge 2 ] || fail "could not read the output file names from tune --json"
+rm -rf "$tmp/names"
 tune() { "$colltune" tune --topology dgx-h100:nodes=2 --model "$1" --out "$2" > /dev/null 2>&1; }
 
-# The model all six files were written for, or a failure.
+# The model all the files were written for, or a failure.
 set_model() {
   local dir=$1 model=""
   for f in "${files[@]}"; do
@@ -30,7 +36,7 @@ set_model() {
   echo "$model"
 }
 
-# Entries that are neither the six links nor colltune's lock, live link and live generation.
+# Entries that are neither the files' links nor colltune's lock, live link and live generation.
 leftovers() {
   local dir=$1 live
   live=$(readlink "$dir/.colltune/current")

@@ -161,6 +161,30 @@ TEST(Registry, IdsAreUniqueAndDescribed) {
   }
 }
 
+// Which runtimes can run what: NCCL runs an algorithm only under an NCCL name (its tuner CSV
+// spelling), Horovod runs NCCL's allreduces plus its hierarchical path, and colltune runs all.
+TEST(Registry, RuntimeFactsAgreeWithNcclNames) {
+  const std::set<std::string> nccl_spellings{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree",
+                                             "pat"};
+  for (const Algorithm& a : algorithms()) {
+    EXPECT_TRUE(a.runs_on(Runtime::colltune)) << a.id;
+    EXPECT_EQ(a.runs_on(Runtime::nccl), !a.nccl_name.empty()) << a.id;
+    if (!a.nccl_name.empty()) {
+      EXPECT_TRUE(nccl_spellings.count(a.nccl_name)) << a.id << " " << a.nccl_name;
+      EXPECT_TRUE(a.runs_on(Runtime::horovod)) << a.id;  // a fused buffer is one ncclAllReduce
+    }
+  }
+  EXPECT_EQ(find_algorithm("ring").nccl_name, "ring");
+  EXPECT_EQ(find_algorithm("dbtree").nccl_name, "tree");  // NCCL's tree is a double binary tree
+  EXPECT_TRUE(find_algorithm("hierarchical").runs_on(Runtime::horovod));
+  EXPECT_FALSE(find_algorithm("hierarchical").runs_on(Runtime::nccl));
+  EXPECT_EQ(find_algorithm("hierarchical").placement, Placement::per_host);
+  for (const char* id : {"tree", "rhd", "rhd_near", "hierarchical_leader"}) {
+    EXPECT_FALSE(find_algorithm(id).runs_on(Runtime::nccl)) << id;
+    EXPECT_FALSE(find_algorithm(id).runs_on(Runtime::horovod)) << id;
+  }
+}
+
 TEST(Algorithms, RingMovesTheTextbookBytes) {
   // 2 (p-1)/p n elements per rank, so 2 (p-1) n in total.
   const Schedule s = build_schedule("ring", RankLayout::single_host(8), 8000);

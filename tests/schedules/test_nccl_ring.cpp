@@ -108,7 +108,11 @@ TEST(NcclRing, NotApplicableToUnevenHostsOrBadOrders) {
   EXPECT_THAT(a.not_applicable(l, 10, with_orders(std::vector<std::vector<int>>(65, {0, 1, 2}))).value_or(""),
               HasSubstr("65 channels, at most 64"));
   EXPECT_THROW(build_schedule("nccl_ring", l, 10, with_orders({{0, 1}})), colltune::Error);
-  EXPECT_EQ(a.nccl_name, "ring");
+  // colltune's schedule of NCCL's ring: the tuner's NCCL and Horovod runtimes price NCCL's own
+  // ring (registry `ring`, NCCL name "ring") with NCCL's model, so this entry is colltune's.
+  EXPECT_EQ(a.nccl_name, "");
+  EXPECT_TRUE(a.runs_on(Runtime::colltune));
+  EXPECT_FALSE(a.runs_on(Runtime::nccl));
   EXPECT_TRUE(a.nccl_ring_channels);
 }
 

@@ -1,6 +1,7 @@
 // The training-step model: Horovod's cycle loop, fusion, compression and overlap.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "colltune/common/error.hpp"
@@ -153,6 +154,49 @@ TEST(StepModel, AutoIsNoSlowerThanAnyFixedAlgorithm) {
     c.algorithm = algo;
     EXPECT_LE(best, sim.run(w, c).step_time_us * (1 + 1e-12)) << algo;
   }
+}
+
+// "auto" with auto_per_host=false chooses among flat algorithms only, and is then no slower than
+// any of them.
+TEST(StepModel, AutoWithoutPerHostAlgorithmsStaysFlat) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  StepSimulator sim(t);
+  const Workload w = make_profile("bert-large");
+  StepConfig c;
+  c.algorithm = "auto";
+  c.auto_per_host = false;
+  const StepResult flat = sim.run(w, c);
+  for (const BufferRecord& b : flat.buffers)
+    EXPECT_EQ(coll::find_algorithm(b.algorithm).placement, coll::Placement::flat) << b.algorithm;
+  c.auto_per_host = true;
+  EXPECT_LE(sim.run(w, c).step_time_us, flat.step_time_us * (1 + 1e-12));
+  for (const char* algo : {"ring", "dbtree", "rhd"}) {
+    StepConfig fixed;
+    fixed.algorithm = algo;
+    EXPECT_LE(flat.step_time_us, sim.run(w, fixed).step_time_us * (1 + 1e-12)) << algo;
+  }
+}
+
+// A runtime's own price (price_buffer) replaces the algorithm: every buffer takes what it says,
+// under its label, and a price that cannot run is an error naming it.
+TEST(StepModel, PriceHookPricesEveryBuffer) {
+  const topo::Topology t = topo::load_topology("flat:ranks=8");
+  const Workload w = small_tensors(20, 1000);
+  StepConfig c;
+  c.fusion_threshold_bytes = 16000;  // a few tensors of 4000 B per buffer
+  c.algorithm = "no-such-algorithm";  // unused: the hook prices
+  c.price_buffer = [](std::size_t bytes, std::size_t elem_size) {
+    return BufferPrice{"hook/" + std::to_string(elem_size), 1.0 + static_cast<double>(bytes) / 1000.0};
+  };
+  const StepResult r = simulate_step(t, w, c);
+  expect_consistent(r, w);
+  ASSERT_GT(r.buffers.size(), 1u);
+  for (const BufferRecord& b : r.buffers) {
+    EXPECT_EQ(b.algorithm, "hook/4");
+    EXPECT_DOUBLE_EQ(b.end_us - b.start_us, 1.0 + static_cast<double>(b.bytes) / 1000.0);
+  }
+  c.price_buffer = [](std::size_t, std::size_t) { return BufferPrice{"never", std::numeric_limits<double>::infinity()}; };
+  EXPECT_THROW(simulate_step(t, w, c), Error);
 }
 
 TEST(StepModel, NegotiationIsChargedPerCycle) {

@@ -23,40 +23,21 @@ using namespace colltune::tuner;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using test::data_lines;
+using test::parse_env;
+using test::split_csv;
+
 namespace {
 
+// A per-size NCCL table (algorithm=auto), so that nccl_tuner.conf has rows.
 const TuneResult& result() {
   static const TuneResult r = [] {
     const auto t = topo::load_topology("dgx-h100:nodes=2");
-    return test::tune_analytic(t, sim::load_workload("resnet50"));
+    TuneOptions options;
+    options.fixes = {"algorithm=auto"};
+    return test::tune_analytic(t, sim::load_workload("resnet50"), options);
   }();
   return r;
-}
-
-std::vector<std::string> data_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#') out.push_back(line);
-  return out;
-}
-
-std::map<std::string, std::string> parse_env(const std::string& text) {
-  std::map<std::string, std::string> env;
-  const std::regex assignment("^([A-Z_][A-Z0-9_]*)=(\\S+)$");
-  for (const auto& line : data_lines(text)) {
-    std::smatch m;
-    EXPECT_TRUE(std::regex_match(line, m, assignment)) << "not KEY=VALUE: " << line;
-    env[m[1]] = m[2];
-  }
-  return env;
-}
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> fields;
-  std::stringstream in(line);
-  for (std::string f; std::getline(in, f, ',');) fields.push_back(f);
-  return fields;
 }
 
 // A JSON Schema subset validator (type, enum, required, properties, items, local $ref):
@@ -126,12 +107,18 @@ TEST(Emit, HorovodYamlParsesAndAgreesWithTheEnvFile) {
   EXPECT_FALSE(p["fp16"]);
 }
 
-TEST(Emit, FractionalMegabytesStayExact) {
+// horovodrun's fusion_threshold_mb is an integer: a threshold that is not a whole number of MiB
+// cannot be written (and the space never holds one: --fix refuses it).
+TEST(Emit, FractionalMegabytesAreRefused) {
   TuneResult r = result();
   r.best.candidate.fusion_threshold_bytes = 1536 * KiB;
-  const YAML::Node yaml = YAML::Load(emit_horovod_yaml(r));
-  EXPECT_DOUBLE_EQ(yaml["params"]["fusion_threshold_mb"].as<double>() * 1024 * 1024, 1536.0 * 1024);
-  EXPECT_EQ(parse_env(emit_horovod_env(r)).at("HOROVOD_FUSION_THRESHOLD"), std::to_string(1536 * KiB));
+  EXPECT_THROW(emit_horovod_yaml(r), Error);
+  EXPECT_THROW(write_configs(fs::temp_directory_path() / "colltune_fractional_mb", r), Error);
+  EXPECT_FALSE(fs::exists(fs::temp_directory_path() / "colltune_fractional_mb"));
+  SearchSpace space = SearchSpace::defaults({"ring"});
+  EXPECT_THROW(space.fix("fusion-threshold=1536KiB"), Error);
+  space.fix("fusion-threshold=3MiB");
+  EXPECT_EQ(space.fusion_thresholds, std::vector<std::size_t>{3 * MiB});
 }
 
 TEST(Emit, NcclTunerConfFollowsTheCsvGrammar) {
@@ -175,7 +162,10 @@ const NcclEnvPaths kNotFound{"/work/out/nccl_tuner.conf", {{}, "not found: no li
 // The tuned result with one NCCL algorithm at every size.
 TuneResult one_algorithm() {
   TuneResult r = result();
-  for (auto& range : r.nccl_table) range.choice.algorithm = "ring";
+  for (auto& range : r.nccl_table) {
+    range.choice.algorithm = "ring";
+    range.protocol = "simple";
+  }
   return r;
 }
 
@@ -264,12 +254,25 @@ TEST(Emit, ReportIsSelfContained) {
   EXPECT_EQ(occurrences(html, "<polyline"), result().busbw.size());
 }
 
-TEST(Emit, WritesAllSixFiles) {
+// One table of output files: write_configs writes each entry, named and rendered by its entry,
+// in table order, and the names are the table's.
+TEST(Emit, WritesEveryOutputFileOfTheTable) {
   const fs::path dir = fs::temp_directory_path() / ("colltune-emit-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   const auto files = write_configs(dir / "out", result());
-  ASSERT_EQ(files.size(), 6u);
-  for (std::size_t i = 0; i < files.size(); ++i) EXPECT_EQ(files[i].filename(), emitted_file_names()[i]);
+  ASSERT_EQ(files.size(), output_files().size());
+  ASSERT_EQ(emitted_file_names().size(), output_files().size());
+  const EmitContext context{{dir / "out" / kNcclTunerConfFile, locate_nccl_tuner_plugin()}};
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const OutputFile& f = output_files()[i];
+    EXPECT_TRUE(names.insert(f.name).second) << f.name;
+    EXPECT_FALSE(f.reader.empty()) << f.name;
+    EXPECT_EQ(files[i].filename(), f.name);
+    EXPECT_EQ(emitted_file_names()[i], f.name);
+    EXPECT_EQ(read_file(files[i]), f.render(result(), context)) << f.name;
+    EXPECT_NE(emitted_file_list().find(f.name), std::string::npos);
+  }
   EXPECT_EQ(read_file(dir / "out" / "horovod.yaml"), emit_horovod_yaml(result()));
   EXPECT_EQ(read_file(dir / "out" / "colltune.json"), emit_colltune_json(result()));
   // nccl.env names the table just written and the plugin this build made.

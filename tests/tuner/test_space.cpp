@@ -22,20 +22,25 @@ TEST(SearchSpace, DefaultsAreLogSpacedAndIncludeTheBaseline) {
   EXPECT_EQ(s.algorithms.front(), "auto");
 }
 
-TEST(SearchSpace, AutoIsNeverCombinedWithHierarchical) {
+TEST(SearchSpace, HierarchicalCombinesOnlyWithItsAlgorithms) {
   const auto s = SearchSpace::defaults({"ring", "rhd"});
   const auto all = s.enumerate();
   // 10 thresholds x 10 cycles x 2 fp16 x 2 chunks x (auto + 2 flat x 2 hierarchical)
   EXPECT_EQ(all.size(), 10u * 10u * 2u * 2u * 5u);
   for (const auto& c : all) EXPECT_FALSE(c.algorithm == "auto" && c.hierarchical);
+  auto with_auto = s;
+  with_auto.hierarchical_algorithms.push_back("auto");  // colltune's executors: per-host per buffer
+  EXPECT_EQ(with_auto.size(), 10u * 10u * 2u * 2u * 6u);
   std::set<std::string> seen;
   for (const auto& c : all) seen.insert(describe(c));
   EXPECT_EQ(seen.size(), all.size());
 }
 
 TEST(SearchSpace, RegistryGivesTheFullGridOfAtLeast2000) {
-  EXPECT_GE(make_space({}).size(), 2000u);
-  for (const auto& a : flat_allreduce_algorithms()) EXPECT_NE(a.rfind("hierarchical", 0), 0u) << a;
+  const auto t = topo::load_topology("dgx-h100:nodes=2");
+  EXPECT_GE(make_space(RuntimeModel(t, coll::Runtime::colltune), {}).size(), 2000u);
+  for (const auto& a : RuntimeModel(t, coll::Runtime::colltune).flat_algorithms())
+    EXPECT_EQ(coll::find_algorithm(a).placement, coll::Placement::flat) << a;
 }
 
 TEST(SearchSpace, FixPinsOneKnob) {
@@ -79,6 +84,7 @@ TEST(SearchSpace, BadFixIsAnErrorNamingTheKnob) {
 TEST(SearchSpace, StepConfigMapping) {
   Candidate c{32 * MiB, 2500.0, true, "rhd", 1 * MiB, true};
   auto config = to_step_config(c);
+  EXPECT_TRUE(config.auto_per_host);
   EXPECT_EQ(config.algorithm, "hierarchical");
   EXPECT_EQ(config.options.inner, "rhd");
   EXPECT_EQ(config.options.chunk_elems, MiB / 2);  // fp16 elements
@@ -89,6 +95,7 @@ TEST(SearchSpace, StepConfigMapping) {
   c.fp16 = false;
   config = to_step_config(c);
   EXPECT_EQ(config.algorithm, "rhd");
+  EXPECT_FALSE(config.auto_per_host);
   EXPECT_EQ(config.options.chunk_elems, MiB / 4);
   const auto base = to_step_config(horovod_baseline());
   EXPECT_EQ(base.fusion_threshold_bytes, 128 * MiB);

@@ -48,7 +48,7 @@ TEST(Sweep, EachPointIsTheTuneOfThatPoint) {
   for (const SweepPoint& p : r.points) {
     const topo::Topology t = topo::load_topology(p.topology);
     const sim::Workload w = sim::load_workload(p.model);
-    SimulatedObjective objective(t, w, sim::Engine::analytic);
+    SimulatedObjective objective(t, w, sim::Engine::analytic, spec.runtime);
     const TuneResult alone = tune(t, w, objective, TuneOptions{});
     EXPECT_EQ(p.tuned_step_us, alone.best.step_time_us) << p.topology << " " << p.model;
     EXPECT_EQ(p.default_step_us, alone.baseline.step_time_us) << p.topology << " " << p.model;

@@ -1,7 +1,12 @@
 #pragma once
 // Shared helpers for the tuner tests: hand-built clusters and cached tuning results.
+#include <gtest/gtest.h>
+
 #include <map>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/topology.hpp"
@@ -40,6 +45,33 @@ inline TuneResult tune_analytic(const topo::Topology& topology, const sim::Workl
                                 TuneOptions options = {}) {
   SimulatedObjective objective(topology, workload, sim::Engine::analytic);
   return tune(topology, workload, objective, options);
+}
+
+// The data lines of an emitted file (not blank, not a # comment).
+inline std::vector<std::string> data_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.push_back(line);
+  return out;
+}
+
+inline std::map<std::string, std::string> parse_env(const std::string& text) {
+  std::map<std::string, std::string> env;
+  const std::regex assignment("^([A-Z_][A-Z0-9_]*)=(\\S+)$");
+  for (const auto& line : data_lines(text)) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_match(line, m, assignment)) << "not KEY=VALUE: " << line;
+    env[m[1]] = m[2];
+  }
+  return env;
+}
+
+inline std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  for (std::string f; std::getline(in, f, ',');) fields.push_back(f);
+  return fields;
 }
 
 }  // namespace colltune::tuner::test

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "colltune/common/error.hpp"
+#include "colltune/tuner/space.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -21,11 +22,12 @@ sim::CollectiveRequest request_for(const AlgoChoice& choice, std::size_t bytes, 
 }
 
 std::vector<AlgoChoice> choices_of(const AlgoTableOptions& o) {
+  if (!o.choices.empty()) return o.choices;
   std::vector<AlgoChoice> out;
   for (std::size_t chunk : o.chunks)
     for (const auto& a : o.algorithms) {
       out.push_back(AlgoChoice{a, "", chunk});
-      if (o.hierarchical) out.push_back(AlgoChoice{"hierarchical", a, chunk});
+      if (o.hierarchical) out.push_back(AlgoChoice{std::string(kHierarchicalAlgorithm), a, chunk});
     }
   return out;
 }
@@ -48,7 +50,7 @@ std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoT
   std::vector<SizeRange> table;
   std::size_t previous = 0;
   for (std::size_t s = std::max<std::size_t>(options.min_bytes, 1); s <= options.max_bytes; s *= 2) {
-    SizeRange best{table.empty() ? 0 : previous + 1, s, {}, s, std::numeric_limits<double>::infinity()};
+    SizeRange best{table.empty() ? 0 : previous + 1, s, {}, "simple", s, std::numeric_limits<double>::infinity()};
     for (const auto& c : choices) {
       const double t = time_of(model, c, s, options.fp16);
       if (sim::clearly_faster(t, best.time_us)) {
@@ -72,10 +74,11 @@ std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoT
   return table;
 }
 
-std::optional<std::string> nccl_algorithm(std::string_view id) {
-  if (id == "ring") return "ring";
-  if (id == "dbtree") return "tree";
-  return std::nullopt;
+const SizeRange& row_for(const std::vector<SizeRange>& table, std::size_t bytes) {
+  if (table.empty()) throw Error("algorithm table: no rows");
+  for (const SizeRange& row : table)
+    if (bytes <= row.max_bytes) return row;
+  return table.back();
 }
 
 double predicted_busbw(const sim::CostModel& model, const AlgoChoice& choice, std::size_t bytes, bool fp16) {

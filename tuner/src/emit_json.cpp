@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "colltune/tuner/emit.hpp"
+#include "colltune/tuner/knobs.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -12,12 +13,10 @@ using nlohmann::json;
 json ms_or_null(double us) { return std::isfinite(us) ? json(us / 1000.0) : json(nullptr); }
 
 json candidate_json(const Candidate& c) {
-  return json{{"fusion_threshold_bytes", c.fusion_threshold_bytes},
-              {"cycle_time_ms", c.cycle_time_us / 1000.0},
-              {"fp16_compression", c.fp16},
-              {"algorithm", c.algorithm},
-              {"chunk_bytes", c.chunk_bytes},
-              {"hierarchical", c.hierarchical}};
+  json out = json::object();
+  for (const Knob& k : knobs())
+    std::visit([&](const auto& v) { out[std::string(k.json_key)] = v; }, k.json(c));
+  return out;
 }
 
 json table_json(const std::vector<SizeRange>& table) {
@@ -27,6 +26,7 @@ json table_json(const std::vector<SizeRange>& table) {
                     {"max_bytes", r.max_bytes},
                     {"algorithm", r.choice.algorithm},
                     {"inner", r.choice.inner},
+                    {"protocol", r.protocol},
                     {"chunk_bytes", r.choice.chunk_bytes},
                     {"sampled_bytes", r.sampled_bytes},
                     {"time_us", r.time_us}});
@@ -37,6 +37,7 @@ json input_json(const TuneResult& r) {
   return json{{"topology", r.topology},        {"ranks", r.ranks},
               {"hosts", r.hosts},              {"model", r.model},
               {"gradient_bytes", r.gradient_bytes}, {"objective", r.objective},
+              {"runtime", std::string(coll::to_string(r.runtime))},
               {"strategy", std::string(to_string(r.strategy))}, {"seed", r.seed},
               {"space_size", r.space_size},    {"evaluations", r.history.size()},
               {"fixed", r.fixes},              {"search_ms", r.search_ms}};
@@ -70,7 +71,8 @@ std::string emit_colltune_json(const TuneResult& r) {
   json chosen = candidate_json(r.best.candidate);
   chosen["hierarchical_allreduce"] = r.hierarchical_allreduce;
   json baseline = candidate_json(r.baseline.candidate);
-  baseline["description"] = "Horovod defaults (128 MiB fusion, 1 ms cycle, no compression), NCCL ring";
+  baseline["description"] = r.baseline_description;
+  baseline["nccl_model"] = r.nccl_priced;
   baseline["step_time_ms"] = ms_or_null(r.baseline.step_time_us);
   json doc{{"format", "colltune-tune"},
            {"version", kColltuneJsonVersion},
@@ -98,12 +100,14 @@ std::string summary_json(const TuneResult& r, const std::vector<std::filesystem:
            {"model", r.model},
            {"ranks", r.ranks},
            {"objective", r.objective},
+           {"runtime", std::string(coll::to_string(r.runtime))},
            {"strategy", std::string(to_string(r.strategy))},
            {"evaluations", r.history.size()},
            {"chosen", candidate_json(r.best.candidate)},
            {"hierarchical_allreduce", r.hierarchical_allreduce},
            {"step_time_ms", r.best.step_time_us / 1000.0},
            {"baseline_step_time_ms", ms_or_null(r.baseline.step_time_us)},
+           {"baseline", r.baseline_description},
            {"speedup", r.speedup()},
            {"fp16_relative_error", r.fp16.relative_error},
            {"files", paths}};

@@ -3,8 +3,9 @@
 #include <set>
 #include <sstream>
 
-#include "colltune/common/atomic_file.hpp"
+#include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/sim/nccl_names.hpp"
 #include "colltune/tuner/emit.hpp"
 
 namespace colltune::tuner {
@@ -18,18 +19,44 @@ std::string number(double v) {
   return buf;
 }
 
-// Fusion threshold in MB (MiB) as horovodrun reads it: it multiplies by 1024^2.
+// Fusion threshold in MB (MiB) as horovodrun reads it: an integer it multiplies by 1024^2. The
+// search space holds whole MiB only (space.hpp), so the file carries exactly what was predicted.
 std::string fusion_mb(std::size_t bytes) {
-  if (bytes % MiB == 0) return std::to_string(bytes / MiB);
-  return number(static_cast<double>(bytes) / static_cast<double>(MiB));
+  if (bytes % MiB != 0)
+    throw Error("horovod.yaml: fusion threshold " + std::to_string(bytes) + " bytes is not a whole number of MiB");
+  return std::to_string(bytes / MiB);
+}
+
+// The NCCL name of a registry algorithm in a table row (tuner CSV spelling).
+const std::string& nccl_name(const SizeRange& row) {
+  const std::string& name = coll::find_algorithm(row.choice.algorithm).nccl_name;
+  if (name.empty()) throw Error("nccl_tuner.conf: algorithm " + row.choice.algorithm + " has no NCCL equivalent");
+  return name;
+}
+
+// Why the configuration hands NCCL no per-size rows.
+std::string why_no_rows(const TuneResult& r) {
+  const Candidate& c = r.best.candidate;
+  if (c.algorithm == kNcclChoice) return "NCCL's own algorithm and protocol choice is predicted best";
+  if (r.runtime == coll::Runtime::colltune) return "--runtime colltune: colltune's executors run the allreduces";
+  return "Horovod's hierarchical allreduce makes no ncclAllReduce calls (reduce-scatter, MPI, allgather)";
+}
+
+// One comment line: a newline in a path must not end the comment.
+std::string comment_text(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
 }
 
 std::string header(const TuneResult& r, const char* comment) {
   std::ostringstream out;
   out << comment << " colltune tune: " << r.model << " on " << r.topology << " (" << r.ranks << " ranks, " << r.hosts
-      << " hosts), objective " << r.objective << ", strategy " << to_string(r.strategy) << ", seed " << r.seed << "\n"
-      << comment << " predicted step " << format_time_us(r.best.step_time_us) << " vs Horovod defaults "
-      << format_time_us(r.baseline.step_time_us) << " (speedup " << format_ratio(r.speedup()) << "x)\n";
+      << " hosts), runtime " << coll::to_string(r.runtime) << ", objective " << r.objective << ", strategy "
+      << to_string(r.strategy) << ", seed " << r.seed << "\n"
+      << comment << " predicted step " << format_time_us(r.best.step_time_us) << " vs "
+      << format_time_us(r.baseline.step_time_us) << " (speedup " << format_ratio(r.speedup()) << "x) with the baseline:\n"
+      << comment << "   " << comment_text(r.baseline_description) << "\n";
   return out.str();
 }
 
@@ -54,13 +81,6 @@ std::string shell_word(const std::string& value) {
   std::string quoted = "'";
   for (char c : value) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
-}
-
-// One comment line: a newline in a path must not end the comment.
-std::string comment_text(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
 }
 
 // The lines that make NCCL load colltune's tuner plugin on this job's table.
@@ -107,23 +127,38 @@ std::string emit_horovod_env(const TuneResult& r) {
   return out.str();
 }
 
+namespace {
+
+// NCCL_ALGO / NCCL_PROTO when one value holds at every size: what the plugin does, for jobs
+// without it (then for every collective), commented when the plugin is loaded.
+void global_nccl_lines(std::ostream& out, const TuneResult& r, bool plugin) {
+  std::set<std::string> algos, protos;
+  for (const auto& row : r.nccl_table) {
+    algos.insert(std::string(sim::nccl_env_name(sim::parse_nccl_algo(nccl_name(row)))));
+    protos.insert(std::string(sim::nccl_env_name(sim::parse_nccl_proto(row.protocol))));
+  }
+  if (r.nccl_table.empty()) {
+    out << "# No tuner rows: " << why_no_rows(r) << ". NCCL_ALGO / NCCL_PROTO are left to NCCL.\n";
+    return;
+  }
+  const char* prefix = plugin ? "# " : "";
+  if (algos.size() == 1)
+    out << "# One NCCL algorithm at every size" << (plugin ? "; without the plugin, for every collective:\n" : ":\n")
+        << prefix << "NCCL_ALGO=" << *algos.begin() << "\n";
+  if (protos.size() == 1)
+    out << "# One NCCL protocol at every size" << (plugin ? "; without the plugin, for every collective:\n" : ":\n")
+        << prefix << "NCCL_PROTO=" << *protos.begin() << "\n";
+}
+
+}  // namespace
+
 std::string emit_nccl_env(const TuneResult& r, const NcclEnvPaths& paths) {
   std::ostringstream out;
   out << header(r, "#") << "# Use: set -a; . ./nccl.env; set +a\n";
-  std::set<std::string> algos;
-  for (const auto& range : r.nccl_table) algos.insert(*nccl_algorithm(range.choice.algorithm));
   plugin_lines(out, r, paths);
-  if (algos.size() == 1) {
-    // Without the plugin, one global setting does the same for every collective.
-    const std::string& a = *algos.begin();
-    const char* prefix = paths.plugin.found() ? "# " : "";
-    out << "# One NCCL algorithm is predicted fastest at every size"
-        << (paths.plugin.found() ? "; without the plugin, for every collective:\n" : ":\n")
-        << prefix << "NCCL_ALGO=" << (a == "ring" ? "Ring" : "Tree") << "\n"
-        << "# colltune's cost model prices NCCL's Simple protocol (full bandwidth, per-step latency).\n"
-        << prefix << "NCCL_PROTO=Simple\n";
-  }
-  if (r.best.candidate.chunk_bytes > 0 && r.best.candidate.algorithm != kAutoAlgorithm) {
+  global_nccl_lines(out, r, paths.plugin.found());
+  if (r.runtime == coll::Runtime::colltune && r.best.candidate.chunk_bytes > 0 &&
+      r.best.candidate.algorithm != kAutoAlgorithm) {
     // An unverified mapping: NCCL cuts NCCL_BUFFSIZE into NCCL_STEPS = 8 steps, but its ring
     // allreduce sends 2-step slices in 4-step chunks and resizes them for small messages, so
     // "one colltune chunk = one step" is our approximation, not checked against NCCL runs.
@@ -131,7 +166,7 @@ std::string emit_nccl_env(const TuneResult& r, const NcclEnvPaths& paths) {
         << " = NCCL_BUFFSIZE / 8 (one NCCL step; an approximation, not verified against NCCL).\n"
         << "NCCL_BUFFSIZE=" << r.best.candidate.chunk_bytes * 8 << "\n";
   }
-  out << "# Channels are not modelled: NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS are left to NCCL.\n";
+  out << "# Channels are left to NCCL: NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS are not set.\n";
   return out.str();
 }
 
@@ -142,38 +177,15 @@ std::string emit_nccl_tuner_conf(const TuneResult& r) {
       << "# NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE (absolute paths) for it.\n"
       << "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n"
       << "# -1 = any / keep NCCL's choice. Rows hold only for this job's nNodes and nRanks.\n";
+  if (r.nccl_table.empty()) out << "# No rows: " << why_no_rows(r) << ".\n";
   for (const auto& range : r.nccl_table) {
-    const auto algo = nccl_algorithm(range.choice.algorithm);
-    if (!algo) throw Error("nccl_tuner.conf: algorithm " + range.choice.algorithm + " has no NCCL equivalent");
     out << "# " << format_bytes(range.min_bytes) << " .. " << format_bytes(range.max_bytes) << ": "
-        << range.choice.algorithm << ", predicted " << format_time_us(range.time_us) << " at "
-        << format_bytes(range.sampled_bytes) << "\n"
-        << "allreduce," << range.min_bytes << "," << range.max_bytes << "," << *algo << ",simple,-1," << r.hosts
-        << "," << r.ranks << ",-1,-1\n";
+        << range.choice.algorithm << "/" << range.protocol << ", predicted " << format_time_us(range.time_us)
+        << " at " << format_bytes(range.sampled_bytes) << "\n"
+        << "allreduce," << range.min_bytes << "," << range.max_bytes << "," << nccl_name(range) << ","
+        << range.protocol << ",-1," << r.hosts << "," << r.ranks << ",-1,-1\n";
   }
   return out.str();
-}
-
-const std::vector<std::string>& emitted_file_names() {
-  static const std::vector<std::string> names{"horovod.yaml",  "horovod.env",  "nccl.env",
-                                              "nccl_tuner.conf", "colltune.json", "report.html"};
-  return names;
-}
-
-std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& r) {
-  // Render everything first: a failure here leaves the directory untouched.
-  // nccl.env names the table by absolute path: NCCL reads it from the job's working directory.
-  std::error_code ec;
-  const NcclEnvPaths nccl_paths{std::filesystem::absolute(dir, ec).lexically_normal() / "nccl_tuner.conf",
-                                locate_nccl_tuner_plugin()};
-  if (ec) throw Error(dir.string() + ": cannot make an absolute path (" + ec.message() + ")");
-  const std::vector<std::string> contents{emit_horovod_yaml(r),    emit_horovod_env(r),   emit_nccl_env(r, nccl_paths),
-                                          emit_nccl_tuner_conf(r), emit_colltune_json(r), emit_report_html(r)};
-  // FileSetWriter creates dir, refuses a destination that is not colltune's before anything
-  // changes, and switches the six files as one unit (docs/hardening.md).
-  FileSetWriter writer(dir);
-  for (std::size_t i = 0; i < contents.size(); ++i) writer.stage(emitted_file_names()[i], contents[i]);
-  return writer.commit();
 }
 
 }  // namespace colltune::tuner

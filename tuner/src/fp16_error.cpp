@@ -1,32 +1,29 @@
 // fp16 error estimate (model in fp16_error.hpp).
 #include "colltune/tuner/fp16_error.hpp"
 
+#include <algorithm>
 #include <cmath>
 
-#include "colltune/collectives/algorithms/index_math.hpp"
+#include "colltune/collectives/registry.hpp"
 
 namespace colltune::tuner {
-namespace {
 
-// Depth of a flat algorithm over p ranks: the ring chains p-1 additions, the others are
-// logarithmic. "auto" may pick the ring, so it is priced as the ring (conservative).
-int flat_depth(std::string_view algorithm, int p) {
-  if (p <= 1) return 0;
-  if (algorithm == "ring" || algorithm == "auto") return p - 1;
-  return coll::algo::ceil_log2(p);
+int summation_depth(const std::vector<AlgoChoice>& algorithms, const RankLayout& layout) {
+  if (layout.nranks() <= 1) return 0;
+  int depth = 0;
+  for (const AlgoChoice& a : algorithms) {
+    coll::AlgoOptions options;
+    if (!a.inner.empty()) options.inner = a.inner;
+    const coll::Algorithm& algo = coll::find_algorithm(a.algorithm);
+    if (algo.not_applicable(layout, 0, options)) continue;  // it never runs here
+    depth = std::max(depth, algo.summation_depth(layout, options));
+  }
+  return depth;
 }
 
-}  // namespace
-
-int summation_depth(std::string_view algorithm, bool hierarchical, const RankLayout& layout) {
-  if (!hierarchical) return flat_depth(algorithm, layout.nranks());
-  return (layout.max_ranks_per_host() - 1) + flat_depth(algorithm, layout.nhosts());
-}
-
-Fp16Estimate estimate_fp16_error(std::string_view algorithm, bool hierarchical, const RankLayout& layout,
-                                 double max_allowed) {
+Fp16Estimate estimate_fp16_error(int summation_depth, double max_allowed) {
   Fp16Estimate e;
-  e.summation_depth = summation_depth(algorithm, hierarchical, layout);
+  e.summation_depth = summation_depth;
   const double u = std::ldexp(1.0, -11);
   e.relative_error = u / std::sqrt(3.0) * std::sqrt(1.0 + e.summation_depth);
   e.max_allowed = max_allowed;

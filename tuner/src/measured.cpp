@@ -89,7 +89,7 @@ class MeasuredObjective final : public Objective {
     o.algo = config.options;
     if (c.algorithm == kAutoAlgorithm) {
       o.algorithm = "ring";
-      for (const auto& r : options_.auto_table)
+      for (const auto& r : c.hierarchical ? options_.auto_table : options_.auto_table_flat)
         if (bytes >= r.min_bytes && bytes <= r.max_bytes) {
           o.algorithm = r.choice.algorithm;
           if (!r.choice.inner.empty()) o.algo.inner = r.choice.inner;

@@ -8,13 +8,13 @@
 namespace colltune::tuner {
 
 SimulatedObjective::SimulatedObjective(const topo::Topology& topology, const sim::Workload& workload,
-                                       sim::Engine engine)
-    : simulator_(topology), workload_(workload), engine_(engine) {}
+                                       sim::Engine engine, coll::Runtime runtime)
+    : runtime_(topology, runtime), simulator_(topology), workload_(workload), engine_(engine) {}
 
 std::string SimulatedObjective::name() const { return engine_ == sim::Engine::analytic ? "analytic" : "event"; }
 
 sim::StepResult SimulatedObjective::step(const Candidate& candidate) const {
-  return simulator_.run(workload_, to_step_config(candidate), engine_);
+  return simulator_.run(workload_, runtime_.step_config(candidate), engine_);
 }
 
 double SimulatedObjective::evaluate(const Candidate& candidate) {

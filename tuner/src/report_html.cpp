@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "colltune/tuner/emit.hpp"
+#include "colltune/tuner/knobs.hpp"
 #include "svg.hpp"
 
 namespace colltune::tuner {
@@ -30,28 +31,35 @@ std::string json_cell(const char* key, double value, const std::string& shown) {
 }
 
 std::string config_cells(const Candidate& c) {
-  std::ostringstream o;
-  o << "<td>" << escape(format_bytes(c.fusion_threshold_bytes)) << "</td><td>" << num(c.cycle_time_us / 1000.0)
-    << " ms</td><td>" << (c.fp16 ? "on" : "off") << "</td><td>" << escape(c.algorithm) << "</td><td>"
-    << escape(format_bytes(c.chunk_bytes)) << "</td><td>" << (c.hierarchical ? "on" : "off") << "</td>";
-  return o.str();
+  std::string o;
+  for (const Knob& k : knobs()) o += "<td>" + escape(k.cell(c)) + "</td>";
+  return o;
+}
+
+// "<th>fusion</th><th>cycle</th>...": one column per knob.
+std::string knob_headers() {
+  std::string o;
+  for (const Knob& k : knobs()) o += "<th>" + escape(std::string(k.column)) + "</th>";
+  return o;
 }
 
 std::string summary_section(const TuneResult& r) {
   std::ostringstream o;
   o << "<h1>colltune: " << escape(r.model) << " on " << escape(r.topology) << "</h1>\n<p>" << r.ranks << " ranks on "
-    << r.hosts << " hosts, " << escape(format_bytes(r.gradient_bytes)) << " of gradients per step. Objective <b>"
+    << r.hosts << " hosts, " << escape(format_bytes(r.gradient_bytes)) << " of gradients per step. Runtime <b>"
+    << coll::to_string(r.runtime) << "</b>, objective <b>"
     << escape(r.objective) << "</b>, strategy <b>" << to_string(r.strategy) << "</b> (seed " << r.seed << "), "
     << r.history.size() << " of " << r.space_size << " configurations evaluated in " << num(r.search_ms, "%.0f")
-    << " ms.</p>\n<table><tr><th></th><th>fusion</th><th>cycle</th><th>fp16</th><th>algorithm</th><th>chunk</th>"
-    << "<th>hierarchical</th><th>step time</th><th>speedup</th></tr>\n<tr><td><b>tuned</b></td>"
-    << config_cells(r.best.candidate)
+    << " ms.</p>\n<table><tr><th></th>" << knob_headers()
+    << "<th>step time</th><th>speedup</th></tr>\n<tr><td><b>tuned</b></td>" << config_cells(r.best.candidate)
     << json_cell("predicted.step_time_ms", r.best_step.step_time_us / 1000.0, num(r.best.step_time_us / 1000.0) + " ms")
     << json_cell("speedup", r.speedup(), "<b>" + num(r.speedup(), "%.3f") + "x</b>")
-    << "</tr>\n<tr><td>Horovod defaults + NCCL ring</td>" << config_cells(r.baseline.candidate)
+    << "</tr>\n<tr><td>baseline</td>" << config_cells(r.baseline.candidate)
     << json_cell("baseline.step_time_ms", r.baseline.step_time_us / 1000.0,
                  num(r.baseline.step_time_us / 1000.0) + " ms")
-    << "<td>1x</td></tr></table>\n<p>Predicted compute " << num(r.best_step.compute_us / 1000.0)
+    << "<td>1x</td></tr></table>\n<p>Baseline: " << escape(r.baseline_description)
+    << ". Horovod's hierarchical_allreduce flag: <b>" << (r.hierarchical_allreduce ? "true" : "false")
+    << "</b>.</p>\n<p>Predicted compute " << num(r.best_step.compute_us / 1000.0)
     << " ms, exposed communication " << num(r.best_step.exposed_comm_us / 1000.0) << " ms, scaling efficiency "
     << num(100.0 * r.best_step.scaling_efficiency, "%.1f") << "%.</p>\n";
   return o.str();
@@ -153,8 +161,8 @@ std::string top_row(const TuneResult& r, const Evaluation& e, const std::string&
 // outside the list (fp16 off within 0.1%), it is added below with its own row.
 std::string top_section(const TuneResult& r) {
   std::ostringstream o;
-  o << "<h2>Top configurations</h2>\n<table><tr><th>#</th><th>fusion</th><th>cycle</th><th>fp16</th><th>algorithm"
-    << "</th><th>chunk</th><th>hierarchical</th><th>step time</th><th>speedup</th></tr>\n";
+  o << "<h2>Top configurations</h2>\n<table><tr><th>#</th>" << knob_headers()
+    << "<th>step time</th><th>speedup</th></tr>\n";
   bool listed = false;
   int i = 1;
   for (const auto& e : r.top) {
@@ -168,11 +176,13 @@ std::string top_section(const TuneResult& r) {
 
 std::string table_section(const TuneResult& r) {
   std::ostringstream o;
-  o << "<h2>Fastest algorithm per message size</h2>\n<table><tr><th>from</th><th>to</th><th>algorithm</th>"
+  o << "<h2>Algorithm per message size</h2>\n<p>What the tuned configuration's buffers run at each size"
+    << (r.nccl_table.empty() ? "" : " (the rows nccl_tuner.conf hands NCCL)") << ".</p>\n"
+    << "<table><tr><th>from</th><th>to</th><th>algorithm</th><th>protocol</th>"
     << "<th>chunk</th><th>predicted time at the largest sampled size</th></tr>\n";
   for (const auto& s : r.algo_table)
     o << "<tr><td>" << escape(format_bytes(s.min_bytes)) << "</td><td>" << escape(format_bytes(s.max_bytes))
-      << "</td><td>" << escape(describe(s.choice))
+      << "</td><td>" << escape(describe(s.choice)) << "</td><td>" << escape(s.protocol)
       << "</td><td>" << escape(format_bytes(s.choice.chunk_bytes)) << "</td><td>"
       << escape(format_time_us(s.time_us) + " at " + format_bytes(s.sampled_bytes))
       << "</td></tr>\n";
@@ -180,15 +190,21 @@ std::string table_section(const TuneResult& r) {
   return o.str();
 }
 
-// What nccl_tuner.conf holds: the per-size choice among the algorithms NCCL can run.
+// What nccl_tuner.conf holds: the per-size (algorithm, protocol) rows the plugin applies.
 std::string nccl_table_section(const TuneResult& r) {
   std::ostringstream o;
-  o << "<h2>The table behind nccl_tuner.conf</h2>\n<p>Fastest NCCL-expressible algorithm per message size; "
-    << "colltune's NCCL tuner plugin applies it for " << r.hosts << " nodes, " << r.ranks << " ranks.</p>\n"
-    << "<table><tr><th>from</th><th>to</th><th>algorithm</th><th>predicted time at the largest sampled size</th></tr>\n";
+  o << "<h2>The table behind nccl_tuner.conf</h2>\n";
+  if (r.nccl_table.empty()) {
+    o << "<p>No rows: NCCL keeps its own choice at every size (the tuned configuration lets NCCL choose, or its "
+      << "algorithms are not NCCL's).</p>\n";
+    return o.str();
+  }
+  o << "<p>colltune's NCCL tuner plugin applies these rows for " << r.hosts << " nodes, " << r.ranks
+    << " ranks.</p>\n<table><tr><th>from</th><th>to</th><th>algorithm</th><th>protocol</th>"
+    << "<th>predicted time at the largest sampled size</th></tr>\n";
   for (const auto& s : r.nccl_table)
     o << "<tr><td>" << escape(format_bytes(s.min_bytes)) << "</td><td>" << escape(format_bytes(s.max_bytes))
-      << "</td><td>" << escape(s.choice.algorithm) << "</td><td>"
+      << "</td><td>" << escape(s.choice.algorithm) << "</td><td>" << escape(s.protocol) << "</td><td>"
       << escape(format_time_us(s.time_us) + " at " + format_bytes(s.sampled_bytes)) << "</td></tr>\n";
   o << "</table>\n";
   return o.str();

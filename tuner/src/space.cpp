@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <sstream>
 
+#include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/tuner/knobs.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -15,22 +16,6 @@ std::string normalise_knob(std::string_view knob) {
   std::string out;
   for (char c : knob) out += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// Short aliases accepted on the command line.
-std::string canonical_knob(const std::string& knob) {
-  if (knob == "fusion") return "fusion-threshold";
-  if (knob == "cycle") return "cycle-time";
-  if (knob == "algo") return "algorithm";
-  if (knob == "hier") return "hierarchical";
-  return knob;
-}
-
-bool parse_switch(std::string_view knob, std::string_view value) {
-  std::string v = normalise_knob(value);
-  if (v == "on" || v == "1" || v == "true" || v == "yes") return true;
-  if (v == "off" || v == "0" || v == "false" || v == "no") return false;
-  throw Error("--fix " + std::string(knob) + "=" + std::string(value) + ": expected on or off");
 }
 
 // Cycle times 0.1 .. 100 ms at three points per decade (x 10^(1/3)), rounded to 3 digits so
@@ -56,11 +41,12 @@ std::vector<std::size_t> default_fusion_thresholds() {
 Candidate horovod_baseline() { return Candidate{}; }
 
 std::string describe(const Candidate& c) {
-  std::ostringstream out;
-  out << "fusion=" << format_bytes(c.fusion_threshold_bytes) << " cycle=" << format_time_us(c.cycle_time_us)
-      << " fp16=" << (c.fp16 ? "on" : "off") << " algo=" << c.algorithm << " chunk=" << format_bytes(c.chunk_bytes)
-      << " hier=" << (c.hierarchical ? "on" : "off");
-  return out.str();
+  std::string out;
+  for (const Knob& k : knobs()) {
+    if (!out.empty()) out += ' ';
+    out.append(k.label).append("=").append(k.text(c));
+  }
+  return out;
 }
 
 sim::StepConfig to_step_config(const Candidate& c) {
@@ -70,8 +56,9 @@ sim::StepConfig to_step_config(const Candidate& c) {
   config.fp16_compress = c.fp16;
   const std::size_t wire_elem = c.fp16 ? 2 : 4;
   config.options.chunk_elems = c.chunk_bytes / wire_elem;
+  config.auto_per_host = c.hierarchical;
   if (c.hierarchical && c.algorithm != kAutoAlgorithm) {
-    config.algorithm = "hierarchical";
+    config.algorithm = kHierarchicalAlgorithm;
     config.options.inner = c.algorithm;
   } else {
     config.algorithm = c.algorithm;
@@ -80,8 +67,11 @@ sim::StepConfig to_step_config(const Candidate& c) {
 }
 
 const std::vector<std::string>& knob_names() {
-  static const std::vector<std::string> names{"fusion-threshold", "cycle-time", "fp16",
-                                              "algorithm",        "chunk",      "hierarchical"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const Knob& k : knobs()) out.emplace_back(k.name);
+    return out;
+  }();
   return names;
 }
 
@@ -103,11 +93,13 @@ SearchSpace SearchSpace::defaults(const std::vector<std::string>& flat_algorithm
   for (const auto& a : flat_algorithms) s.algorithms.push_back(a);
   s.chunks = {0, 1 * MiB};
   s.hierarchical = {false, true};
+  s.hierarchical_algorithms = flat_algorithms;
   return s;
 }
 
 bool SearchSpace::is_fixed(std::string_view knob) const {
-  return std::find(fixed_.begin(), fixed_.end(), canonical_knob(normalise_knob(knob))) != fixed_.end();
+  const Knob* k = find_knob(knob);
+  return k && std::find(fixed_.begin(), fixed_.end(), k->name) != fixed_.end();
 }
 
 void SearchSpace::fix(std::string_view assignment) {
@@ -115,61 +107,61 @@ void SearchSpace::fix(std::string_view assignment) {
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == assignment.size()) {
     throw Error("--fix '" + std::string(assignment) + "': expected knob=value (knobs: " + known_knobs() + ")");
   }
-  const std::string knob = canonical_knob(normalise_knob(assignment.substr(0, eq)));
-  const std::string_view value = assignment.substr(eq + 1);
-  const std::string what = "--fix " + knob;
-  if (knob == "fusion-threshold") {
-    std::size_t bytes = parse_size(value, what, BareNumber::refused);
-    if (bytes > 4 * GiB) throw Error(what + "=" + std::string(value) + ": above 4 GiB");
-    fusion_thresholds = {bytes};
-  } else if (knob == "cycle-time") {
-    double us = parse_time_us(value, what);
-    if (!(us > 0) || !std::isfinite(us)) throw Error(what + "=" + std::string(value) + ": must be positive");
-    cycle_times_us = {us};
-  } else if (knob == "fp16") {
-    fp16 = {parse_switch(knob, value)};
-  } else if (knob == "algorithm") {
-    std::string id(value);
-    if (std::find(algorithms.begin(), algorithms.end(), id) == algorithms.end()) {
-      std::string known;
-      for (const auto& a : algorithms) known += (known.empty() ? "" : ", ") + a;
-      throw Error(what + "=" + id + ": unknown algorithm (known: " + known + ")");
-    }
-    algorithms = {id};
-  } else if (knob == "chunk") {
-    chunks = {parse_size(value, what, BareNumber::refused)};
-  } else if (knob == "hierarchical") {
-    hierarchical = {parse_switch(knob, value)};
-  } else {
-    throw Error("--fix " + knob + ": unknown knob (known: " + known_knobs() + ")");
-  }
+  const Knob* knob = find_knob(assignment.substr(0, eq));
+  if (!knob)
+    throw Error("--fix " + normalise_knob(assignment.substr(0, eq)) + ": unknown knob (known: " + known_knobs() + ")");
+  knob->fix(*this, "--fix " + std::string(knob->name), assignment.substr(eq + 1));
   if (enumerate().empty()) {
-    throw Error("--fix " + std::string(assignment) + ": no valid configuration left (algorithm=auto chooses "
-                "hierarchical per buffer itself and cannot be combined with hierarchical=on)");
+    std::string with;
+    for (const auto& a : hierarchical_algorithms) with += (with.empty() ? "" : ", ") + a;
+    throw Error("--fix " + std::string(assignment) + ": no valid configuration left (with --runtime " + runtime +
+                ", hierarchical=on combines only with algorithm " + (with.empty() ? "none" : with) + ")");
   }
-  fixed_.push_back(knob);
+  fixed_.emplace_back(knob->name);
 }
 
+bool SearchSpace::valid(const std::string& algorithm, bool hier) const {
+  return !hier || std::find(hierarchical_algorithms.begin(), hierarchical_algorithms.end(), algorithm) !=
+                      hierarchical_algorithms.end();
+}
+
+void SearchSpace::fix_algorithm(const std::string& what, const std::string& id) {
+  if (std::find(algorithms.begin(), algorithms.end(), id) != algorithms.end()) {
+    algorithms = {id};
+    return;
+  }
+  std::string known;
+  for (const auto& a : algorithms) known += (known.empty() ? "" : ", ") + a;
+  const bool registered = std::any_of(coll::algorithms().begin(), coll::algorithms().end(),
+                                      [&](const coll::Algorithm& a) { return a.id == id; });
+  if (registered || id == kNcclChoice)
+    throw Error(what + "=" + id + ": --runtime " + runtime + " cannot run it (it can: " + known + ")");
+  throw Error(what + "=" + id + ": unknown algorithm (known: " + known + ")");
+}
+
+// Every combination of the knobs' values, the table's first knob varying slowest (an
+// odometer over the value indices), keeping the valid ones.
 std::vector<Candidate> SearchSpace::enumerate() const {
+  const auto& table = knobs();
+  std::vector<std::size_t> counts, index(table.size(), 0);
+  for (const Knob& k : table) {
+    counts.push_back(k.count(*this));
+    if (counts.back() == 0) return {};
+  }
   std::vector<Candidate> out;
-  for (std::size_t fusion : fusion_thresholds)
-    for (double cycle : cycle_times_us)
-      for (bool half : fp16)
-        for (const auto& algo : algorithms)
-          for (std::size_t chunk : chunks)
-            for (bool hier : hierarchical) {
-              if (hier && algo == kAutoAlgorithm) continue;
-              out.push_back(Candidate{fusion, cycle, half, algo, chunk, hier});
-            }
-  return out;
+  for (;;) {
+    Candidate c;
+    for (std::size_t k = 0; k < table.size(); ++k) table[k].assign(*this, index[k], c);
+    if (valid(c.algorithm, c.hierarchical)) out.push_back(std::move(c));
+    std::size_t k = table.size();
+    while (k > 0 && ++index[k - 1] == counts[k - 1]) index[--k] = 0;
+    if (k == 0) return out;
+  }
 }
 
 bool SearchSpace::contains(const Candidate& c) const {
-  auto has = [](const auto& values, const auto& v) { return std::find(values.begin(), values.end(), v) != values.end(); };
-  if (c.hierarchical && c.algorithm == kAutoAlgorithm) return false;
-  return has(fusion_thresholds, c.fusion_threshold_bytes) && has(cycle_times_us, c.cycle_time_us) &&
-         has(fp16, c.fp16) && has(algorithms, c.algorithm) && has(chunks, c.chunk_bytes) &&
-         has(hierarchical, c.hierarchical);
+  if (!valid(c.algorithm, c.hierarchical)) return false;
+  return std::all_of(knobs().begin(), knobs().end(), [&](const Knob& k) { return k.contains(*this, c); });
 }
 
 }  // namespace colltune::tuner

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "colltune/common/error.hpp"
+#include "colltune/tuner/knobs.hpp"
 #include "colltune/tuner/gp.hpp"
 
 namespace colltune::tuner {
@@ -103,9 +104,9 @@ std::vector<double> gp_targets(const std::vector<Evaluation>& history) {
 }
 
 int knobs_changed(const Candidate& a, const Candidate& b) {
-  return (a.fusion_threshold_bytes != b.fusion_threshold_bytes) + (a.cycle_time_us != b.cycle_time_us) +
-         (a.fp16 != b.fp16) + (a.algorithm != b.algorithm) + (a.chunk_bytes != b.chunk_bytes) +
-         (a.hierarchical != b.hierarchical);
+  int n = 0;
+  for (const Knob& k : knobs()) n += k.same(a, b) ? 0 : 1;
+  return n;
 }
 
 // Bayesian optimisation over the finite candidate set:
@@ -187,14 +188,19 @@ StrategyKind parse_strategy(std::string_view name) {
   throw Error("--strategy " + std::string(name) + ": unknown (expected grid, bayes or random)");
 }
 
+// The knobs' coordinates by encoding (knobs.hpp KnobEncoding): log-scaled ones, then binary
+// ones, then one-hot groups, each in table order.
 std::vector<double> encode(const Candidate& c, const SearchSpace& space) {
-  const auto [f_lo, f_hi] = positive_range(space.fusion_thresholds, static_cast<double>(MiB));
-  const auto [c_lo, c_hi] = positive_range(space.cycle_times_us, 1000.0);
-  const auto [k_lo, k_hi] = positive_range(space.chunks, static_cast<double>(MiB));
-  std::vector<double> x{log_unit(static_cast<double>(c.fusion_threshold_bytes), f_lo, f_hi),
-                        log_unit(c.cycle_time_us, c_lo, c_hi), log_unit(static_cast<double>(c.chunk_bytes), k_lo, k_hi),
-                        c.fp16 ? 1.0 : 0.0, c.hierarchical ? 1.0 : 0.0};
-  for (const auto& a : space.algorithms) x.push_back(a == c.algorithm ? 1.0 : 0.0);
+  std::vector<double> x;
+  for (const Knob& k : knobs())
+    if (k.encoding == KnobEncoding::log_scale) {
+      const auto [lo, hi] = positive_range(k.values(space), k.log_floor);
+      x.push_back(log_unit(k.scalar(c), lo, hi));
+    }
+  for (const Knob& k : knobs())
+    if (k.encoding == KnobEncoding::binary) x.push_back(k.scalar(c));
+  for (const Knob& k : knobs())
+    if (k.encoding == KnobEncoding::one_hot) k.one_hot(space, c, x);
   return x;
 }
 

@@ -159,11 +159,13 @@ SweepResult run_sweep(const SweepSpec& spec,
       throw Error(where + e.what());
     }
   }
+  // A --fix the runtime cannot express fails here too, before any tuning.
+  make_space(RuntimeModel(topologies.front(), spec.runtime), spec.tune.fixes);
   // The points are independent tuning runs: one worker per core, results in point order.
   TuneOptions options = spec.tune;
   options.progress = nullptr;
   const auto tune_point = [&](std::size_t i) {
-    SimulatedObjective objective(topologies[i], workloads[i], sim::Engine::analytic);
+    SimulatedObjective objective(topologies[i], workloads[i], sim::Engine::analytic, spec.runtime);
     const TuneResult t = tune(topologies[i], workloads[i], objective, options);
     return SweepPoint{combos[i],        sweep_topology_spec(spec.topology, spec.axes, combos[i]),
                       sweep_model_spec(spec.model, spec.axes, combos[i]), t.ranks, t.best_step.compute_us,

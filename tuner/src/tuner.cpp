@@ -41,7 +41,7 @@ std::vector<Evaluation> fastest_distinct(const std::vector<Evaluation>& history,
 
 // The answer is the fastest feasible evaluation, with two accuracy-first rules:
 //  - near-ties (within kTieTolerance) go to the configuration that changes less: fp16 off
-//    before on, hierarchical off before on;
+//    before on, hierarchical off before on, NCCL's own choice before a tuner table;
 //  - fp16 compression must buy at least kMinFp16Gain over the best fp16-off configuration,
 //    else that one is chosen: a sliver of speed is not worth the rounding error.
 constexpr double kTieTolerance = 1e-3;
@@ -58,13 +58,20 @@ Evaluation choose_best(const std::vector<Evaluation>& history) {
   const double limit = best->step_time_us * (1.0 + kTieTolerance);
   // Simpler first, then faster.
   auto simpler = [](const Evaluation& a, const Evaluation& b) {
-    return std::tuple(a.candidate.fp16, a.candidate.hierarchical, a.step_time_us) <
-           std::tuple(b.candidate.fp16, b.candidate.hierarchical, b.step_time_us);
+    return std::tuple(a.candidate.fp16, a.candidate.hierarchical, a.candidate.algorithm != kNcclChoice,
+                      a.step_time_us) <
+           std::tuple(b.candidate.fp16, b.candidate.hierarchical, b.candidate.algorithm != kNcclChoice,
+                      b.step_time_us);
   };
   for (const auto& e : history)
     if (e.step_time_us <= limit && e.candidate.fp16 == best->candidate.fp16 && simpler(e, *best))
       best = &e;
   return *best;
+}
+
+Fp16Estimate fp16_estimate(const RuntimeModel& runtime, const Candidate& c, const RankLayout& layout,
+                           double max_allowed) {
+  return estimate_fp16_error(summation_depth(runtime.possible_algorithms(c), layout), max_allowed);
 }
 
 double best_time_with_fp16(const std::vector<Evaluation>& history, bool fp16) {
@@ -74,14 +81,14 @@ double best_time_with_fp16(const std::vector<Evaluation>& history, bool fp16) {
   return best;
 }
 
-// Horovod has one global hierarchical flag. For a fixed algorithm it is the knob; for "auto"
-// it is on when most of the step's bytes went through a hierarchical algorithm.
-bool hierarchical_flag(const Candidate& best, const sim::StepResult& step) {
-  if (best.algorithm != kAutoAlgorithm) return best.hierarchical;
+// Horovod has one global hierarchical flag: the candidate's knob. Only colltune's executors
+// with "auto" switch per buffer; Horovod cannot, so the flag then follows most bytes.
+bool hierarchical_flag(const RuntimeModel& runtime, const Candidate& best, const sim::StepResult& step) {
+  if (runtime.runtime() != coll::Runtime::colltune || best.algorithm != kAutoAlgorithm) return best.hierarchical;
   std::size_t hier = 0, total = 0;
   for (const auto& b : step.buffers) {
     total += b.bytes;
-    if (b.algorithm.rfind("hierarchical", 0) == 0) hier += b.bytes;
+    if (coll::find_algorithm(b.algorithm).placement == coll::Placement::per_host) hier += b.bytes;
   }
   return total > 0 && 2 * hier > total;
 }
@@ -106,10 +113,17 @@ Heatmap make_heatmap(SimulatedObjective& analytic, const Candidate& best) {
   return h;
 }
 
-std::vector<BusbwCurve> make_busbw_curves(const sim::CostModel& model, const std::vector<std::string>& flat) {
+// colltune's schedules of the runtime's flat algorithms, and hierarchical over each where the
+// runtime has a hierarchical allreduce.
+std::vector<BusbwCurve> make_busbw_curves(const sim::CostModel& model, const SearchSpace& space,
+                                          const std::vector<std::string>& flat) {
   std::vector<AlgoChoice> choices;
   for (const auto& a : flat) choices.push_back(AlgoChoice{a, "", 0});
-  for (const auto& a : flat) choices.push_back(AlgoChoice{"hierarchical", a, 0});
+  if (std::find(space.hierarchical.begin(), space.hierarchical.end(), true) != space.hierarchical.end())
+    for (const auto& a : flat)
+      if (std::find(space.hierarchical_algorithms.begin(), space.hierarchical_algorithms.end(), a) !=
+          space.hierarchical_algorithms.end())
+        choices.push_back(AlgoChoice{std::string(kHierarchicalAlgorithm), a, 0});
   std::vector<BusbwCurve> out;
   for (const auto& c : choices) {
     BusbwCurve curve;
@@ -127,44 +141,27 @@ std::vector<BusbwCurve> make_busbw_curves(const sim::CostModel& model, const std
 
 // Everything the emitters and the report need beyond the search itself.
 void add_report_material(const topo::Topology& topology, const sim::Workload& workload, Objective& objective,
-                         TuneResult& r) {
+                         const RuntimeModel& runtime, TuneResult& r) {
   auto* simulated = dynamic_cast<SimulatedObjective*>(&objective);
   // The analytical objective's simulator already holds this topology's cost model and the
   // prices it computed during the search: reuse it rather than build a second one.
   std::optional<SimulatedObjective> own_analytic;
   SimulatedObjective& analytic = simulated && simulated->engine() == sim::Engine::analytic
                                      ? *simulated
-                                     : own_analytic.emplace(topology, workload, sim::Engine::analytic);
+                                     : own_analytic.emplace(topology, workload, sim::Engine::analytic,
+                                                            runtime.runtime());
   r.best_step = simulated ? simulated->step(r.best.candidate) : analytic.step(r.best.candidate);
-  r.hierarchical_allreduce = hierarchical_flag(r.best.candidate, r.best_step);
-  const sim::CostModel model(topology);
-  const auto flat = flat_allreduce_algorithms();
-  AlgoTableOptions table;
-  table.algorithms = flat;
-  table.chunks = {0, 1 * MiB};
-  table.fp16 = r.best.candidate.fp16;
-  r.algo_table = build_algo_table(model, table);
-  table.algorithms.clear();
-  for (const auto& a : flat)
-    if (nccl_algorithm(a)) table.algorithms.push_back(a);
-  table.hierarchical = false;
-  table.chunks = {0};
-  if (!table.algorithms.empty()) r.nccl_table = build_algo_table(model, table);
-  r.busbw = make_busbw_curves(model, flat);
+  r.hierarchical_allreduce = hierarchical_flag(runtime, r.best.candidate, r.best_step);
+  r.algo_table = runtime.size_table(r.best.candidate);
+  r.nccl_table = runtime.nccl_table(r.best.candidate);
+  r.busbw = make_busbw_curves(sim::CostModel(topology), runtime.space(), runtime.flat_algorithms());
   r.heatmap = make_heatmap(analytic, r.best.candidate);
 }
 
 }  // namespace
 
-std::vector<std::string> flat_allreduce_algorithms() {
-  std::vector<std::string> out;
-  for (const auto& a : coll::algorithms())
-    if (a.collective == coll::Collective::allreduce && a.id.rfind("hierarchical", 0) != 0) out.push_back(a.id);
-  return out;
-}
-
-SearchSpace make_space(const std::vector<std::string>& fixes) {
-  SearchSpace space = SearchSpace::defaults(flat_allreduce_algorithms());
+SearchSpace make_space(const RuntimeModel& runtime, const std::vector<std::string>& fixes) {
+  SearchSpace space = runtime.space();
   for (const auto& f : fixes) space.fix(f);
   return space;
 }
@@ -175,17 +172,22 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
     throw Error("--max-fp16-error " + short_number(options.max_fp16_error) + ": must be a positive number");
   if (workload.tensors.empty()) throw Error("model '" + workload.name + "' has no gradient tensors");
   TuneResult r;
-  const SearchSpace space = make_space(options.fixes);
+  std::optional<RuntimeModel> own_runtime;
+  const RuntimeModel& runtime = objective.runtime_model() ? *objective.runtime_model()
+                                                          : own_runtime.emplace(topology, coll::Runtime::colltune, false);
+  const SearchSpace space = make_space(runtime, options.fixes);
   const RankLayout layout = topology.rank_layout();
   SearchOptions search_options;
   search_options.budget = options.budget;
   search_options.seed = options.seed;
   search_options.progress = options.progress;
   search_options.accept = [&](const Candidate& c) {
-    return !c.fp16 || estimate_fp16_error(c.algorithm, c.hierarchical, layout, options.max_fp16_error).accepted;
+    return !c.fp16 || fp16_estimate(runtime, c, layout, options.max_fp16_error).accepted;
   };
-  const Candidate baseline = horovod_baseline();
-  search_options.initial = {baseline};
+  const Candidate baseline = runtime.baseline();
+  // The search starts from Horovod's defaults where the space holds them.
+  for (Candidate first : {baseline, horovod_baseline()})
+    if (search_options.initial.empty() && space.contains(first)) search_options.initial = {first};
   const auto start = std::chrono::steady_clock::now();
   try {
     r.history = search(options.strategy, space, objective, search_options);
@@ -207,8 +209,7 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
   r.top = fastest_distinct(r.history, options.top_n);
   r.best_fp16_off_us = best_time_with_fp16(r.history, false);
   r.best_fp16_on_us = best_time_with_fp16(r.history, true);
-  r.fp16 = estimate_fp16_error(r.best.candidate.algorithm, r.best.candidate.hierarchical, layout,
-                               options.max_fp16_error);
+  r.fp16 = fp16_estimate(runtime, r.best.candidate, layout, options.max_fp16_error);
   r.topology = topology.name;
   r.ranks = topology.num_ranks();
   r.hosts = topology.num_hosts();
@@ -216,11 +217,14 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
   r.gradient_bytes = workload.total_bytes();
   r.forward_us = workload.forward_us;
   r.objective = objective.name();
+  r.runtime = runtime.runtime();
+  r.baseline_description = runtime.baseline_description();
+  r.nccl_priced = runtime.nccl_priced();
   r.strategy = options.strategy;
   r.seed = options.seed;
   r.space_size = space.size();
   r.fixes = options.fixes;
-  add_report_material(topology, workload, objective, r);
+  add_report_material(topology, workload, objective, runtime, r);
   return r;
 }
 

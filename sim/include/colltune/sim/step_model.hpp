@@ -3,6 +3,7 @@
 // tensors ready so far are packed in order into fusion buffers up to the threshold and each
 // buffer is allreduced; communication overlaps the rest of the backward pass.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,12 +21,25 @@ std::string_view to_string(Engine engine);
 // "analytic" or "event"; throws colltune::Error otherwise.
 Engine parse_engine(std::string_view name);
 
+// A buffer's allreduce as a runtime's own model prices it (NCCL's tuning model, a per-size
+// table the runtime reads): what ran and how long it took.
+struct BufferPrice {
+  std::string algorithm;  // a label for the record ("nccl:ring/ll128", ...)
+  double time_us = 0;     // +infinity when it cannot run
+};
+
 struct StepConfig {
   std::size_t fusion_threshold_bytes = 128 * MiB;  // Horovod default; 0 = no fusion
   double cycle_time_us = 1000.0;                    // Horovod default, 1 ms
   bool fp16_compress = false;
   std::string algorithm = "ring";  // a registry id, or "auto" = fastest per buffer
+  // "auto" also considers per-host algorithms (placement per_host: hierarchical*); false keeps
+  // it to flat ones.
+  bool auto_per_host = true;
   coll::AlgoOptions options;
+  // When set, prices every buffer of `bytes` wire bytes (elements of `elem_size`) in place of
+  // `algorithm`: the runtime's own choice and model (the tuner's NCCL pricing).
+  std::function<BufferPrice(std::size_t bytes, std::size_t elem_size)> price_buffer;
   // Cost of one cycle's negotiation (Horovod's readiness bit-vector allreduce), us.
   // < 0: derived from the topology (the fastest 64-byte allreduce, see step_model.cpp).
   double negotiation_us = -1;

@@ -30,11 +30,16 @@ struct SizeRange {
   std::size_t min_bytes = 0;  // inclusive
   std::size_t max_bytes = 0;  // inclusive
   AlgoChoice choice;
+  // NCCL protocol (tuner CSV spelling: ll, ll128, simple): NCCL's model's pick; colltune's cost
+  // model prices Simple (full bandwidth, per-step latency).
+  std::string protocol = "simple";
   std::size_t sampled_bytes = 0;  // the largest size sampled in the range
   double time_us = 0;             // predicted time at sampled_bytes
 };
 
 struct AlgoTableOptions {
+  // When non-empty, exactly these choices (algorithms, hierarchical and chunks are then unused).
+  std::vector<AlgoChoice> choices;
   std::vector<std::string> algorithms;   // flat allreduce ids to consider
   bool hierarchical = true;              // also "hierarchical" over each flat one as inner
   std::vector<std::size_t> chunks{0};    // chunk sizes to consider (bytes)
@@ -48,9 +53,8 @@ struct AlgoTableOptions {
 // Throws colltune::Error when nothing applies.
 std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoTableOptions& options);
 
-// The NCCL algorithm name (tuner CSV spelling) closest to a colltune algorithm: ring -> ring,
-// dbtree -> tree (NCCL's tree is a double binary tree); nullopt when NCCL has none.
-std::optional<std::string> nccl_algorithm(std::string_view colltune_id);
+// The row covering `bytes` (rows run from 0 upwards without gaps; larger sizes take the last).
+const SizeRange& row_for(const std::vector<SizeRange>& table, std::size_t bytes);
 
 // Predicted busbw (GB/s, nccl-tests factor 2(p-1)/p) of one algorithm at one size; 0 when it
 // does not apply.

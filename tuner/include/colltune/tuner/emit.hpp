@@ -1,8 +1,9 @@
 #pragma once
 // Config emitters: the files the runtime reads (formats in DESIGN.md "Formats the runtime
-// reads" and docs/config-formats.md), each a pure function of a TuneResult, and one call that
-// writes all six atomically.
+// reads" and docs/config-formats.md), each a pure function of a TuneResult, one table of them
+// (output_files) and one call that writes them all atomically.
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,12 +39,32 @@ std::string emit_report_html(const TuneResult& result);
 // speedup, and the files written.
 std::string summary_json(const TuneResult& result, const std::vector<std::filesystem::path>& files);
 
-// Names of the six files, in the order written.
-const std::vector<std::string>& emitted_file_names();
+// The tuner table's file name (nccl.env points NCCL at it by absolute path).
+inline constexpr const char* kNcclTunerConfFile = "nccl_tuner.conf";
 
-// Renders all six, then writes them with colltune::FileSetWriter: `dir` holds either the
-// complete old set or the complete new one, also when interrupted or killed, and one writer
-// at a time. Creates `dir` if missing. Returns the final paths.
+// What a renderer may need besides the result: where the files are written.
+struct EmitContext {
+  NcclEnvPaths nccl;
+};
+
+// One output file: its name in --out, who reads it, and its render function. Adding a file is
+// one entry of output_files() plus its test.
+struct OutputFile {
+  std::string name;
+  std::string reader;
+  std::function<std::string(const TuneResult&, const EmitContext&)> render;
+};
+
+// The one table of output files, in the order written.
+const std::vector<OutputFile>& output_files();
+// Their names, in the same order (from output_files()).
+const std::vector<std::string>& emitted_file_names();
+// "horovod.yaml, horovod.env, ..." for help texts.
+std::string emitted_file_list();
+
+// Renders every file of output_files(), then writes them with colltune::FileSetWriter: `dir`
+// holds either the complete old set or the complete new one, also when interrupted or killed,
+// and one writer at a time. Creates `dir` if missing. Returns the final paths.
 std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& result);
 
 }  // namespace colltune::tuner

@@ -14,7 +14,10 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "colltune/common/rank_layout.hpp"
+#include "colltune/tuner/algo_table.hpp"
 
 namespace colltune::tuner {
 
@@ -28,10 +31,10 @@ struct Fp16Estimate {
   std::string method;         // one line naming the model
 };
 
-// Summation depth of `algorithm` ("auto" = the deepest registered one, the ring) on the layout.
-int summation_depth(std::string_view algorithm, bool hierarchical, const RankLayout& layout);
+// Summation depth of a configuration on the layout: the deepest of the algorithms its buffers
+// may run, from each registry entry's summation_depth (an "auto" choice may pick any of them).
+int summation_depth(const std::vector<AlgoChoice>& algorithms, const RankLayout& layout);
 
-Fp16Estimate estimate_fp16_error(std::string_view algorithm, bool hierarchical, const RankLayout& layout,
-                                 double max_allowed);
+Fp16Estimate estimate_fp16_error(int summation_depth, double max_allowed);
 
 }  // namespace colltune::tuner

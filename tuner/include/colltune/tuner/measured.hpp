@@ -25,8 +25,11 @@ struct MeasuredOptions {
   int warmup = 1;
   int iterations = 3;
   double timeout_s = 60.0;  // per allreduce
-  // "auto" uses this per-size table (from the cost model); empty = ring for every size.
+  // "auto" uses these per-size tables (from the cost model): with hierarchical=on the one
+  // that includes per-host algorithms, with hierarchical=off the flat one; empty = ring for
+  // every size.
   std::vector<SizeRange> auto_table;
+  std::vector<SizeRange> auto_table_flat;
 };
 
 // This process's MPI rank and the world size (0 and 1 without MPI or before MPI_Init).

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "colltune/tuner/runtime_model.hpp"
 #include "colltune/sim/step_model.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/topology.hpp"
@@ -25,21 +26,28 @@ class Objective {
   virtual std::string name() const = 0;
   // Step time in microseconds, +infinity when infeasible. Throws colltune::Error for bad input.
   virtual double evaluate(const Candidate& candidate) = 0;
+  // The runtime the objective prices (nullptr: colltune's executors without NCCL's model).
+  virtual const RuntimeModel* runtime_model() const { return nullptr; }
 };
 
 // The training-step model with the analytical cost model (Engine::analytic, microseconds per
-// configuration) or the discrete-event simulator (Engine::event, slower, models contention).
+// configuration) or the discrete-event simulator (Engine::event, slower, models contention),
+// for what `runtime` runs (runtime_model.hpp: NCCL's allreduces are priced by NCCL's model
+// under either engine).
 class SimulatedObjective : public Objective {
  public:
   // `topology` and `workload` must outlive the objective.
-  SimulatedObjective(const topo::Topology& topology, const sim::Workload& workload, sim::Engine engine);
+  SimulatedObjective(const topo::Topology& topology, const sim::Workload& workload, sim::Engine engine,
+                     coll::Runtime runtime = coll::Runtime::horovod);
   std::string name() const override;
   double evaluate(const Candidate& candidate) override;
+  const RuntimeModel* runtime_model() const override { return &runtime_; }
   // The full step (buffers with their start/end times) for the report's timeline.
   sim::StepResult step(const Candidate& candidate) const;
   sim::Engine engine() const { return engine_; }
 
  private:
+  RuntimeModel runtime_;
   sim::StepSimulator simulator_;
   const sim::Workload& workload_;
   sim::Engine engine_;

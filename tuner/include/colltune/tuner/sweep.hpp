@@ -26,6 +26,7 @@ struct SweepSpec {
   std::string topology;  // the base spec; axes override or add its parameters
   std::string model;     // the base model spec
   std::vector<SweepAxis> axes;  // one or two
+  coll::Runtime runtime = coll::Runtime::horovod;  // as tune --runtime
   TuneOptions tune;             // the search at each point (progress is ignored)
 };
 

@@ -15,6 +15,7 @@
 #include "colltune/tuner/algo_table.hpp"
 #include "colltune/tuner/fp16_error.hpp"
 #include "colltune/tuner/objective.hpp"
+#include "colltune/tuner/runtime_model.hpp"
 #include "colltune/tuner/space.hpp"
 #include "colltune/tuner/strategy.hpp"
 
@@ -53,6 +54,9 @@ struct TuneResult {
   std::size_t gradient_bytes = 0;
   double forward_us = 0;  // the workload's forward pass (buffers are timed from after it)
   std::string objective;
+  coll::Runtime runtime = coll::Runtime::horovod;
+  std::string baseline_description;  // what the baseline runs, and any fallback with its reason
+  bool nccl_priced = false;          // NCCL's allreduces priced by NCCL's model
   StrategyKind strategy = StrategyKind::grid;
   std::uint64_t seed = 1;
   std::size_t space_size = 0;
@@ -63,14 +67,16 @@ struct TuneResult {
   std::vector<Evaluation> history;  // every evaluation, in order
   std::vector<Evaluation> top;      // the fastest distinct feasible ones, fastest first
   sim::StepResult best_step;        // the fastest step's buffers (analytical or event model)
-  bool hierarchical_allreduce = false;  // Horovod's flag for the best configuration
+  // Horovod's flag for the best configuration: the candidate's knob; on colltune's executors with
+  // "auto" (which may switch per buffer), whether most bytes went through a per-host algorithm.
+  bool hierarchical_allreduce = false;
   // fp16: the estimate for the best configuration's algorithm, and the best times with it off/on.
   Fp16Estimate fp16;
   double best_fp16_off_us = 0;  // +inf when not evaluated
   double best_fp16_on_us = 0;
   // Report material.
-  std::vector<SizeRange> algo_table;  // every registered algorithm, hierarchical included
-  std::vector<SizeRange> nccl_table;  // NCCL-expressible algorithms only (ring, tree)
+  std::vector<SizeRange> algo_table;  // the per-size choice the best configuration's buffers follow
+  std::vector<SizeRange> nccl_table;  // the rows nccl_tuner.conf hands NCCL (empty: NCCL's own choice)
   std::vector<BusbwCurve> busbw;
   Heatmap heatmap;
   double search_ms = 0;
@@ -78,16 +84,15 @@ struct TuneResult {
   double speedup() const { return baseline.step_time_us / best.step_time_us; }
 };
 
-// Flat allreduce algorithms of the registry (hierarchical ones are the `hierarchical` knob).
-std::vector<std::string> flat_allreduce_algorithms();
-
-// Runs the search. `objective` is what is minimised (analytic, event or measured); the report
+// Runs the search for the objective's runtime (Objective::runtime_model; colltune's executors
+// when it has none). `objective` is what is minimised (analytic, event or measured); the report
 // material always comes from the analytical model. Throws colltune::Error for bad options
 // (an unknown --fix knob, fp16 pinned on above the error limit, ...).
 TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, Objective& objective,
                 const TuneOptions& options);
 
-// The space tune() searches (defaults, then the fixes), exposed for tests and benchmarks.
-SearchSpace make_space(const std::vector<std::string>& fixes);
+// The space tune() searches (the runtime's defaults, then the fixes), exposed for tests and
+// benchmarks.
+SearchSpace make_space(const RuntimeModel& runtime, const std::vector<std::string>& fixes);
 
 }  // namespace colltune::tuner

@@ -1,0 +1,89 @@
+#pragma once
+// What a runtime can run and how the tuner prices what it runs (`tune --runtime`):
+//   colltune  colltune's executors: every registered allreduce, fixed or chosen per buffer
+//             ("auto"), priced by colltune's cost model or event simulator.
+//   nccl      NCCL alone: one ncclAllReduce per fused buffer. Algorithm "nccl" leaves the choice
+//             to NCCL; "auto" or a registry id (ring, dbtree = NCCL's tree) is a per-size table
+//             of NCCL algorithm and protocol that colltune's NCCL tuner plugin hands NCCL.
+//   horovod   Horovod over NCCL: as nccl, plus Horovod's one global hierarchical flag: every
+//             buffer then runs registry `hierarchical` (NCCL reduce-scatter in the host, an
+//             MPI_Allreduce of each shard across hosts, priced as a ring, NCCL allgather).
+// NCCL's allreduces are priced by NCCL's own model (sim::NcclModel) where the topology fits it
+// (GPUs with a compute capability); elsewhere by colltune's schedules of the same algorithms,
+// and "nccl" is then not offered. The baseline is Horovod's defaults with NCCL's own choice,
+// or, where NCCL's model does not fit, with colltune's ring (fallback() says why).
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "colltune/collectives/registry.hpp"
+#include "colltune/sim/cost_model.hpp"
+#include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/step_model.hpp"
+#include "colltune/topology/topology.hpp"
+#include "colltune/tuner/algo_table.hpp"
+#include "colltune/tuner/space.hpp"
+
+namespace colltune::tuner {
+
+// Horovod rounds its fusion threshold up to a multiple of local_size x 8 x 64 bytes
+// (operations.cc); this is the threshold a job with `ranks_per_host` GPUs per host runs with.
+std::size_t horovod_fusion_threshold(std::size_t bytes, int ranks_per_host);
+
+class RuntimeModel {
+ public:
+  // Holds what it derives from the topology (cost model, NCCL's model). `nccl_model` false leaves NCCL's model out (the
+  // measured objective runs colltune's executors and cannot run NCCL's choice).
+  RuntimeModel(const topo::Topology& topology, coll::Runtime runtime, bool nccl_model = true);
+
+  coll::Runtime runtime() const { return runtime_; }
+  // NCCL's model prices NCCL's allreduces on this topology.
+  bool nccl_priced() const { return nccl_.has_value(); }
+  // Why it does not ("" when it does).
+  const std::string& fallback() const { return fallback_; }
+
+  // The space tune() searches for this runtime (before --fix).
+  SearchSpace space() const;
+  // Horovod defaults (128 MiB, 1 ms, fp16 off, flat) with NCCL's own choice, or colltune's ring
+  // where NCCL's model does not fit.
+  Candidate baseline() const;
+  std::string baseline_description() const;
+
+  // The step model's configuration: what the runtime runs for the candidate, priced as above.
+  // The model must outlive the returned config (its price hook refers to it).
+  sim::StepConfig step_config(const Candidate& candidate) const;
+
+  // The rows colltune's NCCL tuner plugin hands NCCL for a candidate: empty where the candidate
+  // makes no ncclAllReduce calls of its choosing (algorithm "nccl", hierarchical, colltune's
+  // executors). Row algorithms are registry ids with an nccl_name.
+  std::vector<SizeRange> nccl_table(const Candidate& candidate) const;
+  // The per-size choice the candidate's buffers follow: the NCCL table where there is one,
+  // NCCL's own pick per size (NCCL's names) for "nccl", else colltune's cost-model table of the
+  // algorithms it may run.
+  std::vector<SizeRange> size_table(const Candidate& candidate) const;
+
+  // The registry algorithms a candidate's buffers may run (with their options): for "nccl",
+  // those of NCCL's algorithms colltune has (ring, dbtree). For the fp16 depth and reports.
+  std::vector<AlgoChoice> possible_algorithms(const Candidate& candidate) const;
+  // Flat allreduce ids this runtime runs (registry placement flat, runs_on(runtime)).
+  std::vector<std::string> flat_algorithms() const;
+
+ private:
+  coll::Runtime runtime_;
+  sim::CostModel cost_;
+  std::optional<sim::NcclModel> nccl_;
+  std::string fallback_;
+  mutable std::mutex mutex_;  // guards tables_: objectives may run from several threads
+  mutable std::map<std::string, std::shared_ptr<const std::vector<SizeRange>>> tables_;
+
+  bool runs_nccl_allreduce(const Candidate& c) const;
+  std::shared_ptr<const std::vector<SizeRange>> table_for(const std::string& algorithm) const;
+  std::vector<SizeRange> build_nccl_table(const std::vector<std::string>& ids) const;
+  std::vector<SizeRange> nccl_choice_table() const;
+};
+
+}  // namespace colltune::tuner

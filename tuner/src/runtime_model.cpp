@@ -1,0 +1,236 @@
+// What each runtime runs and how it is priced (model in runtime_model.hpp).
+#include "colltune/tuner/runtime_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "colltune/common/error.hpp"
+
+namespace colltune::tuner {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Horovod's hierarchical allreduce crosses hosts with MPI_Allreduce, whose algorithm MPI
+// chooses; colltune prices that phase as its ring (Open MPI's choice for large messages).
+constexpr std::string_view kHorovodCrossHost = "ring";
+
+sim::NcclAlgo nccl_algo_of(const std::string& id) {
+  return sim::parse_nccl_algo(coll::find_algorithm(id).nccl_name);
+}
+
+// NCCL's message at `bytes`: the fastest (algorithm, protocol) among `ids` by NCCL's model.
+SizeRange fastest_nccl_cell(const sim::NcclModel& nccl, const std::vector<std::string>& ids, std::size_t bytes) {
+  SizeRange best{0, bytes, {}, "simple", bytes, kInf};
+  for (const auto& id : ids)
+    for (sim::NcclProto proto : sim::kNcclProtos) {
+      const double t = nccl.time_us(nccl_algo_of(id), proto, sim::NcclColl::allreduce, bytes);
+      if (sim::clearly_faster(t, best.time_us)) {
+        best.choice = AlgoChoice{id, "", 0};
+        best.protocol = std::string(sim::to_string(proto));
+        best.time_us = t;
+      }
+    }
+  return best;
+}
+
+}  // namespace
+
+std::size_t horovod_fusion_threshold(std::size_t bytes, int ranks_per_host) {
+  const std::size_t unit = static_cast<std::size_t>(std::max(ranks_per_host, 1)) * 8 * 64;
+  return (bytes + unit - 1) / unit * unit;
+}
+
+RuntimeModel::RuntimeModel(const topo::Topology& topology, coll::Runtime runtime, bool nccl_model)
+    : runtime_(runtime), cost_(topology) {
+  if (!nccl_model) {
+    fallback_ = "the measured objective runs colltune's executors, not NCCL";
+    return;
+  }
+  try {
+    nccl_.emplace(topology);
+  } catch (const Error& e) {
+    fallback_ = std::string("NCCL's model does not fit this topology (") + e.what() + ")";
+  }
+}
+
+std::vector<std::string> RuntimeModel::flat_algorithms() const {
+  std::vector<std::string> out;
+  for (const auto& a : coll::algorithms())
+    if (a.collective == coll::Collective::allreduce && a.placement == coll::Placement::flat && a.runs_on(runtime_))
+      out.push_back(a.id);
+  return out;
+}
+
+SearchSpace RuntimeModel::space() const {
+  SearchSpace s = SearchSpace::defaults(flat_algorithms());
+  s.runtime = std::string(coll::to_string(runtime_));
+  if (runtime_ == coll::Runtime::colltune) {
+    s.hierarchical_algorithms = s.algorithms;  // "auto" with hierarchical=on: per-host ones too
+    return s;
+  }
+  if (nccl_) s.algorithms.insert(s.algorithms.begin(), std::string(kNcclChoice));
+  s.chunks = {0};  // NCCL sizes its own chunks (NCCL_BUFFSIZE, slices)
+  const bool per_host = std::any_of(coll::algorithms().begin(), coll::algorithms().end(), [&](const auto& a) {
+    return a.collective == coll::Collective::allreduce && a.placement == coll::Placement::per_host &&
+           a.runs_on(runtime_);
+  });
+  s.hierarchical_algorithms = {std::string(kHorovodCrossHost)};
+  if (!per_host) {
+    s.hierarchical = {false};
+    s.no_hierarchical_reason = "--runtime " + s.runtime + " has no hierarchical allreduce (Horovod's path; use "
+                               "--runtime horovod)";
+  } else if (cost_.layout.nhosts() <= 1) {
+    // Horovod ignores the flag on one node (a plain ncclAllReduce runs): it is not a knob there.
+    s.hierarchical = {false};
+    s.no_hierarchical_reason = "Horovod ignores HOROVOD_HIERARCHICAL_ALLREDUCE on one node";
+  }
+  return s;
+}
+
+Candidate RuntimeModel::baseline() const {
+  Candidate c = horovod_baseline();
+  c.algorithm = nccl_ ? std::string(kNcclChoice) : "ring";
+  return c;
+}
+
+std::string RuntimeModel::baseline_description() const {
+  const std::string horovod = "Horovod defaults (128 MiB fusion, 1 ms cycle, no compression, not hierarchical)";
+  if (nccl_) return horovod + " with NCCL's own algorithm and protocol choice (NCCL's model)";
+  return horovod + " over colltune's ring; " + fallback_;
+}
+
+bool RuntimeModel::runs_nccl_allreduce(const Candidate& c) const {
+  if (c.algorithm == kNcclChoice) return true;
+  return runtime_ != coll::Runtime::colltune && !c.hierarchical;
+}
+
+std::vector<SizeRange> RuntimeModel::build_nccl_table(const std::vector<std::string>& ids) const {
+  std::vector<SizeRange> table;
+  std::size_t previous = 0;
+  for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) {
+    SizeRange best = fastest_nccl_cell(*nccl_, ids, s);
+    if (!std::isfinite(best.time_us)) throw Error("NCCL cannot run an allreduce of " + format_bytes(s) + " here");
+    best.min_bytes = table.empty() ? 0 : previous + 1;
+    if (!table.empty() && table.back().choice == best.choice && table.back().protocol == best.protocol) {
+      table.back().max_bytes = s;
+      table.back().sampled_bytes = s;
+      table.back().time_us = best.time_us;
+    } else {
+      table.push_back(best);
+    }
+    previous = s;
+  }
+  table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);
+  return table;
+}
+
+std::shared_ptr<const std::vector<SizeRange>> RuntimeModel::table_for(const std::string& algorithm) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = tables_.find(algorithm); it != tables_.end()) return it->second;
+  }
+  const std::vector<std::string> ids =
+      algorithm == kAutoAlgorithm ? flat_algorithms() : std::vector<std::string>{algorithm};
+  std::vector<SizeRange> table;
+  if (nccl_) {
+    table = build_nccl_table(ids);
+  } else {
+    AlgoTableOptions options;
+    options.algorithms = ids;
+    options.hierarchical = false;
+    table = build_algo_table(cost_, options);
+  }
+  auto shared = std::make_shared<const std::vector<SizeRange>>(std::move(table));
+  std::lock_guard<std::mutex> lock(mutex_);
+  return tables_.emplace(algorithm, std::move(shared)).first->second;
+}
+
+sim::StepConfig RuntimeModel::step_config(const Candidate& c) const {
+  sim::StepConfig config = to_step_config(c);
+  if (runtime_ == coll::Runtime::horovod)
+    config.fusion_threshold_bytes = horovod_fusion_threshold(c.fusion_threshold_bytes, cost_.layout.max_ranks_per_host());
+  if (c.algorithm == kNcclChoice && nccl_) {
+    config.price_buffer = [this](std::size_t bytes, std::size_t /*elem_size*/) {
+      const sim::NcclChoice pick = nccl_->choose(sim::NcclColl::allreduce, bytes);
+      return sim::BufferPrice{"nccl(" + std::string(sim::to_string(pick.algo)) + "/" +
+                                  std::string(sim::to_string(pick.proto)) + ")",
+                              pick.time_us};
+    };
+    return config;
+  }
+  if (c.algorithm == kNcclChoice) throw Error("algorithm nccl: " + fallback_);
+  if (!runs_nccl_allreduce(c)) return config;
+  // Without NCCL's model a fixed algorithm is colltune's schedule of it, under either engine.
+  if (!nccl_ && c.algorithm != kAutoAlgorithm) return config;
+  config.price_buffer = [this, table = table_for(c.algorithm)](std::size_t bytes, std::size_t elem_size) {
+    const SizeRange& row = row_for(*table, bytes);
+    if (nccl_) {
+      const auto proto = sim::parse_nccl_proto(row.protocol);
+      return sim::BufferPrice{coll::find_algorithm(row.choice.algorithm).nccl_name + "/" + row.protocol,
+                              nccl_->time_us(nccl_algo_of(row.choice.algorithm), proto, sim::NcclColl::allreduce, bytes)};
+    }
+    sim::CollectiveRequest request;
+    request.algorithm = row.choice.algorithm;
+    request.bytes = bytes;
+    request.elem_size = elem_size;
+    return sim::BufferPrice{row.choice.algorithm, cost_.time_us(request)};
+  };
+  return config;
+}
+
+std::vector<SizeRange> RuntimeModel::nccl_table(const Candidate& c) const {
+  if (c.algorithm == kNcclChoice || !runs_nccl_allreduce(c)) return {};
+  return *table_for(c.algorithm);
+}
+
+std::vector<SizeRange> RuntimeModel::size_table(const Candidate& c) const {
+  if (c.algorithm == kNcclChoice && nccl_) return nccl_choice_table();
+  if (runs_nccl_allreduce(c) && c.algorithm != kNcclChoice) return *table_for(c.algorithm);
+  AlgoTableOptions options;
+  options.choices = possible_algorithms(c);
+  options.fp16 = c.fp16;
+  return build_algo_table(cost_, options);
+}
+
+std::vector<SizeRange> RuntimeModel::nccl_choice_table() const {
+  std::vector<SizeRange> table;
+  std::size_t previous = 0;
+  for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) {
+    const sim::NcclChoice pick = nccl_->choose(sim::NcclColl::allreduce, s);
+    SizeRange row{table.empty() ? 0 : previous + 1, s, {std::string(sim::to_string(pick.algo)), "", 0},
+                  std::string(sim::to_string(pick.proto)), s, pick.time_us};
+    if (!table.empty() && table.back().choice == row.choice && table.back().protocol == row.protocol) {
+      table.back().max_bytes = s;
+      table.back().sampled_bytes = s;
+      table.back().time_us = row.time_us;
+    } else {
+      table.push_back(row);
+    }
+    previous = s;
+  }
+  table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);
+  return table;
+}
+
+std::vector<AlgoChoice> RuntimeModel::possible_algorithms(const Candidate& c) const {
+  std::vector<AlgoChoice> out;
+  if (c.algorithm == kNcclChoice) {
+    for (const auto& a : coll::algorithms())
+      if (a.collective == coll::Collective::allreduce && !a.nccl_name.empty()) out.push_back({a.id, "", 0});
+    return out;
+  }
+  if (c.algorithm != kAutoAlgorithm) {
+    if (c.hierarchical) return {AlgoChoice{std::string(kHierarchicalAlgorithm), c.algorithm, c.chunk_bytes}};
+    return {AlgoChoice{c.algorithm, "", c.chunk_bytes}};
+  }
+  for (const auto& a : coll::algorithms()) {
+    if (a.collective != coll::Collective::allreduce || !a.runs_on(runtime_)) continue;
+    if (a.placement == coll::Placement::flat) out.push_back({a.id, "", c.chunk_bytes});
+    else if (c.hierarchical) out.push_back({a.id, "ring", c.chunk_bytes});  // "auto" keeps the default inner
+  }
+  return out;
+}
+
+}  // namespace colltune::tuner
