@@ -1,8 +1,10 @@
 // colltune tune: search fusion threshold, cycle time, fp16, algorithm, chunking and
-// hierarchical allreduce for a model on a topology; write the six config files atomically.
+// hierarchical allreduce for a model on a topology; write the output files
+// (tuner::output_files) atomically.
 #include <unistd.h>
 
 #include <cmath>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -17,6 +19,7 @@
 #include "colltune/tuner/measured.hpp"
 #include "colltune/tuner/tuner.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 #ifdef COLLTUNE_HAVE_MPI
 #include "colltune/collectives/mpi.hpp"
@@ -30,12 +33,13 @@ struct TuneArgs {
   std::string model;
   std::string out;
   std::string objective = "analytic";
+  std::string runtime = "horovod";
   std::string strategy;  // default: grid for analytic, bayes otherwise
   std::size_t budget = 0;
   std::uint64_t seed = 1;
   std::vector<std::string> fixes;
   double max_fp16_error = tuner::kDefaultMaxFp16Error;
-  bool json = false;
+  JsonOutput json;
 };
 
 // "[#########...........] 1234/3600  best 41.2 ms" on stderr, redrawn in place, ~100 updates.
@@ -53,18 +57,35 @@ auto progress_bar() {
   };
 }
 
+// Where stderr is not a terminal (a log, CI): one line every few seconds, so a long tune (the
+// measured objective, a large grid) says where it is. Prefixed so logs can filter it.
+auto progress_lines() {
+  using Clock = std::chrono::steady_clock;
+  static constexpr auto kEvery = std::chrono::seconds(5);
+  return [next = Clock::now() + kEvery](std::size_t done, std::size_t total, const tuner::Evaluation& best) mutable {
+    if (Clock::now() < next || done == total) return;
+    next = Clock::now() + kEvery;
+    std::fprintf(stderr, "colltune: progress: tune %zu/%zu evaluated, best %s\n", done, total,
+                 format_time_us(best.step_time_us).c_str());
+    std::fflush(stderr);
+  };
+}
+
 void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem::path>& files) {
   const auto& c = r.best.candidate;
-  std::cout << "tuned " << r.model << " on " << r.topology << " (" << r.ranks << " ranks): " << r.history.size()
-            << " configurations, objective " << r.objective << ", strategy " << tuner::to_string(r.strategy) << "\n"
+  std::cout << "tuned " << r.model << " on " << r.topology << " (" << r.ranks << " ranks) for "
+            << coll::to_string(r.runtime) << ": " << r.history.size() << " configurations, objective " << r.objective << ", strategy " << tuner::to_string(r.strategy) << "\n"
             << "  fusion threshold   " << format_bytes(c.fusion_threshold_bytes) << "\n"
             << "  cycle time         " << format_time_us(c.cycle_time_us) << "\n"
             << "  fp16 compression   " << (c.fp16 ? "on" : "off") << " (predicted rms relative error "
             << format_ratio(r.fp16.relative_error) << ", limit " << format_ratio(r.fp16.max_allowed) << ")\n"
             << "  algorithm          " << c.algorithm << (c.hierarchical ? " (hierarchical)" : "")
             << ", chunk " << format_bytes(c.chunk_bytes) << "\n"
+            << "  hierarchical flag  " << (r.hierarchical_allreduce ? "on" : "off") << " (Horovod's global flag)\n"
             << "  step time          " << format_time_us(r.best.step_time_us) << " vs "
-            << format_time_us(r.baseline.step_time_us) << " with Horovod defaults: speedup " << format_ratio(r.speedup()) << "x\n";
+            << format_time_us(r.baseline.step_time_us) << " with the baseline: speedup " << format_ratio(r.speedup())
+            << "x\n"
+            << "  baseline           " << r.baseline_description << "\n";
   for (const auto& f : files) std::cout << "  wrote " << f.string() << "\n";
 }
 
@@ -76,8 +97,11 @@ std::unique_ptr<tuner::Objective> make_measured(const TuneArgs& a, const topo::T
                 a.topology + " has " + std::to_string(topology.num_ranks()) + "; describe the machine it runs on");
   tuner::MeasuredOptions measured;
   tuner::AlgoTableOptions table;
-  table.algorithms = tuner::flat_allreduce_algorithms();
-  measured.auto_table = tuner::build_algo_table(sim::CostModel(topology), table);
+  table.algorithms = tuner::RuntimeModel(topology, coll::Runtime::colltune, false).flat_algorithms();
+  const sim::CostModel model(topology);
+  measured.auto_table = tuner::build_algo_table(model, table);
+  table.hierarchical = false;
+  measured.auto_table_flat = tuner::build_algo_table(model, table);
   return tuner::make_measured_objective(workload, measured);
 }
 
@@ -95,9 +119,12 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
   options.seed = a.seed;
   options.fixes = a.fixes;
   options.max_fp16_error = a.max_fp16_error;
-  tuner::make_space(options.fixes);  // reject a bad --fix before any work
+  const coll::Runtime runtime = coll::parse_runtime(a.runtime);  // --fix: tune() checks it before any work
   if (a.objective != "analytic" && a.objective != "event" && a.objective != "measured")
     throw Error("--objective " + a.objective + ": unknown (expected analytic, event or measured)");
+  if (a.objective == "measured" && runtime != coll::Runtime::colltune)
+    throw Error("--objective measured runs colltune's executors: it needs --runtime colltune (got --runtime " +
+                a.runtime + ")");
   return options;
 }
 
@@ -107,16 +134,19 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
   if (a.objective == "measured")
     objective = make_measured(a, topology, workload);
   else
-    objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective));
+    objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective),
+                                                            coll::parse_runtime(a.runtime));
   const bool leader = tuner::mpi_world_rank() == 0;
-  if (leader && !a.json && isatty(STDERR_FILENO)) options.progress = progress_bar();
+  if (leader && isatty(STDERR_FILENO)) {
+    options.progress = progress_bar();
+  } else if (leader) {
+    options.progress = progress_lines();
+  }
   const auto result = tuner::tune(topology, workload, *objective, options);
   if (!leader) return;
   const auto files = tuner::write_configs(a.out, result);
-  if (a.json)
-    std::cout << tuner::summary_json(result, files) << "\n";
-  else
-    print_summary(result, files);
+  a.json.write(tuner::summary_json(result, files));
+  if (a.json.text_wanted()) print_summary(result, files);
 }
 
 void run_tune(const TuneArgs& a) {
@@ -143,24 +173,27 @@ void run_tune(const TuneArgs& a) {
 
 void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
-  CLI::App* cmd = app.add_subcommand("tune", "Search Horovod/NCCL settings for a model on a topology and write "
-                                             "horovod.yaml, horovod.env, nccl.env, nccl_tuner.conf, colltune.json, "
-                                             "report.html");
+  CLI::App* cmd = app.add_subcommand("tune", "Search Horovod/NCCL settings for a model on a topology and write " +
+                                                 tuner::emitted_file_list());
   cmd->add_option("--topology", args->topology, "preset spec, topology JSON or NCCL XML")->required();
   cmd->add_option("--model", args->model, "built-in model profile (resnet50, vgg16, bert-large, gpt2-xl) or workload "
                                           "JSON")->required();
-  cmd->add_option("--out", args->out, "directory for the six files (created if missing)")->required();
-  cmd->add_option("--objective", args->objective, "analytic | event | measured (under mpirun)");
+  cmd->add_option("--out", args->out, "directory for the output files (created if missing)")->required();
+  cmd->add_option("--objective", args->objective, "analytic | event | measured (under mpirun; --runtime colltune)");
+  cmd->add_option("--runtime", args->runtime, "what runs the job: horovod (Horovod over NCCL, default) | nccl (NCCL "
+                                              "alone) | colltune (colltune's executors)");
   cmd->add_option("--strategy", args->strategy, "grid | bayes | random (default: grid for analytic, else bayes)");
   cmd->add_option("--budget", args->budget, "evaluations for bayes/random (default 30)");
   cmd->add_option("--seed", args->seed, "random seed (bayes/random)");
-  cmd->add_option("--fix", args->fixes, "pin a knob: fusion-threshold=64MiB, cycle-time=5ms, fp16=on|off, "
-                                        "algorithm=ring|...|auto, chunk=1MiB, hierarchical=on|off (sizes and "
-                                        "times need a unit)")
+  std::string knobs;
+  for (const auto& k : tuner::knob_names()) knobs += (knobs.empty() ? "" : ", ") + k;
+  cmd->add_option("--fix", args->fixes, "pin a knob=value (knobs: " + knobs + "), e.g. fusion-threshold=64MiB, "
+                                        "cycle-time=5ms, fp16=on, algorithm=nccl|auto|ring|..., hierarchical=off (sizes "
+                                        "and times need a unit; the runtime limits the values)")
       ->take_all();
   cmd->add_option("--max-fp16-error", args->max_fp16_error,
                   "accept fp16 compression only when its predicted rms relative error is at most this (default 0.01)");
-  cmd->add_flag("--json", args->json, "print the summary as JSON");
+  add_json_option(*cmd, args->json, "The summary");
   cmd->callback([args] { run_tune(*args); });
 }
 

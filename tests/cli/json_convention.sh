@@ -27,6 +27,7 @@ check algos "^id +collective" -- algos
 check topo_show "^slowest rank-to-rank route" -- topo show dgx-h100
 check step "^scaling efficiency" -- step --topology dgx-h100 --model resnet50
 check simulate "^# colltune simulate" -- simulate --topology dgx-h100 --algo ring --bytes 1MiB
+check tune "^tuned resnet50" -- tune --topology dgx-h100 --model resnet50 --out "$dir/tuned"
 check sweep "^# colltune sweep" -- sweep --topology dgx-h100 --model resnet50 --vary nodes=1,2
 check bench "^# Avg bus bandwidth" -- bench --ranks 2 -b 1K -e 1K -n 1 -w 0
 

@@ -24,8 +24,11 @@ run_one() {
   local -a args
   read -r -a args <<<"${line//OUT/$out/files}"
   echo "\$ colltune $line"
-  "$colltune" "${args[@]}" 2>&1
-  echo "exit $?"
+  # Progress lines (stderr, every few seconds when it is not a terminal) depend on the machine's speed.
+  "$colltune" "${args[@]}" >"$out/output" 2>&1
+  local rc=$?
+  grep -v '^colltune: progress: ' "$out/output"
+  echo "exit $rc"
   if [ -d "$out/files" ]; then
     for f in $(ls "$out/files" | sort); do
       echo "--- $f"
