@@ -6,12 +6,13 @@
 #     background fetches have none), the DOM it builds has every chart and table, and a screenshot
 #     is written;
 #  3. the numbers it shows carry exactly colltune.json's values (data-json / data-value cells).
-# Exits 77 (ctest: skipped) where no Chromium is installed.
+# Exits 77 (ctest: skipped) where Chromium or python3 is not installed.
 # Usage: report_browser.sh path/to/colltune
 set -uo pipefail
 colltune=$1
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome) ||
   { echo "skipped: no Chromium on this machine"; exit 77; }
+command -v python3 >/dev/null || { echo "skipped: no python3 to read the network log and colltune.json"; exit 77; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAILED: $*"; exit 1; }
