@@ -108,17 +108,17 @@ void on_mpi_world(const bench::BenchConfig& config, Body body) {
       }
       report = body(comm);
     } catch (const bench::ConfigMismatch& e) {
+      // Every rank found it. Rank 0 says it now, before any rank can exit: mpirun ends the
+      // job at the first non-zero exit, which could otherwise cut rank 0 off before it wrote.
       mismatch = e.what();
+      if (root) std::cerr << "colltune: error: " << mismatch << std::endl;
     } catch (const std::exception& e) {
       std::cerr << "colltune: " << (exit_status(e) == kExitInternal ? "internal error: " : "error: ") << e.what()
                 << std::endl;
       MPI_Abort(MPI_COMM_WORLD, exit_status(e));
     }
   }  // MPI_Finalize: every rank completed the same sweep, or stopped at the same mismatch
-  if (!mismatch.empty()) {
-    if (root) throw Error(mismatch);
-    throw QuietExit{kExitBadInput};
-  }
+  if (!mismatch.empty()) throw QuietExit{kExitBadInput};  // already said by rank 0
   fail_if_wrong(report, root);
 }
 #endif
