@@ -1,6 +1,8 @@
 // colltune step: predicted training step (Horovod's loop over a workload on a topology).
 #include <iomanip>
+#include <cstdint>
 #include <iostream>
+#include <optional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -9,6 +11,7 @@
 
 #include "colltune/common/units.hpp"
 #include "colltune/sim/step_model.hpp"
+#include "colltune/sim/stragglers.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
@@ -25,7 +28,12 @@ struct StepArgs {
   bool fp16_compress = false;
   std::string algorithm = "ring";
   std::string engine = "analytic";
+  std::vector<std::string> slow;  // --slow WHO:FACTORx
+  std::string jitter;             // --jitter DIST:PARAM
+  int steps = 0;                  // 0: 1 without jitter, 1000 with
+  std::uint64_t seed = 1;
   JsonOutput json;
+  bool stragglers() const { return !slow.empty() || !jitter.empty() || steps > 0; }
 };
 
 double ms(double us) { return us / 1e3; }
@@ -86,6 +94,32 @@ void print_summary(std::ostream& out, const StepArgs& a, const sim::Workload& w,
   }
 }
 
+sim::StragglerOptions straggler_options(const StepArgs& a, const topo::Topology& topology) {
+  sim::StragglerOptions o;
+  o.rank_factor.assign(static_cast<std::size_t>(topology.num_ranks()), 1.0);
+  for (const std::string& s : a.slow) sim::apply_slow(s, topology, o.rank_factor);
+  if (!a.jitter.empty()) o.jitter = sim::parse_jitter(a.jitter);
+  o.steps = a.steps > 0 ? a.steps : (o.jitter.kind == sim::Jitter::Kind::none ? 1 : 1000);
+  o.seed = a.seed;
+  return o;
+}
+
+nlohmann::ordered_json stragglers_json(const sim::StragglerResult& s) {
+  return {{"steps", s.steps},           {"ideal_step_ms", ms(s.ideal_us)}, {"mean_step_ms", ms(s.mean_us)},
+          {"p50_step_ms", ms(s.p50_us)}, {"p99_step_ms", ms(s.p99_us)},     {"waiting_fraction", s.waiting_fraction}};
+}
+
+void print_stragglers(std::ostream& out, const StepArgs& a, const sim::StragglerResult& s) {
+  std::string what;
+  for (const std::string& slow : a.slow) what += (what.empty() ? "" : ", ") + slow;
+  if (!a.jitter.empty()) what += (what.empty() ? "jitter " : ", jitter ") + a.jitter;
+  out << "\nstragglers          " << what << "; " << s.steps << " step(s), seed " << a.seed << "\n"
+      << "step time           mean " << format_time_us(s.mean_us) << ", p50 " << format_time_us(s.p50_us) << ", p99 "
+      << format_time_us(s.p99_us) << " (without stragglers " << format_time_us(s.ideal_us) << ")\n"
+      << "waiting             " << percent(s.waiting_fraction)
+      << " of the ranks' time waits for the slowest rank\n";
+}
+
 void run_step(const StepArgs& a) {
   sim::StepConfig config;
   config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold", BareNumber::refused);
@@ -99,8 +133,15 @@ void run_step(const StepArgs& a) {
   for (const std::string& note : notes) std::cerr << "colltune: note: " << a.model << ": " << note << "\n";
   const sim::StepSimulator simulator(topology);
   const sim::StepResult result = simulator.run(workload, config, engine);
-  a.json.write(to_json(a, workload, config, simulator.nranks(), result).dump(2));
-  if (a.json.text_wanted()) print_summary(std::cout, a, workload, config, simulator.nranks(), result);
+  std::optional<sim::StragglerResult> stragglers;
+  if (a.stragglers())
+    stragglers = sim::simulate_stragglers(simulator, workload, config, engine, straggler_options(a, topology));
+  nlohmann::ordered_json json = to_json(a, workload, config, simulator.nranks(), result);
+  if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
+  a.json.write(json.dump(2));
+  if (!a.json.text_wanted()) return;
+  print_summary(std::cout, a, workload, config, simulator.nranks(), result);
+  if (stragglers) print_stragglers(std::cout, a, *stragglers);
 }
 
 }  // namespace
@@ -122,6 +163,11 @@ void add_step_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--engine", args->engine, "analytic (cost model) or event (discrete-event simulator)")
       ->capture_default_str();
+  sub->add_option("--slow", args->slow, "a slow rank or host: WHO:FACTORx, e.g. 3:1.5x or node2:1.2x (repeatable)");
+  sub->add_option("--jitter", args->jitter, "per-step random compute speed of every rank: lognormal:SIGMA, "
+                                            "normal:SD or uniform:HALFWIDTH");
+  sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)");
+  sub->add_option("--seed", args->seed, "seed of the jitter's draws")->capture_default_str();
   add_json_option(*sub, args->json, "The step");
   sub->callback([args] { run_step(*args); });
 }

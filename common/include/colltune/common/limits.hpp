@@ -70,6 +70,11 @@ inline constexpr const char* kMaxTuneBudgetReason = "the Gaussian process costs 
 inline constexpr std::size_t kMaxSweepPoints = 1000;
 inline constexpr const char* kMaxSweepPointsReason = "each point is a whole tuning run";
 
+// Steps of a straggler simulation: each is a step-model run; a million is minutes of it, and
+// the p99 of a few thousand is already stable.
+inline constexpr std::size_t kMaxStragglerSteps = 1000000;
+inline constexpr const char* kMaxStragglerStepsReason = "each step is a step-model run";
+
 // Waiting for an output directory's lock held by another colltune process: writing six small
 // files takes milliseconds, so a longer wait means that process is stuck.
 inline constexpr double kOutputLockWaitS = 30.0;
