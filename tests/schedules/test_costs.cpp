@@ -1,4 +1,4 @@
-// Cost hints against (1) the textbook closed forms of DESIGN.md and (2) the reference pricer
+// Cost hints against (1) the textbook closed forms of docs/design.md and (2) the reference pricer
 // (sim/pricer.hpp), which defines the machine model and walks the very schedule build() produces.
 #include <gtest/gtest.h>
 

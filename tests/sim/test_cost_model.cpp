@@ -1,5 +1,5 @@
 // The analytical cost model: level derivation from topology routes, the textbook formulas on
-// the flat alpha-beta machine (DESIGN.md "Units and metrics"), fp16 compression, bad input.
+// the flat alpha-beta machine (docs/design.md "Units and metrics"), fp16 compression, bad input.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// The executor: one interpreter of the Schedule IR (DESIGN.md "one schedule, several
+// The executor: one interpreter of the Schedule IR (docs/design.md "one schedule, several
 // interpreters"). It walks this rank's steps in order and hands each to the communicator,
 // which moves the bytes; the codec says how blocks travel and how they are reduced.
 #include <cstddef>

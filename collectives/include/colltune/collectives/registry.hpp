@@ -1,5 +1,5 @@
 #pragma once
-// One table of algorithms (DESIGN.md: register an algorithm once). Each entry builds a
+// One table of algorithms (docs/design.md: register an algorithm once). Each entry builds a
 // Schedule, says whether it applies to a layout ("not applicable" is an answer, not an
 // exception), and carries a closed-form cost hint the analytical model prices it with.
 #include <cstddef>

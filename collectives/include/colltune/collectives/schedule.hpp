@@ -1,5 +1,5 @@
 #pragma once
-// The Schedule IR: the one thing every interpreter shares (DESIGN.md "one schedule, several
+// The Schedule IR: the one thing every interpreter shares (docs/design.md "one schedule, several
 // interpreters"). A schedule says who talks to whom about which block, nothing else: no I/O,
 // no arithmetic, no timing.
 //

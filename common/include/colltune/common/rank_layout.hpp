@@ -1,6 +1,6 @@
 #pragma once
 // Which ranks share a host. This is all that algorithms may know about the machine
-// (DESIGN.md: collectives/ knows a rank layout, not link speeds).
+// (docs/design.md: collectives/ knows a rank layout, not link speeds).
 #include <vector>
 
 namespace colltune {

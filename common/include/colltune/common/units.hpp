@@ -1,5 +1,5 @@
 #pragma once
-// One vocabulary for sizes and times everywhere (see DESIGN.md "Units and metrics"):
+// One vocabulary for sizes and times everywhere (see docs/design.md "Units and metrics"):
 // sizes are bytes in size_t, times are microseconds in double, bandwidth is GB/s = 1e9 B/s.
 #include <cstddef>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
-// Config emitters: the files the runtime reads (formats in DESIGN.md "Formats the runtime
-// reads" and docs/config-formats.md), each a pure function of a TuneResult, one table of them
+// Config emitters: the files the runtime reads (formats in docs/config-formats.md, rules in
+// docs/design.md "Formats the runtimes read"), each a pure function of a TuneResult, one table of them
 // (output_files) and one call that writes them all atomically.
 #include <filesystem>
 #include <functional>
