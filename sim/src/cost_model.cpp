@@ -254,10 +254,7 @@ double CostModel::time_us(const coll::Algorithm& algorithm, const CollectiveRequ
   const coll::AlgoOptions options = options_for(algorithm, request.options);
   if (algorithm.not_applicable && algorithm.not_applicable(layout, wire.bytes / wire.elem_size, options))
     return std::numeric_limits<double>::infinity();
-  // The same question comes back for every candidate sharing a buffer size: remembered.
-  double t = memo_.get({&algorithm, wire.bytes, wire.elem_size, options.chunk_elems,
-                        algorithm.placement == coll::Placement::per_host ? options.inner : ""},
-                       [&] { return hint_or_price(algorithm, layout, wire.bytes, wire.elem_size, options, levels); });
+  double t = hint_or_price(algorithm, layout, wire.bytes, wire.elem_size, options, levels);
   if (wire.compressed) t += cast_us(request.bytes);
   return t;
 }

@@ -22,10 +22,7 @@
 //   2-byte elements, plus two casts (compress before, decompress after), each a pass over the
 //   fp32 payload at the device's reduction rate.
 #include <cstddef>
-#include <map>
-#include <mutex>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "colltune/collectives/registry.hpp"
@@ -51,37 +48,6 @@ struct WireRequest {
 WireRequest wire_request(const CollectiveRequest& request);
 
 // Alpha/beta per level and gamma, derived once per topology and reused.
-// Prices already computed by one CostModel: the tuner asks for the same (algorithm, size,
-// options) many times (every candidate that shares a fusion buffer size), and an algorithm
-// without a closed form is priced by running the reference pricer on its schedule. A copy
-// starts empty, so a copied model whose levels are then changed never reads stale prices.
-class PriceMemo {
- public:
-  using Key = std::tuple<const void*, std::size_t, std::size_t, std::size_t, std::string>;
-  PriceMemo() = default;
-  PriceMemo(const PriceMemo&) {}
-  PriceMemo& operator=(const PriceMemo&) {
-    const std::lock_guard<std::mutex> lock(m_);
-    prices_.clear();
-    return *this;
-  }
-  template <class Price>
-  double get(const Key& key, Price price) {
-    {
-      const std::lock_guard<std::mutex> lock(m_);
-      if (auto it = prices_.find(key); it != prices_.end()) return it->second;
-    }
-    const double t = price();
-    const std::lock_guard<std::mutex> lock(m_);
-    prices_.emplace(key, t);
-    return t;
-  }
-
- private:
-  std::mutex m_;
-  std::map<Key, double> prices_;
-};
-
 struct CostModel {
   explicit CostModel(const topo::Topology& topology);
   // Only ranks 0..nranks-1 of the topology take part. Throws colltune::Error when the topology
@@ -104,9 +70,6 @@ struct CostModel {
   double time_us(const CollectiveRequest& request) const;
   // Same, for an algorithm already looked up (the tuner's inner loop).
   double time_us(const coll::Algorithm& algorithm, const CollectiveRequest& request) const;
-
- private:
-  mutable PriceMemo memo_;  // every price asked of this model
 };
 
 // Choosing the fastest of several predictions: `candidate` replaces `incumbent` only when it is
