@@ -45,6 +45,19 @@ double time_of(const sim::CostModel& model, const AlgoChoice& c, std::size_t byt
 
 std::string describe(const AlgoChoice& c) { return c.inner.empty() ? c.algorithm : c.algorithm + "(" + c.inner + ")"; }
 
+void add_sample(std::vector<SizeRange>& table, SizeRange best, std::size_t bytes, std::size_t previous_bytes) {
+  if (!table.empty() && table.back().choice == best.choice && table.back().protocol == best.protocol) {
+    table.back().max_bytes = bytes;
+    table.back().sampled_bytes = bytes;
+    table.back().time_us = best.time_us;
+    return;
+  }
+  best.min_bytes = table.empty() ? 0 : previous_bytes + 1;
+  best.max_bytes = bytes;
+  best.sampled_bytes = bytes;
+  table.push_back(std::move(best));
+}
+
 std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoTableOptions& options) {
   const auto choices = choices_of(options);
   std::vector<SizeRange> table;
@@ -59,13 +72,7 @@ std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoT
       }
     }
     if (!std::isfinite(best.time_us)) throw Error("no allreduce algorithm applies at " + format_bytes(s));
-    if (!table.empty() && table.back().choice == best.choice) {
-      table.back().max_bytes = s;
-      table.back().sampled_bytes = s;
-      table.back().time_us = best.time_us;
-    } else {
-      table.push_back(best);
-    }
+    add_sample(table, best, s, previous);
     previous = s;
     if (s > std::numeric_limits<std::size_t>::max() / 2) break;
   }

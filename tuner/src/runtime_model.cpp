@@ -112,14 +112,7 @@ std::vector<SizeRange> RuntimeModel::build_nccl_table(const std::vector<std::str
   for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) {
     SizeRange best = fastest_nccl_cell(*nccl_, ids, s);
     if (!std::isfinite(best.time_us)) throw Error("NCCL cannot run an allreduce of " + format_bytes(s) + " here");
-    best.min_bytes = table.empty() ? 0 : previous + 1;
-    if (!table.empty() && table.back().choice == best.choice && table.back().protocol == best.protocol) {
-      table.back().max_bytes = s;
-      table.back().sampled_bytes = s;
-      table.back().time_us = best.time_us;
-    } else {
-      table.push_back(best);
-    }
+    add_sample(table, best, s, previous);
     previous = s;
   }
   table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);

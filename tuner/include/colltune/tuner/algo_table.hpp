@@ -54,6 +54,11 @@ struct AlgoTableOptions {
 std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoTableOptions& options);
 
 // The row covering `bytes` (rows run from 0 upwards without gaps; larger sizes take the last).
+// Adds `best`, the choice sampled at `bytes`, to a table built by doubling sizes: it extends
+// the last range when it chose the same (algorithm, protocol), else it starts a new one from
+// the byte after the previous sample.
+void add_sample(std::vector<SizeRange>& table, SizeRange best, std::size_t bytes, std::size_t previous_bytes);
+
 const SizeRange& row_for(const std::vector<SizeRange>& table, std::size_t bytes);
 
 // Predicted busbw (GB/s, nccl-tests factor 2(p-1)/p) of one algorithm at one size; 0 when it
