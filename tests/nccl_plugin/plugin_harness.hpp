@@ -56,7 +56,10 @@ inline std::vector<std::string> logged(abi::LogLevel level) {
 
 class Plugin {
  public:
-  Plugin() : handle_(dlopen(COLLTUNE_NCCL_TUNER_PATH, RTLD_NOW | RTLD_LOCAL)) {}
+  // RTLD_NODELETE: the plugin links libstdc++ statically (tuner/plugin/CMakeLists.txt), whose
+  // emergency exception pool (72 KiB, allocated at load) is never freed; once dlclose unmapped
+  // the library, LeakSanitizer reports that pool as leaked. Kept mapped, it stays reachable.
+  Plugin() : handle_(dlopen(COLLTUNE_NCCL_TUNER_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) {}
   ~Plugin() {
     if (handle_ != nullptr) dlclose(handle_);
   }
