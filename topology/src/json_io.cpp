@@ -58,6 +58,7 @@ std::string to_json(const Topology& t) {
   root["ranks"] = ojson::array();
   for (int r = 0; r < t.num_ranks(); ++r)
     root["ranks"].push_back(ojson{{"rank", r}, {"device", t.device(t.device_of_rank(r)).id}});
+  if (!t.calibration.empty()) root["calibration"] = ojson::parse(t.calibration);
   return root.dump(2) + "\n";
 }
 

@@ -77,7 +77,8 @@ class Reader {
 
 void read_header(const Reader& in, const json& root, Topology& t) {
   in.object(root, "(top level)");
-  in.only_keys(root, "", {"format", "version", "name", "description", "hosts", "devices", "links", "ranks"});
+  in.only_keys(root, "", {"format", "version", "name", "description", "hosts", "devices", "links", "ranks",
+                          "calibration"});
   const json& format = in.required(root, "format", "");
   if (format != std::string(kJsonFormatName))
     in.fail("format", "expected \"" + std::string(kJsonFormatName) + "\", got " + shown(format));
@@ -85,6 +86,10 @@ void read_header(const Reader& in, const json& root, Topology& t) {
   if (version != 1 && version != kJsonFormatVersion)
     in.fail("version", "unsupported version " + shown(version) + " (this colltune reads versions 1 to " +
                            std::to_string(kJsonFormatVersion) + ")");
+  if (auto it = root.find("calibration"); it != root.end()) {
+    if (!it->is_object()) in.fail("calibration", "expected an object (written by colltune calibrate), got " + shown(*it));
+    t.calibration = it->dump();
+  }
   for (const char* key : {"name", "description"}) {
     auto it = root.find(key);
     if (it == root.end()) continue;

@@ -20,6 +20,7 @@ Topology::Topology() : cache_(std::make_unique<RouteCache>()) {}
 Topology::Topology(const Topology& other)
     : name(other.name),
       description(other.description),
+      calibration(other.calibration),
       graph_(other.graph_),
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
@@ -31,6 +32,7 @@ Topology::Topology(const Topology& other)
 Topology::Topology(Topology&& other) noexcept
     : name(std::move(other.name)),
       description(std::move(other.description)),
+      calibration(std::move(other.calibration)),
       graph_(std::move(other.graph_)),
       hosts_(std::move(other.hosts_)),
       rank_device_(std::move(other.rank_device_)),
@@ -43,6 +45,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
   if (this != &other) {
     name = std::move(other.name);
     description = std::move(other.description);
+    calibration = std::move(other.calibration);
     graph_ = std::move(other.graph_);
     hosts_ = std::move(other.hosts_);
     rank_device_ = std::move(other.rank_device_);
@@ -173,6 +176,19 @@ RankLayout Topology::rank_layout() const {
   std::vector<int> host_of(keys.size());
   for (std::size_t r = 0; r < keys.size(); ++r) host_of[r] = dense.at(keys[r]);
   return RankLayout(std::move(host_of));
+}
+
+void Topology::set_link_figures(std::size_t index, double gbps, double latency_us) {
+  if (index >= links_.size()) throw Error("link index " + std::to_string(index) + " out of range");
+  Link& l = graph_[links_[index]];
+  l.bandwidth_gbps = gbps;
+  l.latency_us = latency_us;
+  invalidate_routes();
+}
+
+void Topology::set_reduce_gbps(VertexId device, double gbps) {
+  if (device >= boost::num_vertices(graph_)) throw Error("device " + std::to_string(device) + " out of range");
+  graph_[device].reduce_gbps = gbps;
 }
 
 Topology Topology::with_scaled_bandwidth(LinkKind kind, double factor) const {

@@ -83,10 +83,17 @@ class Topology {
   // Both directions with the same figures.
   void add_duplex_link(VertexId a, VertexId b, LinkKind kind, double gbps, double latency_us);
   void map_rank(int rank, VertexId device);
+  // Changes an existing link's figures (calibration); routes are recomputed on next use.
+  void set_link_figures(std::size_t index, double gbps, double latency_us);
+  void set_reduce_gbps(VertexId device, double gbps);
 
   // ---- inspection ----
   std::string name;         // where it came from: preset spec or file name
   std::string description;  // free text (preset documentation, file description)
+  // The "calibration" object of a calibrated topology JSON (colltune calibrate: fitted values,
+  // sources, residuals), as JSON text; empty when the topology was not calibrated. This module
+  // keeps it with the machine and writes it back; it does not interpret it.
+  std::string calibration;
   const Graph& graph() const { return graph_; }
   std::size_t num_devices() const { return boost::num_vertices(graph_); }
   std::size_t num_links() const;
