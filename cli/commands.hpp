@@ -12,5 +12,7 @@ void add_simulate_command(CLI::App& app);  // simulate: predicted collective  (s
 void add_step_command(CLI::App& app);      // step: predicted training step   (step_cmd.cpp)
 void add_tune_command(CLI::App& app);      // tune: search and emit configs   (tune_cmd.cpp)
 void add_sweep_command(CLI::App& app);     // sweep: vary, defaults and tuned  (sweep_cmd.cpp)
+void add_calibrate_command(CLI::App& app); // calibrate: fit to measurements   (calibrate_cmd.cpp)
+void add_compare_command(CLI::App& app);   // compare: measured vs predicted   (calibrate_cmd.cpp)
 
 }  // namespace colltune::cli

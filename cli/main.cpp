@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   cli::add_step_command(app);
   cli::add_tune_command(app);
   cli::add_sweep_command(app);
+  cli::add_calibrate_command(app);
+  cli::add_compare_command(app);
   cli::apply_option_rules(app);
   if (argc <= 1) {  // bare `colltune`: what it can do, not an error about a missing subcommand
     std::cout << app.help();

@@ -1,0 +1,113 @@
+// colltune calibrate: fit the model to measurements and write a calibrated topology.
+// colltune compare: measured beside predicted.
+// Both read colltune bench --json reports and nccl-tests logs (docs/calibration.md).
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "colltune/common/atomic_file.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/topology/topology.hpp"
+#include "colltune/tuner/calibrate.hpp"
+#include "colltune/tuner/compare.hpp"
+#include "colltune/tuner/measurements.hpp"
+#include "commands.hpp"
+#include "options.hpp"
+
+namespace colltune::cli {
+namespace {
+
+using tuner::CalibrateOptions;
+using tuner::CalibrationResult;
+using tuner::Comparison;
+using tuner::MeasurementHints;
+using tuner::MeasurementSet;
+
+struct MeasurementArgs {
+  std::string topology;
+  std::vector<std::string> files;
+  MeasurementHints hints;
+  JsonOutput json;
+};
+
+void add_measurement_options(CLI::App& sub, MeasurementArgs& a, const std::string& what) {
+  sub.add_option("files", a.files, "colltune bench --json reports and nccl-tests logs (all_reduce_perf, "
+                                   "reduce_scatter_perf, all_gather_perf output)")
+      ->required();
+  sub.add_option("--topology", a.topology, "The machine measured: preset spec, topology JSON or NCCL XML")
+      ->required();
+  sub.add_option("--nccl-algo", a.hints.nccl_algo, "NCCL_ALGO of nccl-tests runs whose log does not say it");
+  sub.add_option("--nccl-proto", a.hints.nccl_proto, "NCCL_PROTO of nccl-tests runs whose log does not say it");
+  sub.add_option("--collective", a.hints.collective,
+                 "allreduce, reduce_scatter or allgather, for logs without their command line");
+  sub.add_option("--ranks", a.hints.nranks, "Rank count, for logs without '#  Rank' lines");
+  add_json_option(sub, a.json, what);
+}
+
+void run_calibrate(const MeasurementArgs& a, const std::string& out, const std::vector<std::string>& hold,
+                   bool holdout) {
+  const topo::Topology topology = topo::load_topology(a.topology);
+  const MeasurementSet measurements = tuner::read_measurements(a.files, a.hints);
+  CalibrateOptions options;
+  for (const std::string& list : hold) {  // --hold a,b and --hold a --hold b alike
+    std::size_t start = 0;
+    for (std::size_t comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1)
+      options.hold.push_back(list.substr(start, comma - start));
+    options.hold.push_back(list.substr(start));
+  }
+  options.holdout_half = holdout;
+  const CalibrationResult result = tuner::calibrate(topology, measurements, options);
+  // Everything is computed before anything is written: a failed fit leaves no file.
+  if (!out.empty()) write_file_atomic(out, tuner::calibrated_topology_json(topology, result));
+  a.json.write(tuner::calibration_json(result));
+  if (!a.json.text_wanted()) return;
+  std::cout << tuner::calibration_text(result);
+  if (!out.empty())
+    std::cout << "wrote " << out << " (use it as --topology " << out << ")\n";
+  else
+    std::cout << "no file written: -o FILE writes the calibrated topology\n";
+}
+
+void run_compare(const MeasurementArgs& a, const std::string& html) {
+  const topo::Topology topology = topo::load_topology(a.topology);
+  const MeasurementSet measurements = tuner::read_measurements(a.files, a.hints);
+  const Comparison comparison = tuner::compare_measurements(topology, measurements);
+  if (!html.empty()) write_file_atomic(html, tuner::comparison_html(comparison));
+  a.json.write(tuner::comparison_json(comparison));
+  if (!a.json.text_wanted()) return;
+  std::cout << tuner::comparison_text(comparison);
+  if (!html.empty()) std::cout << "wrote " << html << "\n";
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto args = std::make_shared<MeasurementArgs>();
+  auto out = std::make_shared<std::string>();
+  auto hold = std::make_shared<std::vector<std::string>>();  // each NAME or NAME,NAME,...
+  auto holdout = std::make_shared<bool>(false);
+  CLI::App* sub = app.add_subcommand(
+      "calibrate", "Fit latency, bandwidth and reduction rate per link level to measurements; write a calibrated topology");
+  add_measurement_options(*sub, *args, "The fit: values, held parameters, residuals per row");
+  sub->add_option("-o,--out", *out, "Calibrated topology JSON to write");
+  sub->add_option("--hold", *hold,
+                  "Parameters held at the topology's value (alpha_intra_us, intra_gbps, alpha_inter_us, inter_gbps, "
+                  "reduce_gbps, ll_efficiency, ll128_efficiency)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_flag("--holdout", *holdout, "Fit every other size of each series; report the error on the others");
+  sub->callback([args, out, hold, holdout] { run_calibrate(*args, *out, *hold, *holdout); });
+}
+
+void add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<MeasurementArgs>();
+  auto html = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand("compare", "Measured beside predicted, per size and algorithm, with the error");
+  add_measurement_options(*sub, *args, "Every row measured and predicted, and the error summaries");
+  sub->add_option("--html", *html, "A page with both curves per algorithm");
+  sub->callback([args, html] { run_compare(*args, *html); });
+}
+
+}  // namespace colltune::cli

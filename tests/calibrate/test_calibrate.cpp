@@ -1,0 +1,279 @@
+// Calibration: the readers (published nccl-tests logs as pasted, bench reports), the robust fit
+// (known parameters recovered from noisy synthetic measurements), what it refuses, and the
+// calibrated topology (its derived figures are the fitted ones).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <set>
+
+#include "colltune/common/error.hpp"
+#include "colltune/topology/json_io.hpp"
+#include "colltune/topology/topology.hpp"
+#include "colltune/tuner/calibrate.hpp"
+#include "colltune/tuner/compare.hpp"
+#include "colltune/tuner/measurements.hpp"
+
+namespace colltune::tuner {
+namespace {
+
+const std::string kLogs = std::string(COLLTUNE_TEST_DATA) + "/nccl-tests-logs/";
+const std::string kData = std::string(CALIBRATE_TEST_DATA) + "/";
+
+// ---- readers --------------------------------------------------------------------------------
+
+TEST(NcclTestsLog, EveryPublishedLogReads) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kLogs)) {
+    if (entry.path().extension() != ".txt") continue;
+    ++files;
+    const MeasurementSet set = read_measurements(entry.path().string());
+    EXPECT_GE(set.rows.size(), 6u) << entry.path();
+    for (const Measurement& m : set.rows) {
+      EXPECT_GT(m.time_us, 0) << m.source;
+      EXPECT_GT(m.bytes, 0u) << m.source;
+      EXPECT_EQ(m.runtime, MeasuredRuntime::nccl);
+    }
+  }
+  EXPECT_GE(files, 6);
+}
+
+TEST(NcclTestsLog, RanksCollectiveAndAlgorithmComeFromTheLog) {
+  const auto two_nodes = read_measurements(kLogs + "nccl-tests-309-hgx-h100-2node-ib-allreduce.txt");
+  EXPECT_EQ(two_nodes.rows.front().nranks, 16);
+  EXPECT_EQ(two_nodes.rows.front().collective, coll::Collective::allreduce);
+  EXPECT_EQ(two_nodes.rows.front().elem_size, 4u);
+  ASSERT_TRUE(two_nodes.rows.front().in_place_time_us.has_value());
+
+  const auto gather = read_measurements(kLogs + "autodl-2080ti-2gpu-pcie-allgather.txt");
+  EXPECT_EQ(gather.rows.front().collective, coll::Collective::allgather);
+  EXPECT_EQ(gather.rows.front().nranks, 2);
+  // Its 8 B and 16 B rows print size 0: skipped, and said so.
+  EXPECT_FALSE(gather.skipped.empty());
+
+  // srun's " 0: " labels stripped; NCCL_ALGO, set outside the log, given as a hint.
+  MeasurementHints ring_hints;
+  ring_hints.nccl_algo = "Ring";
+  const auto ring = read_measurements(kLogs + "nccl-tests-290-h100-2node-ib-allreduce-algo-ring.txt", ring_hints);
+  EXPECT_EQ(ring.rows.front().algorithm, "Ring");
+  EXPECT_EQ(ring.rows.front().nranks, 16);
+}
+
+TEST(NcclTestsLog, OlderColumnLayoutsAndInference) {
+  // nccl-tests before "root" and "#wrong": "error" columns; no rank lines, no command line:
+  // allreduce and 4 ranks follow from busbw / algbw = 2(n-1)/n.
+  const std::string old =
+      "#  size   count  type   redop     time  algbw  busbw  error     time  algbw  busbw  error\n"
+      "   1024     256  float    sum    20.00   0.05   0.08  0e+00    20.00   0.05   0.08  0e+00\n"
+      "1048576  262144  float    sum   100.00  10.49  15.73  0e+00   100.00  10.49  15.73  0e+00\n";
+  const MeasurementSet set = parse_nccl_tests_log(old, "old.txt");
+  ASSERT_EQ(set.rows.size(), 2u);
+  EXPECT_EQ(set.rows[1].nranks, 4);
+  EXPECT_EQ(set.rows[1].collective, coll::Collective::allreduce);
+  EXPECT_EQ(set.rows[1].source, "old.txt:3");
+  // A row with a missing field is reported, not read.
+  const MeasurementSet cut = parse_nccl_tests_log(old + "  2048  512  float  sum  20.0\n", "cut.txt");
+  EXPECT_EQ(cut.rows.size(), 2u);
+  ASSERT_EQ(cut.skipped.size(), 1u);
+  EXPECT_NE(cut.skipped[0].find("cut.txt:4"), std::string::npos);
+}
+
+TEST(NcclTestsLog, BadLogsAreOneClearError) {
+  const auto message = [](const std::string& file) {
+    try {
+      read_measurements(kData + file);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("empty.txt").find("empty file"), std::string::npos);
+  EXPECT_NE(message("no_rows.txt").find("no data rows"), std::string::npos);
+  EXPECT_NE(message("bad_columns.txt").find("columns not recognised"), std::string::npos);
+  EXPECT_NE(message("missing.txt").find("cannot read"), std::string::npos);
+}
+
+TEST(BenchReport, RowsOfTheBenchJson) {
+  const std::string report = R"({"format": "colltune-bench", "version": 2, "collective": "allreduce",
+    "transport": "mpi", "nranks": 4, "type": "float", "chunk_elems": 0, "rows": [
+      {"algorithm": "ring", "size_bytes": 1024, "count": 256,
+       "out_of_place": {"time_us": 12.5}, "in_place": {"time_us": 12.0}},
+      {"algorithm": "mpi", "size_bytes": 1024, "count": 256, "out_of_place": {"time_us": 9.0}},
+      {"algorithm": "rhd", "size_bytes": 8, "count": 2, "not_applicable": "fewer elements than ranks"}]})";
+  const MeasurementSet set = parse_bench_json(report, "b.json");
+  ASSERT_EQ(set.rows.size(), 2u);
+  EXPECT_EQ(set.rows[0].algorithm, "ring");
+  EXPECT_EQ(set.rows[0].nranks, 4);
+  EXPECT_DOUBLE_EQ(set.rows[0].time_us, 12.5);
+  EXPECT_EQ(set.skipped.size(), 1u);
+}
+
+// ---- the fit on synthetic measurements ------------------------------------------------------
+
+// Measurements the model itself predicts at `truth`, times lognormal noise of `sigma`.
+MeasurementSet synthetic(const topo::Topology& t, const CalibValues& truth, const std::vector<std::string>& algos,
+                         double sigma, unsigned seed, std::size_t factor = 4) {
+  const Predictor predictor(t, t.num_ranks());
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, sigma);
+  MeasurementSet set;
+  set.files.push_back("synthetic");
+  int line = 0;
+  for (const std::string& algo : algos)
+    for (std::size_t bytes = 1024; bytes <= (std::size_t{1} << 30); bytes *= factor) {
+      Measurement m;
+      m.source = "synthetic:" + std::to_string(++line);
+      m.algorithm = algo;
+      m.nranks = t.num_ranks();
+      m.bytes = bytes;
+      m.time_us = predictor.time_us(m, truth) * std::exp(noise(rng));
+      set.rows.push_back(m);
+    }
+  return set;
+}
+
+const CalibrateOptions kHoldReduce{.hold = {"reduce_gbps"}, .holdout_half = false};
+
+CalibValues shifted(const CalibValues& base) {
+  CalibValues v = base;
+  v.alpha_intra_us = base.alpha_intra_us * 2.5 + 1.0;
+  v.intra_gbps = base.intra_gbps * 0.7;
+  v.alpha_inter_us = base.alpha_inter_us * 3.0 + 2.0;
+  v.inter_gbps = base.inter_gbps * 0.6;
+  return v;  // the reduction rate stays: transfers and reductions scale together (below)
+}
+
+std::string held_list(const CalibrationResult& r) {
+  std::string out;
+  for (const auto& h : r.held) out += h + "\n";
+  return out;
+}
+
+void expect_recovered(const CalibrationResult& r, const CalibValues& truth, double tolerance) {
+  for (const std::string& name : r.fitted) {
+    const int i = calibration_parameter_index(name);
+    EXPECT_NEAR(r.after.at(i) / truth.at(i), 1.0, tolerance) << name << ": fitted " << r.after.at(i) << ", true "
+                                                             << truth.at(i) << "\nheld:\n" << held_list(r);
+  }
+}
+
+TEST(Calibrate, RecoversKnownParametersFromNoisyMeasurements) {
+  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
+  const CalibValues truth = shifted(values_of(t, t.num_ranks()));
+  const MeasurementSet set = synthetic(t, truth, {"ring", "dbtree", "hierarchical"}, 0.03, 7);
+  const CalibrationResult r = calibrate(t, set, kHoldReduce);
+  EXPECT_EQ(r.fitted, (std::vector<std::string>{"alpha_intra_us", "intra_gbps", "alpha_inter_us", "inter_gbps"}))
+      << held_list(r);
+  expect_recovered(r, truth, 0.05);
+  EXPECT_LT(r.median_abs_error, 0.05);
+}
+
+TEST(Calibrate, OutliersAndWarmupRowsAreReportedAndDoNotMoveTheFit) {
+  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
+  const CalibValues truth = shifted(values_of(t, t.num_ranks()));
+  MeasurementSet set = synthetic(t, truth, {"ring", "dbtree", "hierarchical"}, 0.02, 11, 2);
+  set.rows[0].time_us *= 40;   // the first row of a series: a warm-up row
+  set.rows[20].time_us *= 1.8;  // hiccups
+  set.rows[50].time_us *= 0.6;
+  const CalibrationResult r = calibrate(t, set, kHoldReduce);
+  expect_recovered(r, truth, 0.05);
+  std::set<std::string> flags;
+  for (const RowFit& f : r.rows)
+    if (!f.flag.empty()) flags.insert(f.source + " " + f.flag);
+  EXPECT_TRUE(flags.count("synthetic:1 warm-up"));
+  EXPECT_TRUE(flags.count("synthetic:21 outlier"));
+  EXPECT_TRUE(flags.count("synthetic:51 outlier"));
+}
+
+TEST(Calibrate, HoldoutPredictsTheSizesItDidNotSee) {
+  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
+  const CalibValues truth = shifted(values_of(t, t.num_ranks()));
+  const CalibrationResult r = calibrate(t, synthetic(t, truth, {"ring", "dbtree", "hierarchical"}, 0.02, 3),
+                                        {.hold = {"reduce_gbps"}, .holdout_half = true});
+  EXPECT_GE(r.holdout_median_abs_error, 0);
+  EXPECT_LT(r.holdout_median_abs_error, 0.05);
+}
+
+TEST(Calibrate, OneHostHoldsTheInterHostFigures) {
+  const topo::Topology t = topo::load_topology("flat:ranks=4,alpha=3,bw=10,reduce=20");
+  CalibValues truth = values_of(t, 4);
+  truth.alpha_intra_us = 7;
+  truth.intra_gbps = 4;
+  const CalibrationResult r = calibrate(t, synthetic(t, truth, {"ring", "tree", "rhd"}, 0.01, 5), kHoldReduce);
+  EXPECT_EQ(r.fitted, (std::vector<std::string>{"alpha_intra_us", "intra_gbps"})) << held_list(r);
+  expect_recovered(r, truth, 0.05);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Calibrate, ParametersTheRowsCannotSeparateAreHeldAndNamed) {
+  // Every allreduce reduces each byte it receives as it moves it: bandwidth and reduction rate
+  // trade one for the other. One is held at the topology's value, and the report says why.
+  const topo::Topology t = topo::load_topology("flat:ranks=4");
+  const MeasurementSet ring = synthetic(t, values_of(t, 4), {"ring", "tree"}, 0.01, 1);
+  const CalibrationResult r = calibrate(t, ring);
+  EXPECT_EQ(r.fitted.size(), 2u) << held_list(r);
+  const std::string held = held_list(r);
+  EXPECT_NE(held.find("cannot tell it from"), std::string::npos) << held;
+  EXPECT_NE(held.find("reduce_gbps"), std::string::npos) << held;
+  EXPECT_NE(held.find("intra_gbps"), std::string::npos) << held;
+}
+
+TEST(Calibrate, BadInputIsOneClearError) {
+  const topo::Topology t = topo::load_topology("pcie-box:gpus=4");
+  const std::string one_size = error_of([&] { calibrate(t, read_measurements(kData + "one_size.txt")); });
+  EXPECT_NE(one_size.find("only one size"), std::string::npos) << one_size;
+  const topo::Topology eight = topo::load_topology("flat:ranks=8");
+  const std::string ranks = error_of([&] { calibrate(eight, read_measurements(kData + "one_size.txt")); });
+  EXPECT_NE(ranks.find("measured on 4 ranks, the topology 'flat:ranks=8' has 8"), std::string::npos) << ranks;
+  const std::string hold = error_of([&] { calibrate(t, read_measurements(kData + "one_size.txt"), {.hold = {"speed"}}); });
+  EXPECT_NE(hold.find("unknown calibration parameter 'speed'"), std::string::npos) << hold;
+}
+
+// ---- the calibrated topology ----------------------------------------------------------------
+
+TEST(CalibratedTopology, DerivesTheFittedFigures) {
+  // (Not pcie-box:nodes=2: scaled latencies there move the route between host-mates from the
+  // host's PCIe tree to the network, and the written figures miss; the JSON says by how much.)
+  for (const std::string spec : {"dgx-a100:nodes=2", "flat:ranks=4", "dgx-h100", "fat-tree:nodes=3"}) {
+    const topo::Topology t = topo::load_topology(spec);
+    const CalibValues v = shifted(values_of(t, t.num_ranks()));
+    double mismatch = 1;
+    const topo::Topology c = apply_calibration(t, t.num_ranks(), v, &mismatch);
+    EXPECT_LT(mismatch, 1e-6) << spec;
+    const CalibValues d = values_of(c, c.num_ranks());
+    EXPECT_NEAR(d.intra_gbps / v.intra_gbps, 1, 1e-6) << spec;
+    EXPECT_NEAR(d.reduce_gbps / v.reduce_gbps, 1, 1e-6) << spec;
+    if (t.num_hosts() > 1) {
+      EXPECT_NEAR(d.inter_gbps / v.inter_gbps, 1, 1e-6) << spec;
+    }
+  }
+}
+
+TEST(CalibratedTopology, TheJsonRoundTripsWithItsCalibration) {
+  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
+  const CalibValues truth = shifted(values_of(t, t.num_ranks()));
+  const CalibrationResult r = calibrate(t, synthetic(t, truth, {"ring", "dbtree", "hierarchical"}, 0.01, 2), kHoldReduce);
+  const std::string text = calibrated_topology_json(t, r);
+  const topo::Topology back = topo::topology_from_json(text, "calibrated.json");
+  EXPECT_NE(back.calibration.find("colltune-calibration"), std::string::npos);
+  const CalibValues d = values_of(back, back.num_ranks());
+  EXPECT_NEAR(d.inter_gbps / r.after.inter_gbps, 1, 1e-6);
+  EXPECT_NEAR(d.alpha_intra_us / r.after.alpha_intra_us, 1, 1e-6);
+  // Written again, the calibration block is kept.
+  EXPECT_NE(topo::to_json(back).find("colltune-calibration"), std::string::npos);
+  // Compared on the calibrated machine, the synthetic rows agree as the fit said.
+  const Comparison c = compare_measurements(back, synthetic(t, truth, {"ring"}, 0.0, 1));
+  EXPECT_LT(c.overall.max_abs, 0.05);
+}
+
+}  // namespace
+}  // namespace colltune::tuner

@@ -1,0 +1,69 @@
+#pragma once
+// Measured collective times, as calibration and comparison read them (docs/calibration.md):
+//  - `colltune bench --json` reports (format "colltune-bench"): threads, MPI, CUDA, NCCL;
+//  - nccl-tests text output, as people paste it (all_reduce_perf, reduce_scatter_perf,
+//    all_gather_perf): the "#  size count type redop root time algbw busbw #wrong ..." table
+//    with whatever columns its version prints, out-of-place and in-place.
+// Every row keeps where it came from (FILE:LINE), so fits and comparisons can name it.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "colltune/collectives/schedule.hpp"
+
+namespace colltune::tuner {
+
+// Who ran the collective: one of colltune's own algorithms (a registry id), or NCCL.
+enum class MeasuredRuntime { colltune, nccl };
+
+struct Measurement {
+  std::string source;  // "FILE:LINE" (nccl-tests) or "FILE: rows[i]" (bench JSON)
+  MeasuredRuntime runtime = MeasuredRuntime::colltune;
+  coll::Collective collective = coll::Collective::allreduce;
+  // colltune: the registry id that ran ("mpi" for MPI_Allreduce). nccl: NCCL_ALGO as given
+  // ("Ring", "Tree", ...), empty when NCCL chose.
+  std::string algorithm;
+  std::string protocol;  // nccl: NCCL_PROTO as given, empty when NCCL chose
+  int nranks = 0;
+  std::size_t bytes = 0;      // nccl-tests' "size": the whole buffer (allgather: the output)
+  std::size_t elem_size = 4;  // bytes per element of the measured type
+  std::size_t chunk_elems = 0;  // colltune: the chunking it ran with (0: the algorithm's default)
+  double time_us = 0;           // out of place
+  std::optional<double> in_place_time_us;
+};
+
+struct MeasurementSet {
+  std::vector<std::string> files;
+  std::vector<Measurement> rows;
+  // Lines of the inputs that look like data but are not (a failed row, "N/A" times), and
+  // rows skipped for a reason, each "FILE:LINE: why": reported, never silently dropped.
+  std::vector<std::string> skipped;
+};
+
+// What a reader may be told that the file does not say (nccl-tests logs often lack the
+// command line): empty / 0 = take it from the file.
+struct MeasurementHints {
+  std::string nccl_algo;   // NCCL_ALGO of the run
+  std::string nccl_proto;  // NCCL_PROTO of the run
+  std::string collective;  // "allreduce", "reduce_scatter", "allgather"
+  int nranks = 0;
+};
+
+// Reads one file: a colltune bench JSON report or an nccl-tests log (told apart by content).
+// Throws colltune::Error "FILE: ..." for an empty file, a file with no data rows, a nccl-tests
+// table whose columns are not recognised, or rows that disagree with the header.
+MeasurementSet read_measurements(const std::string& path, const MeasurementHints& hints = {});
+// Several files into one set, in order.
+MeasurementSet read_measurements(const std::vector<std::string>& paths, const MeasurementHints& hints = {});
+
+// Parsers on text (`source` names it in messages and row sources).
+MeasurementSet parse_bench_json(const std::string& text, const std::string& source);
+MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& source,
+                                    const MeasurementHints& hints = {});
+
+// "allreduce", "reduce_scatter", "allgather" (coll::to_string's names; also nccl-tests'
+// "all_reduce", "all_gather"); throws colltune::Error listing them.
+coll::Collective parse_collective_name(const std::string& name);
+
+}  // namespace colltune::tuner
