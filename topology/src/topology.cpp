@@ -20,6 +20,8 @@ Topology::Topology() : cache_(std::make_unique<RouteCache>()) {}
 Topology::Topology(const Topology& other)
     : name(other.name),
       description(other.description),
+      gpu(other.gpu),
+      transport(other.transport),
       graph_(other.graph_),
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
@@ -31,6 +33,8 @@ Topology::Topology(const Topology& other)
 Topology::Topology(Topology&& other) noexcept
     : name(std::move(other.name)),
       description(std::move(other.description)),
+      gpu(std::move(other.gpu)),
+      transport(other.transport),
       graph_(std::move(other.graph_)),
       hosts_(std::move(other.hosts_)),
       rank_device_(std::move(other.rank_device_)),
@@ -43,6 +47,8 @@ Topology& Topology::operator=(Topology&& other) noexcept {
   if (this != &other) {
     name = std::move(other.name);
     description = std::move(other.description);
+    gpu = std::move(other.gpu);
+    transport = other.transport;
     graph_ = std::move(other.graph_);
     hosts_ = std::move(other.hosts_);
     rank_device_ = std::move(other.rank_device_);
