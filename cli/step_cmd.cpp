@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "colltune/common/units.hpp"
+#include "colltune/sim/step_costs.hpp"
 #include "colltune/sim/step_model.hpp"
 #include "colltune/sim/stragglers.hpp"
 #include "colltune/sim/workload.hpp"
+#include "colltune/topology/gpus.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
 #include "options.hpp"
@@ -32,6 +34,7 @@ struct StepArgs {
   std::string jitter;             // --jitter DIST:PARAM
   int steps = 0;                  // 0: 1 without jitter, 1000 with
   std::uint64_t seed = 1;
+  std::vector<std::string> costs;  // --cost NAME=VALUE
   JsonOutput json;
   bool stragglers() const { return !slow.empty() || !jitter.empty() || steps > 0; }
 };
@@ -44,8 +47,27 @@ std::string percent(double fraction) {
   return out.str();
 }
 
-nlohmann::ordered_json to_json(const StepArgs& a, const sim::Workload& w, const sim::StepConfig& c, int ranks,
-                               const sim::StepResult& r) {
+// Every named cost as the CLI spells it, resolved.
+nlohmann::ordered_json costs_json(const sim::StepCosts& costs) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const sim::StepCostField& f : sim::step_cost_fields()) out[std::string(f.name)] = costs.*f.member;
+  return out;
+}
+
+// "name=value" for every cost, `per_line` to a line, lines indented to the summary's column.
+std::string costs_text(const sim::StepCosts& costs, std::size_t per_line) {
+  std::ostringstream out;
+  const auto& fields = sim::step_cost_fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out << (i % per_line == 0 ? "\n                    " : ", ");
+    out << fields[i].name << "=" << std::setprecision(4) << costs.*fields[i].member;
+  }
+  return out.str();
+}
+
+nlohmann::ordered_json to_json(const StepArgs& a, const sim::Workload& w, const sim::StepConfig& c,
+                               const sim::StepSimulator& s, const topo::Topology& t, const sim::StepResult& r) {
+  const int ranks = s.nranks();
   nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
   for (const sim::BufferRecord& b : r.buffers) {
     buffers.push_back({{"bytes", b.bytes}, {"tensors", b.tensors}, {"algorithm", b.algorithm},
@@ -66,17 +88,25 @@ nlohmann::ordered_json to_json(const StepArgs& a, const sim::Workload& w, const 
           {"fp16_compress", c.fp16_compress},
           {"forward_ms", ms(w.forward_us)},
           {"backward_ms", ms(w.backward_us)},
-          {"gradient_bytes", w.total_bytes()}};
+          {"gradient_bytes", w.total_bytes()},
+          {"gpu", topo::gpu_of(t).name},
+          {"transport", std::string(topo::to_string(t.transport))},
+          {"negotiation_us", s.negotiation_us()},
+          {"costs", costs_json(s.costs())}};
 }
 
 void print_summary(std::ostream& out, const StepArgs& a, const sim::Workload& w, const sim::StepConfig& c,
-                   int ranks, const sim::StepResult& r) {
+                   const sim::StepSimulator& s, const topo::Topology& t, const sim::StepResult& r) {
+  const int ranks = s.nranks();
   out << "model               " << w.name << " (" << w.tensors.size() << " gradient tensors, "
       << format_bytes(w.total_bytes()) << ")\n"
       << "topology            " << a.topology << " (" << ranks << " ranks)\n"
       << "config              fusion " << format_bytes(c.fusion_threshold_bytes) << ", cycle "
       << format_time_us(c.cycle_time_us) << ", fp16 compression " << (c.fp16_compress ? "on" : "off")
       << ", algorithm " << c.algorithm << ", engine " << a.engine << "\n"
+      << "gpu, network        " << topo::gpu_of(t).name << ", " << topo::to_string(t.transport) << " (negotiation "
+      << format_time_us(s.negotiation_us()) << " per cycle)\n"
+      << "costs               " << costs_text(s.costs(), 4) << "\n"
       << "step time           " << format_time_us(r.step_time_us) << "\n"
       << "compute             " << format_time_us(r.compute_us) << " (forward " << format_time_us(w.forward_us)
       << ", backward " << format_time_us(w.backward_us) << ")\n"
@@ -127,20 +157,22 @@ void run_step(const StepArgs& a) {
   config.fp16_compress = a.fp16_compress;
   config.algorithm = a.algorithm;
   const sim::Engine engine = sim::parse_engine(a.engine);
+  sim::StepCosts costs;
+  for (const std::string& assignment : a.costs) sim::set_step_cost(costs, assignment);
   const topo::Topology topology = topo::load_topology(a.topology);
   std::vector<std::string> notes;
-  const sim::Workload workload = sim::load_workload(a.model, &notes);
+  const sim::Workload workload = sim::load_workload(a.model, &notes, topo::gpu_of(topology).name);
   for (const std::string& note : notes) std::cerr << "colltune: note: " << a.model << ": " << note << "\n";
-  const sim::StepSimulator simulator(topology);
+  const sim::StepSimulator simulator(topology, costs);
   const sim::StepResult result = simulator.run(workload, config, engine);
   std::optional<sim::StragglerResult> stragglers;
   if (a.stragglers())
     stragglers = sim::simulate_stragglers(simulator, workload, config, engine, straggler_options(a, topology));
-  nlohmann::ordered_json json = to_json(a, workload, config, simulator.nranks(), result);
+  nlohmann::ordered_json json = to_json(a, workload, config, simulator, topology, result);
   if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
   a.json.write(json.dump(2));
   if (!a.json.text_wanted()) return;
-  print_summary(std::cout, a, workload, config, simulator.nranks(), result);
+  print_summary(std::cout, a, workload, config, simulator, topology, result);
   if (stragglers) print_stragglers(std::cout, a, *stragglers);
 }
 
@@ -168,6 +200,10 @@ void add_step_command(CLI::App& app) {
                                             "normal:SD or uniform:HALFWIDTH");
   sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)");
   sub->add_option("--seed", args->seed, "seed of the jitter's draws")->capture_default_str();
+  sub->add_option("--cost", args->costs,
+                  "set a step cost NAME=VALUE (repeatable): fusion_copy_gbps, negotiation_base_us, "
+                  "negotiation_us_per_rank, tensor_us, launch_us, interference, nvlink_efficiency, "
+                  "pcie_efficiency, ib_efficiency, roce_efficiency, tcp_efficiency (docs/step-model.md)");
   add_json_option(*sub, args->json, "The step");
   sub->callback([args] { run_step(*args); });
 }

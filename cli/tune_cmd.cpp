@@ -14,6 +14,7 @@
 #include "colltune/common/units.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/workload.hpp"
+#include "colltune/topology/gpus.hpp"
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/emit.hpp"
 #include "colltune/tuner/measured.hpp"
@@ -152,7 +153,8 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
 void run_tune(const TuneArgs& a) {
   const tuner::TuneOptions options = tune_options(a);
   const topo::Topology topology = topo::load_topology(a.topology);
-  const sim::Workload workload = sim::load_workload(a.model);
+  // A profile's layers are timed on the topology's GPU, as `colltune step` times them.
+  const sim::Workload workload = sim::load_workload(a.model, nullptr, topo::gpu_of(topology).name);
   if (a.objective != "measured") return tune_and_write(a, options, topology, workload);
 #ifdef COLLTUNE_HAVE_MPI
   // An error while MPI is up ends the job with MPI_Abort (MpiSession), before main() could print

@@ -96,6 +96,13 @@ void apply_option(std::string_view spec, std::string_view item, ProfileOptions& 
     options.seq = parse_positive_int(spec, key, value);
   } else if (key == "tflops") {
     options.tflops = parse_positive_double(spec, key, value);
+  } else if (key == "precision") {
+    try {
+      parse_precision(value);
+    } catch (const Error& e) {
+      bad_option(spec, key, value, e.what());
+    }
+    options.precision = std::string(value);
   } else if (key == "dtype") {
     try {
       options.grad_dtype = coll::parse_dtype(value);
@@ -104,7 +111,7 @@ void apply_option(std::string_view spec, std::string_view item, ProfileOptions& 
     }
     if (!coll::is_floating(options.grad_dtype)) bad_option(spec, key, value, "gradients must be floating point");
   } else {
-    bad_option(spec, key, value, "is not a known option (batch, seq, tflops, dtype)");
+    bad_option(spec, key, value, "is not a known option (batch, seq, tflops, precision, dtype)");
   }
 }
 
@@ -143,41 +150,70 @@ ModelArch model_architecture(std::string_view name, int seq) {
   return entry.build(seq != 0 ? seq : entry.default_seq);
 }
 
-// Forward: the sum of layer FLOPs. Backward: 2x forward per layer, walked in reverse layer
-// order; each gradient is ready when the backward FLOPs done so far (its own layer included)
-// have run. The last gradient is therefore ready exactly when the backward pass ends.
-Workload make_workload(const ModelArch& arch, int batch, double tflops, coll::DType grad_dtype) {
-  if (batch <= 0) throw Error(arch.name + ": batch " + std::to_string(batch) + " must be positive");
-  if (!(tflops > 0) || !std::isfinite(tflops)) {
-    throw Error(arch.name + ": tflops " + std::to_string(tflops) + " must be a positive number");
+namespace {
+
+bool positive(double v) { return v > 0 && std::isfinite(v); }
+
+// Forward time of one layer for one sample, us (1 TFLOP/s = 1e6 FLOP/us, 1 GB/s = 1e3 B/us).
+double layer_us(const Layer& layer, const ComputeRates& r) {
+  switch (layer.kind) {
+    case LayerKind::convolution: return layer.forward_flops / (r.conv_tflops * 1e6);
+    case LayerKind::matmul: return layer.forward_flops / (r.matmul_tflops * 1e6);
+    case LayerKind::memory_bound:
+      return r.memory_gbps > 0 ? layer.forward_elems * static_cast<double>(r.activation_bytes) / (r.memory_gbps * 1e3)
+                               : 0;
   }
-  const double flops_per_us = tflops * 1e6;  // 1 TFLOP/s = 1e12 FLOP/s = 1e6 FLOP/us
+  return 0;
+}
+
+}  // namespace
+
+// Forward: the sum of layer times. Backward: 2x forward per layer, walked in reverse layer
+// order; each gradient is ready when the backward work done so far (its own layer included)
+// has run. The last gradient is therefore ready exactly when the backward pass ends.
+Workload make_workload(const ModelArch& arch, int batch, const ComputeRates& rates, coll::DType grad_dtype) {
+  if (batch <= 0) throw Error(arch.name + ": batch " + std::to_string(batch) + " must be positive");
+  if (!positive(rates.conv_tflops) || !positive(rates.matmul_tflops) || !(rates.memory_gbps >= 0)) {
+    throw Error(arch.name + ": compute rates must be positive numbers (tflops " + std::to_string(rates.matmul_tflops) +
+                ")");
+  }
   Workload w;
   w.name = arch.name;
-  w.forward_us = arch.forward_flops_per_sample() * batch / flops_per_us;
-  double backward_flops = 0;
+  double backward_us = 0;
+  for (const Layer& layer : arch.layers) w.forward_us += layer_us(layer, rates) * batch;
   for (auto layer = arch.layers.rbegin(); layer != arch.layers.rend(); ++layer) {
-    backward_flops += 2.0 * layer->forward_flops * batch;
-    const double ready = backward_flops / flops_per_us;
+    backward_us += 2.0 * layer_us(*layer, rates) * batch;
     for (auto p = layer->params.rbegin(); p != layer->params.rend(); ++p) {
-      w.tensors.push_back({p->name, p->count, grad_dtype, ready});
+      w.tensors.push_back({p->name, p->count, grad_dtype, backward_us});
     }
   }
-  w.backward_us = backward_flops / flops_per_us;
+  w.backward_us = backward_us;
   return w;
+}
+
+Workload make_workload(const ModelArch& arch, int batch, double tflops, coll::DType grad_dtype) {
+  if (!positive(tflops)) throw Error(arch.name + ": tflops " + std::to_string(tflops) + " must be a positive number");
+  return make_workload(arch, batch, uniform_rates(tflops), grad_dtype);
 }
 
 Workload make_profile(std::string_view name, const ProfileOptions& options) {
   const ModelArch arch = model_architecture(name, options.seq);
-  return make_workload(arch, options.batch > 0 ? options.batch : arch.default_batch, options.tflops,
-                       options.grad_dtype);
+  ComputeRates rates;
+  if (options.tflops > 0) {
+    rates = uniform_rates(options.tflops);
+  } else {
+    const topo::GpuSpec& gpu = topo::find_gpu(options.gpu, "model " + std::string(name));
+    rates = compute_rates(gpu, parse_precision(options.precision.empty() ? gpu.amp_precision : options.precision));
+  }
+  return make_workload(arch, options.batch > 0 ? options.batch : arch.default_batch, rates, options.grad_dtype);
 }
 
-Workload parse_profile_spec(std::string_view spec) {
+Workload parse_profile_spec(std::string_view spec, std::string_view gpu) {
   const std::size_t colon = spec.find(':');
   const std::string_view name = spec.substr(0, colon);
   entry_or_throw(name);
   ProfileOptions options;
+  options.gpu = std::string(gpu);
   if (colon != std::string_view::npos) {
     std::string_view rest = spec.substr(colon + 1);
     while (!rest.empty()) {

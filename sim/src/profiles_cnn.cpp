@@ -40,7 +40,7 @@ class CnnBuilder {
     FeatureMap out{spec.out_channels, window_out(in.height, spec.kernel, spec.stride, spec.pad),
                    window_out(in.width, spec.kernel, spec.stride, spec.pad)};
     const std::size_t weights = spec.out_channels * in.channels * spec.kernel * spec.kernel;
-    Layer layer{name, {{name + ".weight", weights}}, 0};
+    Layer layer{name, {{name + ".weight", weights}}, 0, LayerKind::convolution, 0};
     if (spec.bias) layer.params.push_back({name + ".bias", spec.out_channels});
     layer.forward_flops = 2.0 * static_cast<double>(weights) * static_cast<double>(out.height * out.width);
     arch_.layers.push_back(std::move(layer));
@@ -48,15 +48,18 @@ class CnnBuilder {
   }
 
   // Batch norm: learnable scale (weight) and shift (bias) per channel; the running statistics
-  // are buffers, not gradients. Element-wise, so no FLOPs are counted.
+  // are buffers, not gradients. Memory-bound: it reads the feature map and writes it back
+  // (2 x C x H x W elements per sample); its FLOPs are not counted.
   void batch_norm(const std::string& name, const FeatureMap& in) {
-    arch_.layers.push_back({name, {{name + ".weight", in.channels}, {name + ".bias", in.channels}}, 0});
+    const double elems = 2.0 * static_cast<double>(in.channels * in.height * in.width);
+    arch_.layers.push_back(
+        {name, {{name + ".weight", in.channels}, {name + ".bias", in.channels}}, 0, LayerKind::memory_bound, elems});
   }
 
   // Fully connected: weight out*in + bias out; FLOPs 2*in*out.
   void linear(const std::string& name, std::size_t in, std::size_t out) {
     arch_.layers.push_back({name, {{name + ".weight", in * out}, {name + ".bias", out}},
-                            2.0 * static_cast<double>(in * out)});
+                            2.0 * static_cast<double>(in * out), LayerKind::matmul, 0});
   }
 
   static FeatureMap pool(const FeatureMap& in, std::size_t kernel, std::size_t stride, std::size_t pad) {

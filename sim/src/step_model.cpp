@@ -16,6 +16,11 @@
 //    (Engine::event); "auto" takes the fastest algorithm for each buffer under that engine.
 // 4. Communication overlaps the backward pass: step = forward + max(backward, last buffer end).
 //    The optimizer update is not modelled (fold it into forward_us when it matters).
+// The named costs (step_costs.hpp) add to this: a buffer also pays a launch, a fixed time per
+// tensor and, when it fuses several tensors, the copies into and out of the fusion buffer; the
+// negotiation grows with the rank count; backward compute that overlaps a buffer's time runs
+// `interference` times slower (so gradients become ready later); and every link's bandwidth is
+// scaled by its class's efficiency before anything is priced.
 #include "colltune/sim/step_model.hpp"
 
 #include <algorithm>
@@ -30,6 +35,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
+#include "colltune/topology/gpus.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -91,9 +97,54 @@ const coll::Algorithm* validate_config(const StepConfig& c) {
   return &algo;
 }
 
-void finish(StepResult& r, const Workload& w, double comm_end_us) {
+// Wall time of backward compute when it runs `slowdown` times slower during communication
+// spans. Spans are added in time order and never overlap (one communication stream); a query
+// about work w is exact once every span that starts before w's wall time has been added, which
+// run() guarantees: a buffer starts at or after the ready time of its last tensor.
+class ComputeClock {
+ public:
+  explicit ComputeClock(double slowdown) : slowdown_(slowdown) {}
+  void busy(double start_us, double end_us) {
+    if (slowdown_ != 1 && end_us > start_us) spans_.push_back({start_us, end_us});
+  }
+  // The wall time (from the start of the backward pass) at which `work_us` of full-speed
+  // backward compute is done.
+  double wall(double work_us) const {
+    if (slowdown_ == 1) return work_us;
+    double t = 0;
+    double done = 0;
+    for (const auto& [start, end] : spans_) {
+      if (start > t) {
+        if (done + (start - t) >= work_us) return t + (work_us - done);
+        done += start - t;
+        t = start;
+      }
+      const double capacity = (end - t) / slowdown_;
+      if (done + capacity >= work_us) return t + (work_us - done) * slowdown_;
+      done += capacity;
+      t = end;
+    }
+    return t + (work_us - done);
+  }
+
+ private:
+  double slowdown_;
+  std::vector<std::pair<double, double>> spans_;
+};
+
+// A copy of the topology with each link class's bandwidth scaled by its efficiency.
+topo::Topology with_efficiencies(const topo::Topology& t, const StepCosts& costs) {
+  topo::Topology out(t);
+  for (topo::LinkKind kind : {topo::LinkKind::nvlink, topo::LinkKind::pcie, topo::LinkKind::net}) {
+    const double e = link_efficiency(costs, kind, t.transport);
+    if (e != 1.0) out = out.with_scaled_bandwidth(kind, e);
+  }
+  return out;
+}
+
+void finish(StepResult& r, const Workload& w, double comm_end_us, double backward_end_us) {
   r.compute_us = w.forward_us + w.backward_us;
-  r.step_time_us = w.forward_us + std::max(w.backward_us, comm_end_us);
+  r.step_time_us = w.forward_us + std::max(backward_end_us, comm_end_us);
   r.exposed_comm_us = r.step_time_us - r.compute_us;
   r.scaling_efficiency = r.step_time_us > 0 ? r.compute_us / r.step_time_us : 1.0;
 }
@@ -109,16 +160,34 @@ Engine parse_engine(std::string_view name) {
 }
 
 struct StepSimulator::Impl {
-  explicit Impl(const topo::Topology& t) : topology(t), cost(t), layout(cost.layout) {
+  Impl(const topo::Topology& t, const StepCosts& c)
+      : topology(with_efficiencies(t, c)), cost(topology), layout(cost.layout), costs(c) {
     for (const coll::Algorithm& a : coll::algorithms()) {
       if (a.collective == coll::Collective::allreduce) allreduce.push_back(&a);
     }
-    if (layout.nranks() > 1) {
-      for (const coll::Algorithm* a : allreduce) {
-        negotiation = std::min(negotiation, analytic_time(*a, kNegotiationBytes, 4, {}));
+    resolve_costs(topo::gpu_of(t));
+  }
+
+  // Fills in the derived costs and the per-cycle negotiation.
+  void resolve_costs(const topo::GpuSpec& gpu) {
+    if (costs.fusion_copy_gbps < 0) costs.fusion_copy_gbps = gpu.memory_gbps * gpu.memory_fraction / 2;
+    if (costs.negotiation_base_us < 0) {
+      double fastest = kInf;  // the response cache's bit-vector allreduce
+      if (layout.nranks() > 1) {
+        for (const coll::Algorithm* a : allreduce) fastest = std::min(fastest, analytic_time(*a, kNegotiationBytes, 4, {}));
       }
+      costs.negotiation_base_us = std::isfinite(fastest) ? fastest : 0;  // one rank, or no algorithm applies
     }
-    if (!std::isfinite(negotiation)) negotiation = 0;  // one rank, or no algorithm applies
+    negotiation = layout.nranks() > 1 ? costs.negotiation_base_us + costs.negotiation_us_per_rank * layout.nranks() : 0;
+  }
+
+  // What a buffer pays besides its allreduce: the launch (a price hook already includes the
+  // runtime's own launch latency), a fixed time per tensor, and with several tensors the copies
+  // into and out of the fusion buffer (Horovod allreduces a lone tensor in place).
+  double overhead_us(const coll::FusionBuffer& b, bool hooked) const {
+    double t = static_cast<double>(b.entries.size()) * costs.tensor_us + (hooked ? 0 : costs.launch_us);
+    if (b.entries.size() > 1) t += 2.0 * static_cast<double>(b.bytes) / (costs.fusion_copy_gbps * 1e3);
+    return t;
   }
 
   double analytic_time(const coll::Algorithm& algo, std::size_t bytes, std::size_t elem_size,
@@ -171,11 +240,12 @@ struct StepSimulator::Impl {
     return p;
   }
 
-  const topo::Topology& topology;
+  const topo::Topology topology;  // the given one, link bandwidths scaled by their efficiencies
   CostModel cost;
   const RankLayout& layout;  // cost.layout: the topology's rank_layout()
+  StepCosts costs;           // resolved by resolve_costs()
   std::vector<const coll::Algorithm*> allreduce;  // the registry's allreduce entries
-  double negotiation = kInf;
+  double negotiation = 0;    // per cycle
   mutable std::mutex mutex;  // guards prices: run() may be called from several threads
   mutable std::unordered_map<PriceKey, Priced, PriceKeyHash> prices;
 };
@@ -232,10 +302,12 @@ void StepSimulator::Impl::not_applicable(const StepConfig& c, std::size_t bytes,
               " hosts, " + std::to_string(bytes) + " bytes)");
 }
 
-StepSimulator::StepSimulator(const topo::Topology& topology) : impl_(std::make_unique<Impl>(topology)) {}
+StepSimulator::StepSimulator(const topo::Topology& topology, const StepCosts& costs)
+    : impl_(std::make_unique<Impl>(topology, costs)) {}
 StepSimulator::~StepSimulator() = default;
 
 double StepSimulator::negotiation_us() const { return impl_->negotiation; }
+const StepCosts& StepSimulator::costs() const { return impl_->costs; }
 int StepSimulator::nranks() const { return impl_->layout.nranks(); }
 
 StepResult StepSimulator::run(const Workload& w, const StepConfig& c, Engine engine) const {
@@ -243,7 +315,7 @@ StepResult StepSimulator::run(const Workload& w, const StepConfig& c, Engine eng
   validate_workload(w, w.name.empty() ? std::string_view("workload") : std::string_view(w.name));
   StepResult r;
   if (impl_->layout.nranks() <= 1) {  // one GPU: nothing to reduce
-    finish(r, w, 0);
+    finish(r, w, 0, w.backward_us);
     return r;
   }
   r.buffers.reserve(w.tensors.size());
@@ -255,10 +327,11 @@ StepResult StepSimulator::run(const Workload& w, const StepConfig& c, Engine eng
     fusion[i] = {w.tensors[i].count, cast ? coll::DType::f16 : w.tensors[i].dtype};
   }
   double comm_free = 0;
+  ComputeClock clock(impl_->costs.interference);
   for (std::size_t i = 0; i < n;) {
-    const double tick = tick_of(w.tensors[i].ready_us, c.cycle_time_us);
+    const double tick = tick_of(clock.wall(w.tensors[i].ready_us), c.cycle_time_us);
     std::size_t j = i + 1;
-    while (j < n && tick_of(w.tensors[j].ready_us, c.cycle_time_us) == tick) ++j;
+    while (j < n && tick_of(clock.wall(w.tensors[j].ready_us), c.cycle_time_us) == tick) ++j;
     const auto buffers = coll::plan_fusion(std::span(fusion).subspan(i, j - i), c.fusion_threshold_bytes);
     for (const coll::FusionBuffer& b : buffers) {
       std::size_t cast_bytes = 0;  // fp32 bytes converted to fp16 and back
@@ -267,18 +340,19 @@ StepResult StepSimulator::run(const Workload& w, const StepConfig& c, Engine eng
       }
       const BufferPrice p = impl_->buffer_price(c, fixed, engine, b.bytes, coll::dtype_size(b.dtype));
       const double start = std::max(tick + negotiation, comm_free);
-      comm_free = start + p.time_us + impl_->cost.cast_us(cast_bytes);
+      comm_free = start + p.time_us + impl_->cost.cast_us(cast_bytes) + impl_->overhead_us(b, bool(c.price_buffer));
+      clock.busy(start, comm_free);
       r.buffers.push_back({b.bytes, b.entries.size(), p.algorithm, start, comm_free});
     }
     i = j;
   }
-  finish(r, w, comm_free);
+  finish(r, w, comm_free, clock.wall(w.backward_us));
   return r;
 }
 
 StepResult simulate_step(const topo::Topology& topology, const Workload& workload, const StepConfig& config,
-                         Engine engine) {
-  return StepSimulator(topology).run(workload, config, engine);
+                         Engine engine, const StepCosts& costs) {
+  return StepSimulator(topology, costs).run(workload, config, engine);
 }
 
 }  // namespace colltune::sim

@@ -199,8 +199,8 @@ std::string workload_to_json(const Workload& w) {
   return doc.dump(1) + "\n";
 }
 
-Workload load_workload(const std::string& spec, std::vector<std::string>* notes) {
-  if (is_profile_spec(spec)) return parse_profile_spec(spec);
+Workload load_workload(const std::string& spec, std::vector<std::string>* notes, std::string_view gpu) {
+  if (is_profile_spec(spec)) return parse_profile_spec(spec, gpu);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(spec, ec)) {
     if (spec.size() > 5 && spec.ends_with(".json")) throw Error(spec + ": cannot read (no such file)");

@@ -113,8 +113,11 @@ TEST(Profiles, SpecOptions) {
   EXPECT_GT(h.forward_us, make_profile("bert-large").forward_us * 4);  // 4x tokens, plus seq^2 attention
   EXPECT_TRUE(is_profile_spec("gpt2-xl:batch=4"));
   EXPECT_FALSE(is_profile_spec("resnet51"));
-  EXPECT_DOUBLE_EQ(make_profile("resnet50").forward_us,
-                   model_architecture("resnet50").forward_flops_per_sample() * 64 / (kDefaultTflops * 1e6));
+  // The default: an H100 in bf16, convolutions at 40% of its 989.4 TFLOP/s, plus the batch
+  // norms' memory traffic.
+  const double flops_us = model_architecture("resnet50").forward_flops_per_sample() * 64 / (0.4 * 989.4 * 1e6);
+  EXPECT_GT(make_profile("resnet50").forward_us, flops_us);
+  EXPECT_LT(make_profile("resnet50").forward_us, 2 * flops_us);
 }
 
 TEST(Profiles, BadSpecsAreErrors) {

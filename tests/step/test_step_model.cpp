@@ -188,12 +188,17 @@ TEST(StepModel, PriceHookPricesEveryBuffer) {
   c.price_buffer = [](std::size_t bytes, std::size_t elem_size) {
     return BufferPrice{"hook/" + std::to_string(elem_size), 1.0 + static_cast<double>(bytes) / 1000.0};
   };
-  const StepResult r = simulate_step(t, w, c);
+  StepCosts costs;  // the hook's time plus the per-tensor time and the fusion copies (no launch)
+  costs.tensor_us = 2;
+  costs.fusion_copy_gbps = 10;  // 1e4 bytes per us
+  const StepResult r = simulate_step(t, w, c, Engine::analytic, costs);
   expect_consistent(r, w);
   ASSERT_GT(r.buffers.size(), 1u);
   for (const BufferRecord& b : r.buffers) {
     EXPECT_EQ(b.algorithm, "hook/4");
-    EXPECT_DOUBLE_EQ(b.end_us - b.start_us, 1.0 + static_cast<double>(b.bytes) / 1000.0);
+    const double copies = b.tensors > 1 ? 2.0 * static_cast<double>(b.bytes) / 1e4 : 0;
+    EXPECT_NEAR(b.end_us - b.start_us,
+                1.0 + static_cast<double>(b.bytes) / 1000.0 + 2.0 * static_cast<double>(b.tensors) + copies, 1e-9);
   }
   c.price_buffer = [](std::size_t, std::size_t) { return BufferPrice{"never", std::numeric_limits<double>::infinity()}; };
   EXPECT_THROW(simulate_step(t, w, c), Error);

@@ -50,6 +50,8 @@ std::string to_json(const Topology& t) {
   root["version"] = kJsonFormatVersion;
   root["name"] = t.name;
   root["description"] = t.description;
+  if (!t.gpu.empty()) root["gpu"] = t.gpu;
+  if (t.transport != NetTransport::ib) root["transport"] = std::string(to_string(t.transport));
   root["hosts"] = ojson::array();
   for (int h = 0; h < t.num_hosts(); ++h) root["hosts"].push_back(t.host_name(h));
   root["devices"] = ojson::array();

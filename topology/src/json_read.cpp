@@ -10,6 +10,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/json_input.hpp"
+#include "colltune/topology/gpus.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "text_util.hpp"
 
@@ -75,10 +76,30 @@ class Reader {
   std::string source_;
 };
 
+// The optional "gpu" (a name of gpu_table()) and "transport" (ib, roce, tcp) keys.
+void read_machine_attributes(const Reader& in, const json& root, Topology& t) {
+  if (auto it = root.find("gpu"); it != root.end()) {
+    if (!it->is_string()) in.fail("gpu", "expected a string, got " + shown(*it));
+    try {
+      t.gpu = find_gpu(it->get<std::string>()).name;
+    } catch (const Error& e) {
+      in.fail("gpu", e.what());
+    }
+  }
+  if (auto it = root.find("transport"); it != root.end()) {
+    if (!it->is_string()) in.fail("transport", "expected a string, got " + shown(*it));
+    try {
+      t.transport = parse_net_transport(it->get<std::string>());
+    } catch (const Error& e) {
+      in.fail("transport", e.what());
+    }
+  }
+}
+
 void read_header(const Reader& in, const json& root, Topology& t) {
   in.object(root, "(top level)");
-  in.only_keys(root, "", {"format", "version", "name", "description", "hosts", "devices", "links", "ranks",
-                          "calibration"});
+  in.only_keys(root, "", {"format", "version", "name", "description", "gpu", "transport", "hosts", "devices", "links",
+                          "ranks", "calibration"});
   const json& format = in.required(root, "format", "");
   if (format != std::string(kJsonFormatName))
     in.fail("format", "expected \"" + std::string(kJsonFormatName) + "\", got " + shown(format));
@@ -96,6 +117,7 @@ void read_header(const Reader& in, const json& root, Topology& t) {
     if (!it->is_string()) in.fail(key, "expected a string, got " + shown(*it));
     (std::string_view(key) == "name" ? t.name : t.description) = it->get<std::string>();
   }
+  read_machine_attributes(in, root, t);
 }
 
 std::unordered_map<std::string, int> read_hosts(const Reader& in, const json& root, Topology& t) {

@@ -33,6 +33,12 @@ constexpr std::array<std::pair<SwitchReduction, std::string_view>, 3> kSwitchRed
     {SwitchReduction::sharp, "sharp"},
 }};
 
+constexpr std::array<std::pair<NetTransport, std::string_view>, 3> kTransportNames{{
+    {NetTransport::ib, "ib"},
+    {NetTransport::roce, "roce"},
+    {NetTransport::tcp, "tcp"},
+}};
+
 template <typename Table>
 std::string_view name_in(const Table& table, typename Table::value_type::first_type kind) {
   for (const auto& [k, name] : table)
@@ -59,5 +65,8 @@ std::string_view to_string(SwitchReduction reduction) { return name_in(kSwitchRe
 SwitchReduction parse_switch_reduction(std::string_view name) {
   return parse_in(kSwitchReductionNames, name, "switch reduction");
 }
+
+std::string_view to_string(NetTransport transport) { return name_in(kTransportNames, transport); }
+NetTransport parse_net_transport(std::string_view name) { return parse_in(kTransportNames, name, "network transport"); }
 
 }  // namespace colltune::topo

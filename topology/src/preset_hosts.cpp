@@ -67,6 +67,8 @@ Topology servers(const PresetParams& p, const HostPlan& plan, const ExtraLinks& 
   const NetworkPlan net{p.number("nic_gbit", 0) / 8.0, p.integer("leaf_ports", 1, 1 << 16), p.number("oversub", 0),
                         p.integer("sharp", 0, 1) == 1};
   Topology t;
+  t.gpu = plan.gpu;
+  t.transport = p.transport();
   std::vector<HostDevices> hosts;
   for (int n = 0; n < nodes; ++n) {
     hosts.push_back(add_server(t, "node" + std::to_string(n), plan, n * plan.gpus));

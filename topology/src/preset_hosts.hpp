@@ -27,6 +27,7 @@ struct HostPlan {
   double cpu_reduce_gbps = 0;
   double sys_gbps = 0;
   int nics = 8;
+  std::string gpu;  // the GPU generation (a gpu_table() name), recorded on the topology
 };
 
 struct HostDevices {
@@ -54,7 +55,7 @@ void add_leaf_spine(Topology& t, const std::vector<HostDevices>& hosts, const Ne
 
 // `nodes` (parameter) copies of `plan` named node0, node1, ... with ranks numbered host by
 // host, `extra` adding links inside each; a leaf/spine network (parameters nic_gbit,
-// leaf_ports, oversub) joins their NICs when there is more than one node. All network
+// leaf_ports, oversub, transport) joins their NICs when there is more than one node. All network
 // parameters are read, and so checked, even for one node.
 using ExtraLinks = std::function<void(Topology&, const HostDevices&)>;
 Topology servers(const PresetParams& p, const HostPlan& plan, const ExtraLinks& extra = {});

@@ -78,6 +78,18 @@ double PresetParams::non_negative(const std::string& key) const {
   return v;
 }
 
+NetTransport PresetParams::transport() const {
+  try {
+    return parse_net_transport(raw("transport"));
+  } catch (const Error&) {
+    bad("transport", "ib, roce or tcp");
+  }
+}
+
+const GpuSpec& PresetParams::gpu() const {
+  return find_gpu(raw("gpu"), "preset " + info_.name + ": gpu=" + raw("gpu"));
+}
+
 std::vector<int> PresetParams::dims(const std::string& key) const {
   std::vector<int> out;
   std::string_view text = raw(key);

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "colltune/topology/gpus.hpp"
 #include "colltune/topology/presets.hpp"
 
 namespace colltune::topo::detail {
@@ -20,6 +21,8 @@ class PresetParams {
   double number(const std::string& key, double min_exclusive) const;      // > min_exclusive
   double non_negative(const std::string& key) const;                      // >= 0
   std::vector<int> dims(const std::string& key) const;                    // "4x4x4"
+  NetTransport transport() const;  // "transport": ib, roce or tcp
+  const GpuSpec& gpu() const;      // "gpu": a name of gpu_table()
 
  private:
   const std::string& raw(const std::string& key) const;

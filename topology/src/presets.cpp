@@ -15,7 +15,8 @@ std::vector<PresetParam> network_params(const char* nic_gbit) {
           {"nic_gbit", nic_gbit, "rate of each NIC, Gb/s per direction"},
           {"oversub", "1", "leaf down:up bandwidth ratio (1 = non-blocking)"},
           {"leaf_ports", "32", "NIC ports per leaf switch (a 64-port switch, half up)"},
-          {"sharp", "0", "1: the leaf and spine switches reduce in the network (SHARP, NCCL's CollNet)"}};
+          {"sharp", "0", "1: the leaf and spine switches reduce in the network (SHARP, NCCL's CollNet)"},
+          {"transport", "ib", "what the network runs over: ib, roce or tcp (the step model's transport efficiency)"}};
 }
 
 std::vector<PresetParam> with(std::vector<PresetParam> base, std::vector<PresetParam> extra) {
@@ -45,7 +46,7 @@ const std::vector<Entry>& entries() {
                                      {"gen", "4", "PCIe generation 1..6 (x16 links)"},
                                      {"nics", "2", "NICs per server"}})},
        detail::build_pcie_box},
-      {{"fat-tree", "H100-class servers (NVSwitch inside) on a two-level leaf/spine fat-tree",
+      {{"fat-tree", "GPU servers (H100 by default, NVSwitch inside) on a two-level leaf/spine fat-tree",
         {{"nodes", "4", "number of servers"},
          {"gpus", "8", "GPUs per server"},
          {"nics", "8", "NICs per server"},
@@ -53,7 +54,9 @@ const std::vector<Entry>& entries() {
          {"oversub", "1", "leaf down:up bandwidth ratio (1 = non-blocking)"},
          {"leaf_ports", "32", "NIC ports per leaf switch"},
          {"sharp", "0", "1: the leaf and spine switches reduce in the network (SHARP, NCCL's CollNet)"},
-         {"nvlink", "450", "per-GPU NVSwitch bandwidth inside a server, GB/s (0 = none)"}}},
+         {"nvlink", "450", "per-GPU NVSwitch bandwidth inside a server, GB/s (0 = none)"},
+         {"gpu", "h100", "GPU generation: p100, v100, a100, h100, h200, l40s (compute rates, reduce rate, PCIe generation)"},
+         {"transport", "ib", "what the network runs over: ib, roce or tcp (the step model's transport efficiency)"}}},
        detail::build_fat_tree},
       {{"torus", "GPUs on a 2-D or 3-D torus of direct links (wrap-around in every dimension)",
         {{"dims", "4x4", "torus sizes, 2 or 3 dimensions, e.g. 4x4x4"},

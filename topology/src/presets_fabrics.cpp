@@ -1,6 +1,7 @@
 // Fabric presets: a leaf/spine fat-tree of GPU servers, a 2-D/3-D torus of GPUs, and the
 // textbook flat alpha-beta machine.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "colltune/common/error.hpp"
@@ -30,7 +31,8 @@ long torus_index(const std::vector<int>& coords, const std::vector<int>& dims) {
 
 }  // namespace
 
-// Servers like a DGX H100 (per-GPU NVSwitch bandwidth `nvlink`, PCIe Gen5, Xeon 8480C CPUs;
+// Servers like a DGX H100 (per-GPU NVSwitch bandwidth `nvlink`, Xeon 8480C CPUs; the GPU
+// generation `gpu` (default h100) sets the compute capability, reduce rate and PCIe generation;
 // figures in hw_figures.hpp; gpus/nics GPUs share a PCIe switch with one NIC) with `nics`
 // NICs of `nic_gbit` each, on leaf switches of
 // `leaf_ports` NIC ports (a 64-port NVIDIA Quantum-2 QM9700 has 64 x 400 Gb/s ports: 32 down,
@@ -40,11 +42,13 @@ Topology build_fat_tree(const PresetParams& p) {
   plan.gpus = p.integer("gpus", 1, 1024);
   plan.nics = p.integer("nics", 1, 1024);
   plan.gpus_per_switch = std::max(1, plan.gpus / plan.nics);  // as on a DGX H100: a NIC per GPU group
-  plan.gpu_reduce_gbps = hw::kH100ReduceGbps;
-  plan.compute_capability = 90;
+  const GpuSpec& gpu = p.gpu();
+  plan.gpu = gpu.name;
+  plan.gpu_reduce_gbps = std::round(gpu.memory_gbps / 3);  // hw_figures.hpp's rule and rounding
+  plan.compute_capability = gpu.compute_capability;
   plan.nvswitch_gbps = p.non_negative("nvlink");
-  plan.nvls = plan.nvswitch_gbps > 0;
-  plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(5, 16);
+  plan.nvls = plan.nvswitch_gbps > 0 && gpu.compute_capability >= 90;  // NVLink SHARP: Hopper and later
+  plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(gpu.pcie_gen, 16);
   plan.cpus = 2;
   plan.cpu_reduce_gbps = hw::kXeon8480ReduceGbps;
   plan.sys_gbps = hw::kUpi2Gbps;

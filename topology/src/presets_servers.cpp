@@ -19,6 +19,7 @@ Topology build_dgx_h100(const PresetParams& p) {
   plan.gpus_per_switch = 1;
   plan.gpu_reduce_gbps = hw::kH100ReduceGbps;
   plan.compute_capability = 90;
+  plan.gpu = "h100";
   plan.nvswitch_gbps = 18 * hw::kNvlinkLinkGbps;
   plan.nvls = true;  // third-generation NVSwitch: NVLink SHARP
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(5, 16);
@@ -36,7 +37,8 @@ Topology build_dgx_a100(const PresetParams& p) {
   HostPlan plan;
   plan.gpus = 8;
   plan.gpu_reduce_gbps = hw::kA100ReduceGbps;
-  plan.compute_capability = 80;  // second-generation NVSwitch: no in-switch reduction
+  plan.compute_capability = 80;
+  plan.gpu = "a100";  // second-generation NVSwitch: no in-switch reduction
   plan.nvswitch_gbps = 12 * hw::kNvlinkLinkGbps;
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(4, 16);
   plan.cpus = 2;
@@ -60,6 +62,7 @@ Topology build_dgx1_v100(const PresetParams& p) {
   plan.gpus = 8;
   plan.gpu_reduce_gbps = hw::kV100ReduceGbps;
   plan.compute_capability = 70;
+  plan.gpu = "v100";
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(3, 16);
   plan.cpus = 2;
   plan.cpu_reduce_gbps = hw::kXeonE5ReduceGbps;
@@ -82,6 +85,7 @@ Topology build_pcie_box(const PresetParams& p) {
   plan.gpus_per_switch = p.integer("per_switch", 1, 1024);
   plan.gpu_reduce_gbps = hw::kL40sReduceGbps;
   plan.compute_capability = 89;
+  plan.gpu = "l40s";
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(p.integer("gen", 1, 6), 16);
   plan.cpus = 2;
   plan.cpu_reduce_gbps = hw::kXeon8480ReduceGbps;

@@ -21,6 +21,8 @@ Topology::Topology(const Topology& other)
     : name(other.name),
       description(other.description),
       calibration(other.calibration),
+      gpu(other.gpu),
+      transport(other.transport),
       graph_(other.graph_),
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
@@ -33,6 +35,8 @@ Topology::Topology(Topology&& other) noexcept
     : name(std::move(other.name)),
       description(std::move(other.description)),
       calibration(std::move(other.calibration)),
+      gpu(std::move(other.gpu)),
+      transport(other.transport),
       graph_(std::move(other.graph_)),
       hosts_(std::move(other.hosts_)),
       rank_device_(std::move(other.rank_device_)),
@@ -46,6 +50,8 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     name = std::move(other.name);
     description = std::move(other.description);
     calibration = std::move(other.calibration);
+    gpu = std::move(other.gpu);
+    transport = other.transport;
     graph_ = std::move(other.graph_);
     hosts_ = std::move(other.hosts_);
     rank_device_ = std::move(other.rank_device_);

@@ -1,4 +1,5 @@
 // colltune sweep (sweep.hpp): the points, their specs, and the loop over tune().
+#include "colltune/topology/gpus.hpp"
 #include "colltune/tuner/sweep.hpp"
 
 #include <algorithm>
@@ -154,7 +155,9 @@ SweepResult run_sweep(const SweepSpec& spec,
     const std::string where = "--vary " + describe_values(spec.axes, values) + ": ";
     try {
       topologies.push_back(topo::load_topology(sweep_topology_spec(spec.topology, spec.axes, values)));
-      workloads.push_back(sim::load_workload(sweep_model_spec(spec.model, spec.axes, values)));
+      // A profile's layers are timed on the point's GPU, as `colltune step` times them.
+      workloads.push_back(sim::load_workload(sweep_model_spec(spec.model, spec.axes, values), nullptr,
+                                             topo::gpu_of(topologies.back()).name));
     } catch (const Error& e) {
       throw Error(where + e.what());
     }

@@ -10,7 +10,11 @@
 // - backward = 2 x forward, layer by layer, run in reverse layer order; a layer's gradients
 //   are ready when its backward work is done, so ready times grow with the backward FLOPs
 //   done so far;
-// - time = FLOPs / (tflops * 1e12) per GPU at `batch` samples per GPU.
+// - each layer has a kind: convolution and matmul layers take FLOPs / (the GPU's peak at the
+//   compute precision x the kind's achieved fraction); memory-bound layers (norms, embedding
+//   lookups) take the activation bytes they read and write / (memory bandwidth x its fraction);
+//   the GPU figures come from topo::gpu_table(). `tflops=` replaces all that with one rate for
+//   every FLOP and free memory-bound layers (the model before the table).
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -18,25 +22,27 @@
 
 #include "colltune/collectives/dtype.hpp"
 #include "colltune/sim/workload.hpp"
+#include "colltune/topology/gpus.hpp"
 
 namespace colltune::sim {
 
-// H100 SXM dense BF16 tensor-core peak, TFLOP/s.
-inline constexpr double kH100DenseBf16Tflops = 989.4;
-// Default sustained GPU throughput: 40% of that peak (model FLOPs utilisation typical of
-// well-tuned data-parallel training).
-inline constexpr double kDefaultTflops = 0.4 * kH100DenseBf16Tflops;
+// What limits a layer's time: tensor-core/FMA throughput for convolutions and matrix
+// products, device memory bandwidth for element-wise layers.
+enum class LayerKind { convolution, matmul, memory_bound };
+std::string_view to_string(LayerKind kind);
 
 struct ParamTensor {
   std::string name;       // PyTorch-style parameter name, e.g. "layer1.0.conv1.weight"
   std::size_t count = 0;  // elements
 };
 
-// One module in forward order: its parameters and the forward FLOPs it costs per sample.
+// One module in forward order: its parameters and the forward work it costs per sample.
 struct Layer {
   std::string name;
   std::vector<ParamTensor> params;
-  double forward_flops = 0;  // per sample (image or sequence)
+  double forward_flops = 0;  // per sample (image or sequence); convolution and matmul layers
+  LayerKind kind = LayerKind::matmul;
+  double forward_elems = 0;  // memory-bound layers: activation elements read + written per sample
 };
 
 struct ModelArch {
@@ -49,10 +55,30 @@ struct ModelArch {
   double forward_flops_per_sample() const;
 };
 
+// The precision the layers compute in (not the gradients' dtype): fp32, tf32, or half
+// (fp16/bf16 on tensor cores).
+enum class Precision { fp32, tf32, fp16, bf16 };
+std::string_view to_string(Precision precision);
+Precision parse_precision(std::string_view name);  // throws colltune::Error
+
+// Achieved rates a workload is timed at.
+struct ComputeRates {
+  double conv_tflops = 0;
+  double matmul_tflops = 0;
+  double memory_gbps = 0;          // 0: memory-bound layers cost nothing
+  std::size_t activation_bytes = 2;  // bytes per activation element
+};
+// The GPU's peak at `precision` times each kind's achieved fraction.
+ComputeRates compute_rates(const topo::GpuSpec& gpu, Precision precision);
+// One rate for every FLOP, memory-bound layers free (the `tflops=` override).
+ComputeRates uniform_rates(double tflops);
+
 struct ProfileOptions {
   int batch = 0;                            // samples per GPU; 0 = the model's default
   int seq = 0;                              // transformers: tokens per sample; 0 = default
-  double tflops = kDefaultTflops;           // sustained GPU throughput
+  double tflops = 0;                        // > 0: one sustained rate (uniform_rates)
+  std::string gpu = "h100";                 // a topo::gpu_table() name
+  std::string precision;                    // empty: the GPU's amp_precision
   coll::DType grad_dtype = coll::DType::f32;  // dtype of the gradients that are allreduced
 };
 
@@ -70,14 +96,19 @@ bool is_profile_spec(std::string_view spec);
 ModelArch model_architecture(std::string_view name, int seq = 0);
 
 // Turns an architecture into a workload (compute model above). Throws colltune::Error for a
-// non-positive batch or throughput.
+// non-positive batch or rate.
+Workload make_workload(const ModelArch& arch, int batch, const ComputeRates& rates,
+                       coll::DType grad_dtype = coll::DType::f32);
+// make_workload at uniform_rates(tflops).
 Workload make_workload(const ModelArch& arch, int batch, double tflops,
                        coll::DType grad_dtype = coll::DType::f32);
 
 Workload make_profile(std::string_view name, const ProfileOptions& options = {});
 
-// "resnet50", "resnet50:batch=64,tflops=300", "bert-large:batch=16,seq=512,dtype=fp16".
-// Keys: batch, seq, tflops, dtype. Throws colltune::Error naming the bad key or value.
-Workload parse_profile_spec(std::string_view spec);
+// "resnet50", "resnet50:batch=64,tflops=300", "bert-large:batch=16,seq=512,dtype=fp16",
+// "vgg16:precision=fp32". Keys: batch, seq, tflops, precision, dtype. `gpu` is the GPU the
+// layers are timed on (the topology's, see topo::gpu_of). Throws colltune::Error naming the bad
+// key or value.
+Workload parse_profile_spec(std::string_view spec, std::string_view gpu = "h100");
 
 }  // namespace colltune::sim

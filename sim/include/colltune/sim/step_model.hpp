@@ -11,6 +11,7 @@
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/units.hpp"
+#include "colltune/sim/step_costs.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/topology.hpp"
 
@@ -40,8 +41,8 @@ struct StepConfig {
   // When set, prices every buffer of `bytes` wire bytes (elements of `elem_size`) in place of
   // `algorithm`: the runtime's own choice and model (the tuner's NCCL pricing).
   std::function<BufferPrice(std::size_t bytes, std::size_t elem_size)> price_buffer;
-  // Cost of one cycle's negotiation (Horovod's readiness bit-vector allreduce), us.
-  // < 0: derived from the topology (the fastest 64-byte allreduce, see step_model.cpp).
+  // Cost of one cycle's negotiation, us, in place of the simulator's costs (negotiation_base_us
+  // + negotiation_us_per_rank x ranks). < 0: those costs.
   double negotiation_us = -1;
 };
 
@@ -61,19 +62,23 @@ struct StepResult {
   std::vector<BufferRecord> buffers;
 };
 
-// Holds what is derived once per topology (the cost model, route caches) so that the tuner can
-// evaluate thousands of configurations cheaply. The topology must outlive the simulator.
+// Holds what is derived once per topology and costs (the cost model on the topology with each
+// link class's bandwidth scaled by its efficiency, route caches, the resolved costs) so that the
+// tuner can evaluate thousands of configurations cheaply. Keeps its own copy of the topology.
 class StepSimulator {
  public:
-  explicit StepSimulator(const topo::Topology& topology);
+  // Throws colltune::Error when the topology names a GPU the table does not know.
+  explicit StepSimulator(const topo::Topology& topology, const StepCosts& costs = {});
   ~StepSimulator();
   StepSimulator(const StepSimulator&) = delete;
   StepSimulator& operator=(const StepSimulator&) = delete;
   // Throws colltune::Error for an invalid workload or config (unknown or inapplicable
   // algorithm, negative cycle time).
   StepResult run(const Workload& workload, const StepConfig& config, Engine engine = Engine::analytic) const;
-  // The negotiation cost derived from the topology (used when config.negotiation_us < 0).
+  // One cycle's negotiation from the costs (used when config.negotiation_us < 0).
   double negotiation_us() const;
+  // The costs with the derived ones (fusion_copy_gbps, negotiation_base_us) resolved.
+  const StepCosts& costs() const;
   int nranks() const;
 
  private:
@@ -83,6 +88,6 @@ class StepSimulator {
 
 // One-shot convenience over StepSimulator.
 StepResult simulate_step(const topo::Topology& topology, const Workload& workload, const StepConfig& config,
-                         Engine engine = Engine::analytic);
+                         Engine engine = Engine::analytic, const StepCosts& costs = {});
 
 }  // namespace colltune::sim

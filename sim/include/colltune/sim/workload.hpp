@@ -50,8 +50,10 @@ std::string workload_to_json(const Workload& workload);
 // SPEC is a model profile ("resnet50", "bert-large:batch=16,seq=512"), a JSON workload file or
 // a Horovod timeline file (recognised by content: a top-level array or "traceEvents").
 // Throws colltune::Error for an unknown model name or a bad file. When `notes` is given, the
-// assumptions made importing a timeline are appended to it (see timeline.hpp).
-Workload load_workload(const std::string& spec, std::vector<std::string>* notes = nullptr);
+// assumptions made importing a timeline are appended to it (see timeline.hpp). A profile's
+// layers are timed on `gpu` (a topo::gpu_table() name: the topology's, see topo::gpu_of).
+Workload load_workload(const std::string& spec, std::vector<std::string>* notes = nullptr,
+                       std::string_view gpu = "h100");
 
 // The canonical names of the JSON format's dtypes: fp32, fp64, fp16, bf16, int32, int64.
 std::string_view dtype_json_name(coll::DType dtype);

@@ -25,6 +25,10 @@ enum class LinkKind { nvlink, pcie, net, shm, sys };  // sys: CPU socket interco
 // Hopper and later systems (NCCL's NVLS algorithms), SHARP in InfiniBand switches (NCCL's
 // CollNet). Algorithms that reduce in a switch apply only where a switch says it can.
 enum class SwitchReduction { none, nvls, sharp };
+// What carries the network (`net`) links: InfiniBand verbs, RDMA over Converged Ethernet, or
+// plain TCP sockets (NCCL's socket transport). Links do not differ in the graph; the step model
+// prices each with the transport's efficiency (docs/step-model.md).
+enum class NetTransport { ib, roce, tcp };
 
 std::string_view to_string(DeviceKind kind);
 std::string_view to_string(LinkKind kind);
@@ -33,6 +37,8 @@ std::string_view to_string(SwitchReduction reduction);
 DeviceKind parse_device_kind(std::string_view name);
 LinkKind parse_link_kind(std::string_view name);
 SwitchReduction parse_switch_reduction(std::string_view name);
+std::string_view to_string(NetTransport transport);
+NetTransport parse_net_transport(std::string_view name);
 
 struct Device {
   std::string id;          // unique, e.g. "host0/gpu3", "spine1"
@@ -94,6 +100,10 @@ class Topology {
   // sources, residuals), as JSON text; empty when the topology was not calibrated. This module
   // keeps it with the machine and writes it back; it does not interpret it.
   std::string calibration;
+  // The GPU generation of the ranks' devices, a name of topo::gpu_table() ("p100", ...); empty
+  // = unspecified (gpu_of() then goes by compute capability). The step model times compute with it.
+  std::string gpu;
+  NetTransport transport = NetTransport::ib;  // what the `net` links run over
   const Graph& graph() const { return graph_; }
   std::size_t num_devices() const { return boost::num_vertices(graph_); }
   std::size_t num_links() const;
