@@ -413,8 +413,14 @@ std::string describe_sizes(const std::vector<const FitRow*>& rows) {
 // Where the rows cannot separate the free parameters (the column-scaled Jacobian nearly
 // singular), the two that trade against each other along its weakest direction, the one that
 // moves the rows less first: {index into free of the one to hold, index of the other}.
+// A column far below the others (a parameter the rows stopped depending on at the fitted
+// values, e.g. a bandwidth hidden behind a slower reduction) is returned paired with itself.
 std::optional<std::pair<std::size_t, std::size_t>> inseparable_pair(const Eigen::MatrixXd& J) {
   if (J.cols() < 2) return std::nullopt;
+  const Eigen::VectorXd norms = J.colwise().norm();
+  long weakest = 0;
+  if (norms.minCoeff(&weakest) < 1e-6 * norms.maxCoeff())
+    return std::make_pair(static_cast<std::size_t>(weakest), static_cast<std::size_t>(weakest));
   Eigen::MatrixXd scaled = J;
   for (long j = 0; j < J.cols(); ++j) {
     const double n = J.col(j).norm();
@@ -583,8 +589,10 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
     if (const auto pair = inseparable_pair(state.J)) {
       const std::string held_name = names[static_cast<std::size_t>(free[pair->first])];
       const std::string other = names[static_cast<std::size_t>(free[pair->second])];
-      result.held.push_back(held_name + ": these rows (" + describe_sizes(fit_rows) + ") cannot tell it from " +
-                            other + ", so it stays at the topology's value");
+      result.held.push_back(held_name + ": these rows (" + describe_sizes(fit_rows) + ") " +
+                            (pair->first == pair->second ? std::string("do not depend on it at the fitted values")
+                                                         : "cannot tell it from " + other) +
+                            ", so it stays at the topology's value");
       free.erase(free.begin() + static_cast<long>(pair->first));
       continue;
     }
