@@ -2,12 +2,15 @@
 // GPU (cuda) or one rank per GPU (nccl).
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "colltune/bench/bench.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
+#include "colltune/topology/topology.hpp"
+#include "colltune/tuner/compare.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #ifdef COLLTUNE_HAVE_MPI
@@ -28,6 +31,7 @@ struct BenchArgs {
   std::size_t factor = 2;
   int check = 1;
   bool fp16_compress = false;
+  std::string predict;  // --predict SPEC: the topology to predict each row on
   bench::BenchConfig config;
 };
 
@@ -90,7 +94,7 @@ void fail_if_wrong(const bench::BenchReport& report, bool report_it) {
 //  - A configuration mismatch is found by every rank: all finalize, rank 0 says it once.
 //  - Wrong values fail the command (exit status 1) after the table.
 template <class Body>
-void on_mpi_world(const bench::BenchConfig& config, Body body) {
+std::optional<bench::BenchReport> on_mpi_world(const bench::BenchConfig& config, Body body) {
   bench::validate_config(config, 1);  // before MPI starts: bad input ends every rank alike
   coll::MpiOptions options;
   options.ranks_per_host = config.ranks_per_host > 0 ? config.ranks_per_host : coll::ranks_per_host_from_env();
@@ -120,12 +124,14 @@ void on_mpi_world(const bench::BenchConfig& config, Body body) {
   }  // MPI_Finalize: every rank completed the same sweep, or stopped at the same mismatch
   if (!mismatch.empty()) throw QuietExit{kExitBadInput};  // already said by rank 0
   fail_if_wrong(report, root);
+  if (!root) return std::nullopt;
+  return report;
 }
 #endif
 
-void run_mpi(const bench::BenchConfig& config) {
+std::optional<bench::BenchReport> run_mpi(const bench::BenchConfig& config) {
 #ifdef COLLTUNE_HAVE_MPI
-  on_mpi_world(config, [&](coll::MpiCommunicator& comm) {
+  return on_mpi_world(config, [&](coll::MpiCommunicator& comm) {
     if (comm.size() == 1) {
       std::cerr << "colltune: warning: --transport mpi is running 1 rank; start it with mpirun -np N to run N ranks"
                 << std::endl;
@@ -138,9 +144,11 @@ void run_mpi(const bench::BenchConfig& config) {
 #endif
 }
 
-void run_cuda(const bench::BenchConfig& config) {
+std::optional<bench::BenchReport> run_cuda(const bench::BenchConfig& config) {
 #ifdef COLLTUNE_HAVE_CUDA
-  fail_if_wrong(bench::run_cuda_bench(config, &std::cout), true);
+  bench::BenchReport report = bench::run_cuda_bench(config, &std::cout);
+  fail_if_wrong(report, true);
+  return report;
 #else
   (void)config;
   throw Error("--transport cuda: this colltune was built without CUDA");
@@ -148,7 +156,7 @@ void run_cuda(const bench::BenchConfig& config) {
 }
 
 // Under an MPI launcher one process per GPU; otherwise one thread per GPU.
-void run_nccl(const bench::BenchConfig& config) {
+std::optional<bench::BenchReport> run_nccl(const bench::BenchConfig& config) {
 #if defined(COLLTUNE_HAVE_NCCL)
 #ifdef COLLTUNE_HAVE_MPI
   if (under_mpi_launcher()) {
@@ -157,7 +165,9 @@ void run_nccl(const bench::BenchConfig& config) {
     });
   }
 #endif
-  fail_if_wrong(bench::run_nccl_bench(config, &std::cout), true);
+  bench::BenchReport report = bench::run_nccl_bench(config, &std::cout);
+  fail_if_wrong(report, true);
+  return report;
 #elif defined(COLLTUNE_HAVE_CUDA)
   (void)config;
   throw Error("--transport nccl: this colltune was built without NCCL");
@@ -197,14 +207,31 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--inner", args->config.algo.inner, "hierarchical: algorithm across hosts");
   cmd->add_option("--timeout", args->timeout, "per-wait timeout (e.g. 30s)");
   add_json_option(*cmd, args->json, "The results");
+  cmd->add_option("--predict", args->predict,
+                  "After the sweep, each row beside colltune's prediction on this topology (preset, JSON, NCCL XML)");
   cmd->callback([args] {
     const bench::BenchConfig config = to_config(*args);
+    // Loaded first: a bad topology stops the command before anything runs.
+    std::optional<topo::Topology> topology;
+    if (!args->predict.empty()) topology = topo::load_topology(args->predict);
+    if (topology && config.ranks > 0 && config.ranks != topology->num_ranks())
+      throw Error("--predict " + args->predict + ": the topology has " + std::to_string(topology->num_ranks()) +
+                  " ranks, the bench runs " + std::to_string(config.ranks));
+    std::optional<bench::BenchReport> report;
     switch (config.transport) {
-      case bench::Transport::threads: fail_if_wrong(bench::run_threads_bench(config, &std::cout), true); break;
-      case bench::Transport::mpi: run_mpi(config); break;
-      case bench::Transport::cuda: run_cuda(config); break;
-      case bench::Transport::nccl: run_nccl(config); break;
+      case bench::Transport::threads:
+        report = bench::run_threads_bench(config, &std::cout);
+        fail_if_wrong(*report, true);
+        break;
+      case bench::Transport::mpi: report = run_mpi(config); break;
+      case bench::Transport::cuda: report = run_cuda(config); break;
+      case bench::Transport::nccl: report = run_nccl(config); break;
     }
+    if (!topology || !report) return;  // MPI ranks other than 0 have no report
+    const tuner::Comparison comparison = tuner::compare_measurements(
+        *topology, tuner::parse_bench_json(bench::report_json(*report), "bench"));
+    // Beside the table; on stderr when the JSON takes stdout.
+    (args->json.to_stdout() ? std::cerr : std::cout) << "\n" << tuner::comparison_text(comparison);
   });
 }
 
