@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every command of the README's ```sh blocks as printed, with the built colltune first on
-# PATH, in a scratch directory that sees the repository's examples/. A command passes when it
+# PATH, in a scratch directory that sees the repository's examples/ and tests/. A command passes when it
 # exits 0. Not run here, each for its reason:
 #  - make ...        : the quick start itself (CI runs make test; make demo has its own test);
 #  - export PATH=... : this script puts the built colltune on PATH;
@@ -15,6 +15,7 @@ repo=$(dirname "$readme")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 ln -s "$repo/examples" "$scratch/examples"
+ln -s "$repo/tests" "$scratch/tests"  # the published nccl-tests logs the README calibrates on
 export PATH="$(dirname "$colltune"):$PATH"
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 
