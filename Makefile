@@ -48,7 +48,7 @@ test-tsan: deps
 # libFuzzer on every parser for FUZZ_SECONDS each (needs clang; docs/hardening.md). New inputs
 # go to build-fuzz/corpus/, never into the checked-in corpus.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = topology_json nccl_xml workload_json horovod_timeline preset_spec size_string time_string
+FUZZ_TARGETS = topology_json nccl_xml workload_json horovod_timeline nccl_tests_log bench_json preset_spec size_string time_string
 fuzz:
 	cmake --preset fuzz >/dev/null
 	cmake --build build-fuzz -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))

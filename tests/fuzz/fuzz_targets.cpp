@@ -6,6 +6,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
+#include "colltune/tuner/measurements.hpp"
 #include "colltune/sim/timeline.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/json_io.hpp"
@@ -19,6 +20,8 @@ void topology_json(std::string_view input) { topo::topology_from_json(input, "fu
 void nccl_xml(std::string_view input) { topo::topology_from_nccl_xml(input, "fuzz.xml").validate(); }
 void workload_json(std::string_view input) { sim::parse_workload_json(input, "fuzz.json"); }
 void horovod_timeline(std::string_view input) { sim::import_horovod_timeline_text(input, "fuzz.json"); }
+void nccl_tests_log(std::string_view input) { tuner::parse_nccl_tests_log(std::string(input), "fuzz.txt"); }
+void bench_json(std::string_view input) { tuner::parse_bench_json(std::string(input), "fuzz.json"); }
 // A preset spec as --topology takes it, without the file lookup (the fuzzer must not read files).
 void preset_spec(std::string_view input) {
   if (topo::is_preset_spec(input)) topo::make_preset(input).validate();
@@ -46,6 +49,12 @@ const std::vector<Target>& targets() {
       {"horovod_timeline", horovod_timeline,
        {"{", "}", "[", "]", ",", "\"ph\"", "\"B\"", "\"E\"", "\"M\"", "\"pid\"", "\"ts\"", "\"ALLREDUCE\"",
         "\"NEGOTIATE_ALLREDUCE\"", "\"shape\"", "\"[99999999999999999999]\"", "\"args\"", "1e400", "-1", "null"}},
+      {"nccl_tests_log", nccl_tests_log,
+       {"#", "\n", " ", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "error",
+        "float", "half", "sum", "-1", "N/A", "1e308", "0:", "all_gather_perf", "NCCL_ALGO=Ring", "#  Rank  3 Group  0 Pid 1 on h device  0"}},
+      {"bench_json", bench_json,
+       {"{", "}", "[", "]", ",", ":", "\"format\"", "\"colltune-bench\"", "\"rows\"", "\"nranks\"", "\"type\"",
+        "\"size_bytes\"", "\"out_of_place\"", "\"time_us\"", "\"algorithm\"", "-1", "1e308"}},
       {"preset_spec", preset_spec,
        {":", ",", "=", "x", "nodes=", "gpus=", "nics=", "dims=", "ranks=", "bw=", "lat=", "per_host=", "oversub=",
         "9999999", "-1", "0", "1e308", "nan", "inf", "flat", "torus", "fat-tree", "dgx-h100"}},

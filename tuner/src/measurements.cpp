@@ -12,6 +12,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/json_input.hpp"
+#include "colltune/common/limits.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -130,7 +131,12 @@ void scan_run_text(const std::string& line, NcclTestsRun& run) {
   static const std::regex algo_env(R"(NCCL_ALGO(?:=|\s+set by environment to\s+)([A-Za-z0-9_^,:;]+))");
   static const std::regex proto_env(R"(NCCL_PROTO(?:=|\s+set by environment to\s+)([A-Za-z0-9_^,:;]+))");
   std::smatch m;
-  if (std::regex_search(line, m, rank_line)) run.ranks.insert(std::stoi(m[1]));
+  if (std::regex_search(line, m, rank_line)) {
+    // Beyond any machine (limits.hpp): a garbled line, not a rank.
+    if (m[1].length() > 7 || std::stol(m[1]) >= limits::kMaxTopologyRanks)
+      throw Error("rank " + m[1].str() + " in '#  Rank' line: beyond " + std::to_string(limits::kMaxTopologyRanks) + " ranks");
+    run.ranks.insert(static_cast<int>(std::stol(m[1])));
+  }
   if (run.binary.empty() && std::regex_search(line, m, binary)) run.binary = m[1].str() + "_perf";
   if (run.algo.empty() && std::regex_search(line, m, algo_env)) run.algo = m[1];
   if (run.proto.empty() && std::regex_search(line, m, proto_env)) run.proto = m[1];
@@ -250,6 +256,11 @@ MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& 
       set.skipped.push_back(where + ": no usable size or out-of-place time");
       continue;
     }
+    if (*size > static_cast<double>(limits::kMaxBytesPerRank) || *size != std::floor(*size)) {
+      set.skipped.push_back(where + ": size " + r.t[0] + " is not a whole number of bytes up to " +
+                            std::to_string(limits::kMaxBytesPerRank));
+      continue;
+    }
     Measurement m;
     m.source = where;
     m.runtime = MeasuredRuntime::nccl;
@@ -278,6 +289,17 @@ MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& 
   return set;
 }
 
+// A JSON number that must be a whole number in [lo, hi] (nlohmann's get<int> of 1e300 is
+// undefined behaviour, of -1 as size_t a wrap-around).
+static double whole_number(const json& value, const std::string& what, double lo, double hi) {
+  if (!value.is_number()) throw Error(what + ": expected a number, got " + json_input::shown(value));
+  const double v = value.get<double>();
+  if (!(v >= lo && v <= hi) || v != std::floor(v))
+    throw Error(what + ": expected a whole number from " + json_input::shown(json(lo)) + " to " +
+                json_input::shown(json(hi)) + ", got " + json_input::shown(value));
+  return v;
+}
+
 MeasurementSet parse_bench_json(const std::string& text, const std::string& source) {
   const json root = json_input::parse(text, source);
   MeasurementSet set;
@@ -285,9 +307,13 @@ MeasurementSet parse_bench_json(const std::string& text, const std::string& sour
   try {
     if (!root.is_object() || root.value("format", "") != "colltune-bench")
       throw Error(source + ": not a colltune bench report (\"format\": \"colltune-bench\" missing)");
-    const int nranks = root.at("nranks").get<int>();
+    const int nranks = static_cast<int>(whole_number(root.at("nranks"), source + ": nranks", 1,
+                                                     limits::kMaxTopologyRanks));
     const std::size_t elem = coll::dtype_size(coll::parse_dtype(root.at("type").get<std::string>()));
-    const std::size_t chunk = root.value("chunk_elems", std::size_t{0});
+    const std::size_t chunk = root.contains("chunk_elems") && !root["chunk_elems"].is_null()
+                                  ? static_cast<std::size_t>(whole_number(root["chunk_elems"], source + ": chunk_elems", 0,
+                                                                          static_cast<double>(limits::kMaxBytesPerRank)))
+                                  : 0;
     const json& rows = root.at("rows");
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const json& r = rows[i];
@@ -302,7 +328,8 @@ MeasurementSet parse_bench_json(const std::string& text, const std::string& sour
       m.runtime = m.algorithm == "nccl" ? MeasuredRuntime::nccl : MeasuredRuntime::colltune;
       if (m.runtime == MeasuredRuntime::nccl) m.algorithm.clear();  // NCCL chose
       m.nranks = nranks;
-      m.bytes = r.at("size_bytes").get<std::size_t>();
+      m.bytes = static_cast<std::size_t>(whole_number(r.at("size_bytes"), where + ": size_bytes", 0,
+                                                      static_cast<double>(limits::kMaxBytesPerRank)));
       m.elem_size = elem;
       m.chunk_elems = chunk;
       m.time_us = r.at("out_of_place").at("time_us").get<double>();
