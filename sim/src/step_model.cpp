@@ -132,9 +132,12 @@ class ComputeClock {
   std::vector<std::pair<double, double>> spans_;
 };
 
-// A copy of the topology with each link class's bandwidth scaled by its efficiency.
+// A copy of the topology with each link class's bandwidth scaled by its efficiency. A
+// calibrated topology (colltune calibrate) already carries the bandwidths collectives achieved
+// on it: scaling them again would count the loss twice.
 topo::Topology with_efficiencies(const topo::Topology& t, const StepCosts& costs) {
   topo::Topology out(t);
+  if (!t.calibration.empty()) return out;
   for (topo::LinkKind kind : {topo::LinkKind::nvlink, topo::LinkKind::pcie, topo::LinkKind::net}) {
     const double e = link_efficiency(costs, kind, t.transport);
     if (e != 1.0) out = out.with_scaled_bandwidth(kind, e);

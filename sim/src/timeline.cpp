@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
@@ -22,13 +23,15 @@ constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 // What one tensor's track ("process") tells us.
 struct Track {
   std::string name;
-  std::vector<std::string> open;        // names of the "B" events not yet closed
+  std::vector<std::pair<std::string, double>> open;  // "B" events not yet closed: name, start
   bool allreduce = false;
   double first_negotiate = kUnset;      // first NEGOTIATE_ALLREDUCE start
   double first_op_start = kUnset;       // first top-level ALLREDUCE start
   double first_op_end = kUnset;
   double second_op_start = kUnset;
   std::size_t op_starts = 0;
+  std::vector<double> op_start_times;   // every top-level ALLREDUCE start
+  std::vector<TimelineActivity> activities;  // this tensor's view of each timed activity
   std::optional<std::size_t> count;     // from args.shape
   coll::DType dtype = coll::DType::f32;
 };
@@ -123,16 +126,24 @@ void on_begin(Track& t, const std::string& name, double ts) {
   } else if (name == "ALLREDUCE" && t.open.empty()) {
     t.allreduce = true;
     ++t.op_starts;
+    t.op_start_times.push_back(ts);
     if (t.op_starts == 1) t.first_op_start = ts;
     if (t.op_starts == 2) t.second_op_start = ts;
   }
-  t.open.push_back(name);
+  t.open.emplace_back(name, ts);
+}
+
+// The activities whose durations the step model has a counterpart for.
+bool is_timed_activity(const std::string& name) {
+  return name == "NEGOTIATE_ALLREDUCE" || name == "MEMCPY_IN_FUSION_BUFFER" || name == "NCCL_ALLREDUCE" ||
+         name == "MEMCPY_OUT_FUSION_BUFFER";
 }
 
 void on_end(Track& t, const json& e, double ts, std::string_view source) {
   if (t.open.empty()) return;  // a timeline started mid-operation: nothing to close
-  const std::string name = t.open.back();
+  const auto [name, start] = t.open.back();
   t.open.pop_back();
+  if (is_timed_activity(name) && ts >= start) t.activities.push_back({name, start, ts, 0, 0});
   if (name == "ALLREDUCE" && t.open.empty() && std::isnan(t.first_op_end)) t.first_op_end = ts;
   auto args = e.find("args");
   if (args == e.end() || !args->is_object() || t.count) return;
@@ -206,6 +217,27 @@ double estimate_forward_us(const std::vector<const Track*>& tensors) {
   return std::max(0.0, next_ready - comm_end);
 }
 
+// One entry per distinct activity: a fused buffer's copy or allreduce shows on the track of
+// every tensor in it with the same start and end, so those are one activity whose bytes are
+// the tensors' bytes together.
+void collect_activities(const std::vector<const Track*>& tensors, const Workload& w, double t0,
+                        std::vector<TimelineActivity>& out) {
+  std::map<std::tuple<std::string, double, double>, TimelineActivity> unique;
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    for (const TimelineActivity& a : tensors[i]->activities) {
+      TimelineActivity& u = unique[{a.name, a.start_us, a.end_us}];
+      u.name = a.name;
+      u.start_us = a.start_us - t0;
+      u.end_us = a.end_us - t0;
+      u.bytes += w.tensors[i].bytes();
+      ++u.tensors;
+    }
+  for (auto& [key, a] : unique) out.push_back(a);
+  std::stable_sort(out.begin(), out.end(), [](const TimelineActivity& a, const TimelineActivity& b) {
+    return a.start_us < b.start_us;
+  });
+}
+
 // The workload a parsed timeline describes (see timeline.hpp for the mapping).
 void read_timeline(const json& doc, std::string_view source, const TimelineImportOptions& options, TimelineImport& out) {
   const json* events = &doc;
@@ -225,6 +257,8 @@ void read_timeline(const json& doc, std::string_view source, const TimelineImpor
   w.backward_us = options.backward_us >= 0 ? options.backward_us : w.tensors.back().ready_us;
   w.forward_us = options.forward_us >= 0 ? options.forward_us : estimate_forward_us(tensors);
   out.steps_seen = tensors.front()->op_starts;
+  for (double start : tensors.front()->op_start_times) out.step_starts_us.push_back(start - t0);
+  collect_activities(tensors, w, t0, out.activities);
   if (out.assumed_sizes > 0) {
     out.notes.push_back(std::to_string(out.assumed_sizes) + " tensor(s) without a shape assumed fp32 with " +
                         std::to_string(assumed) + " elements (the median)");

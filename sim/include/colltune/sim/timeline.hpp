@@ -38,12 +38,27 @@ struct TimelineImportOptions {
   double backward_us = -1;  // < 0: the last ready time
 };
 
+// A timed activity of the run, as measured: NEGOTIATE_ALLREDUCE, MEMCPY_IN_FUSION_BUFFER,
+// NCCL_ALLREDUCE or MEMCPY_OUT_FUSION_BUFFER, once per fused buffer (the tensors that show it
+// with the same start and end), times from the first tensor's readiness.
+struct TimelineActivity {
+  std::string name;
+  double start_us = 0;
+  double end_us = 0;
+  std::size_t bytes = 0;    // of the tensors sharing it
+  std::size_t tensors = 0;
+};
+
 struct TimelineImport {
   Workload workload;
   std::size_t assumed_sizes = 0;   // tensors whose size was assumed (no shape in the timeline)
   std::size_t steps_seen = 0;      // ALLREDUCE occurrences of the first tensor
   bool repaired = false;           // the file was cut short and its tail was repaired
   std::vector<std::string> notes;  // human-readable remarks on assumptions
+  // The measured run: where each step began (the first tensor's ALLREDUCE starts, the first
+  // at its readiness time) and every timed activity.
+  std::vector<double> step_starts_us;
+  std::vector<TimelineActivity> activities;
 };
 
 // Throws colltune::Error naming `source` and the offending event / field.
