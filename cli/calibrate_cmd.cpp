@@ -8,6 +8,7 @@
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/units.hpp"
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/calibrate.hpp"
 #include "colltune/tuner/compare.hpp"
@@ -69,14 +70,32 @@ void run_calibrate(const MeasurementArgs& a, const std::string& out, const std::
     std::cout << "no file written: -o FILE writes the calibrated topology\n";
 }
 
-void run_compare(const MeasurementArgs& a, const std::string& html) {
+bool is_horovod_timeline(const std::string& path) {
+  const std::string text = read_file(path);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  return first != std::string::npos &&
+         (text[first] == '[' || (text[first] == '{' && text.find("\"traceEvents\"") != std::string::npos));
+}
+
+struct StepArgs {
+  std::string fusion_threshold = "128MiB";  // Horovod's defaults: what the timeline's run used
+  std::string cycle_time = "1ms";           // unless told otherwise
+};
+
+void run_compare(const MeasurementArgs& a, const std::string& html, const StepArgs& step) {
   const topo::Topology topology = topo::load_topology(a.topology);
+  const std::size_t fusion = parse_size(step.fusion_threshold, "--fusion-threshold", BareNumber::refused);
+  const double cycle = parse_time_us(step.cycle_time, "--cycle-time");
   const MeasurementSet measurements = tuner::read_measurements(a.files, a.hints);
   const Comparison comparison = tuner::compare_measurements(topology, measurements);
+  std::vector<tuner::TimelineComparison> timelines;
+  for (const std::string& path : a.files)
+    if (is_horovod_timeline(path)) timelines.push_back(tuner::compare_timeline(topology, path, fusion, cycle));
   if (!html.empty()) write_file_atomic(html, tuner::comparison_html(comparison));
   a.json.write(tuner::comparison_json(comparison));
   if (!a.json.text_wanted()) return;
   std::cout << tuner::comparison_text(comparison);
+  for (const auto& t : timelines) std::cout << tuner::timeline_comparison_text(t);
   if (!html.empty()) std::cout << "wrote " << html << "\n";
 }
 
@@ -106,8 +125,13 @@ void add_compare_command(CLI::App& app) {
   auto html = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("compare", "Measured beside predicted, per size and algorithm, with the error");
   add_measurement_options(*sub, *args, "Every row measured and predicted, and the error summaries");
+  auto step = std::make_shared<StepArgs>();
   sub->add_option("--html", *html, "A page with both curves per algorithm");
-  sub->callback([args, html] { run_compare(*args, *html); });
+  sub->add_option("--fusion-threshold", step->fusion_threshold,
+                  "Horovod timelines: the run's fusion threshold, for the predicted step")
+      ->capture_default_str();
+  sub->add_option("--cycle-time", step->cycle_time, "Horovod timelines: the run's cycle time")->capture_default_str();
+  sub->callback([args, html, step] { run_compare(*args, *html, *step); });
 }
 
 }  // namespace colltune::cli

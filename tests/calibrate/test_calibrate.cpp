@@ -9,6 +9,7 @@
 #include <set>
 
 #include "colltune/common/error.hpp"
+#include "colltune/sim/timeline.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/calibrate.hpp"
@@ -107,6 +108,23 @@ TEST(BenchReport, RowsOfTheBenchJson) {
   EXPECT_EQ(set.rows[0].nranks, 4);
   EXPECT_DOUBLE_EQ(set.rows[0].time_us, 12.5);
   EXPECT_EQ(set.skipped.size(), 1u);
+}
+
+TEST(HorovodTimeline, EachFusedBuffersAllreduceIsARow) {
+  const MeasurementSet set = read_measurements(std::string(COLLTUNE_EXAMPLES) + "/workloads/horovod_timeline_small.json");
+  // 12 tensors over 2 steps in 3 fused buffers per step: 6 allreduces, not one per tensor.
+  ASSERT_EQ(set.rows.size(), 6u);
+  std::size_t bytes = 0;
+  for (const Measurement& m : set.rows) {
+    EXPECT_EQ(m.runtime, MeasuredRuntime::nccl);
+    EXPECT_EQ(m.nranks, 0);  // one rank's view: the topology's rank count
+    EXPECT_GT(m.time_us, 0);
+    bytes += m.bytes;
+  }
+  const sim::TimelineImport run = sim::import_horovod_timeline(std::string(COLLTUNE_EXAMPLES) +
+                                                               "/workloads/horovod_timeline_small.json");
+  EXPECT_EQ(bytes, 2 * run.workload.total_bytes());  // every tensor's bytes, once per step
+  EXPECT_EQ(run.step_starts_us.size(), 2u);
 }
 
 // ---- the fit on synthetic measurements ------------------------------------------------------

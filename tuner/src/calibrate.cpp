@@ -514,7 +514,7 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   result.nranks = topology.num_ranks();
   result.skipped = measurements.skipped;
   for (const Measurement& m : measurements.rows)
-    if (m.nranks != topology.num_ranks())
+    if (m.nranks != 0 && m.nranks != topology.num_ranks())
       throw Error(m.source + ": measured on " + std::to_string(m.nranks) + " ranks, the topology '" + topology.name +
                   "' has " + std::to_string(topology.num_ranks()));
   const Predictor predictor(topology, topology.num_ranks());

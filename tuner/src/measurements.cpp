@@ -13,6 +13,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/common/json_input.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/sim/timeline.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -347,10 +348,42 @@ MeasurementSet parse_bench_json(const std::string& text, const std::string& sour
   return set;
 }
 
+MeasurementSet parse_horovod_timeline(const std::string& text, const std::string& source,
+                                      const MeasurementHints& hints) {
+  const sim::TimelineImport timeline = sim::import_horovod_timeline_text(text, source);
+  MeasurementSet set;
+  set.files.push_back(source);
+  std::size_t index = 0;
+  for (const sim::TimelineActivity& a : timeline.activities) {
+    if (a.name != "NCCL_ALLREDUCE") continue;
+    ++index;
+    const std::string where = source + ": NCCL_ALLREDUCE #" + std::to_string(index);
+    if (!(a.end_us > a.start_us) || a.bytes == 0) {
+      set.skipped.push_back(where + ": no duration or no bytes");
+      continue;
+    }
+    Measurement m;
+    m.source = where;
+    m.runtime = MeasuredRuntime::nccl;
+    m.algorithm = hints.nccl_algo;
+    m.protocol = hints.nccl_proto;
+    m.nranks = hints.nranks;  // a timeline is one rank's view: 0 = the topology's rank count
+    m.bytes = a.bytes;
+    m.elem_size = a.bytes % 4 == 0 ? 4 : 2;
+    m.time_us = a.end_us - a.start_us;
+    set.rows.push_back(std::move(m));
+  }
+  if (set.rows.empty()) throw Error(source + ": the Horovod timeline has no NCCL_ALLREDUCE activity to measure");
+  return set;
+}
+
 MeasurementSet read_measurements(const std::string& path, const MeasurementHints& hints) {
   const std::string text = read_file(path);
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw Error(path + ": empty file");
+  // A Horovod timeline is a Chrome trace: an array of events, or an object with traceEvents.
+  if (text[first] == '[' || (text[first] == '{' && text.find("\"traceEvents\"") != std::string::npos))
+    return parse_horovod_timeline(text, path, hints);
   if (text[first] == '{') return parse_bench_json(text, path);
   return parse_nccl_tests_log(text, path, hints);
 }

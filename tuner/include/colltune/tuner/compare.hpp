@@ -39,3 +39,32 @@ std::string comparison_json(const Comparison& c);
 std::string comparison_html(const Comparison& c);
 
 }  // namespace colltune::tuner
+
+namespace colltune::tuner {
+
+// A Horovod timeline's steps beside the step model's prediction for the same run (the
+// workload the timeline describes, at the run's fusion threshold and cycle time).
+struct TimelineComparison {
+  std::string source;
+  std::size_t steps = 0;            // steps the timeline shows
+  double measured_step_us = -1;     // mean period between step starts; < 0 with one step
+  double predicted_step_us = 0;
+  std::size_t measured_buffers_per_step = 0;  // NCCL_ALLREDUCE activities per step
+  std::size_t predicted_buffers = 0;
+  // Per step, measured: each timed activity's total; predicted: the counterpart (< 0: none).
+  struct Part {
+    std::string name;
+    double measured_us = 0;
+    double predicted_us = -1;
+  };
+  std::vector<Part> parts;
+  double measured_copy_gbps = -1;  // fusion-buffer copy rate the timeline shows (< 0: no copies)
+  double model_copy_gbps = 0;      // the step model's fusion_copy_gbps on this topology
+};
+
+// Throws colltune::Error for a file that is not a Horovod timeline or shows no allreduce.
+TimelineComparison compare_timeline(const topo::Topology& topology, const std::string& path,
+                                    std::size_t fusion_threshold_bytes, double cycle_time_us);
+std::string timeline_comparison_text(const TimelineComparison& c);
+
+}  // namespace colltune::tuner

@@ -1,6 +1,7 @@
 #pragma once
 // Measured collective times, as calibration and comparison read them (docs/calibration.md):
 //  - `colltune bench --json` reports (format "colltune-bench"): threads, MPI, CUDA, NCCL;
+//  - Horovod timelines: each fused buffer's NCCL_ALLREDUCE;
 //  - nccl-tests text output, as people paste it (all_reduce_perf, reduce_scatter_perf,
 //    all_gather_perf): the "#  size count type redop root time algbw busbw #wrong ..." table
 //    with whatever columns its version prints, out-of-place and in-place.
@@ -25,7 +26,7 @@ struct Measurement {
   // ("Ring", "Tree", ...), empty when NCCL chose.
   std::string algorithm;
   std::string protocol;  // nccl: NCCL_PROTO as given, empty when NCCL chose
-  int nranks = 0;
+  int nranks = 0;             // 0: not stated (a Horovod timeline): the topology's
   std::size_t bytes = 0;      // nccl-tests' "size": the whole buffer (allgather: the output)
   std::size_t elem_size = 4;  // bytes per element of the measured type
   std::size_t chunk_elems = 0;  // colltune: the chunking it ran with (0: the algorithm's default)
@@ -59,6 +60,11 @@ MeasurementSet read_measurements(const std::vector<std::string>& paths, const Me
 
 // Parsers on text (`source` names it in messages and row sources).
 MeasurementSet parse_bench_json(const std::string& text, const std::string& source);
+// A Horovod timeline (HOROVOD_TIMELINE): one row per fused buffer's NCCL_ALLREDUCE, its bytes
+// the tensors' in the buffer; nranks from the hints (0: the topology's, a timeline being one
+// rank's view).
+MeasurementSet parse_horovod_timeline(const std::string& text, const std::string& source,
+                                      const MeasurementHints& hints = {});
 MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& source,
                                     const MeasurementHints& hints = {});
 
