@@ -6,13 +6,16 @@
 #include <cmath>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/cost_model.hpp"
+#include "colltune/sim/timeline.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/gpus.hpp"
 #include "colltune/topology/topology.hpp"
@@ -72,7 +75,23 @@ auto progress_lines() {
   };
 }
 
-void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem::path>& files) {
+// The mean step period a Horovod timeline measured (two steps at least); nullopt for any other
+// model (a profile, a workload JSON).
+std::optional<double> measured_step_us(const std::string& model) {
+  if (!std::filesystem::is_regular_file(model)) return std::nullopt;
+  sim::TimelineImport run;
+  try {
+    run = sim::import_horovod_timeline(model);
+  } catch (const Error&) {
+    return std::nullopt;  // not a timeline: load_workload read it as a workload
+  }
+  const auto& starts = run.step_starts_us;
+  if (starts.size() < 2) return std::nullopt;
+  return (starts.back() - starts.front()) / static_cast<double>(starts.size() - 1);
+}
+
+void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem::path>& files,
+                   std::optional<double> measured_us) {
   const auto& c = r.best.candidate;
   std::cout << "tuned " << r.model << " on " << r.topology << " (" << r.ranks << " ranks) for "
             << coll::to_string(r.runtime) << ": " << r.history.size() << " configurations, objective " << r.objective << ", strategy " << tuner::to_string(r.strategy) << "\n"
@@ -87,6 +106,11 @@ void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem
             << format_time_us(r.baseline.step_time_us) << " with the baseline: speedup " << format_ratio(r.speedup())
             << "x\n"
             << "  baseline           " << r.baseline_description << "\n";
+  // Tuning over what was measured, not over hypothetical defaults.
+  if (measured_us)
+    std::cout << "  measured run       " << format_time_us(*measured_us) << " per step in the timeline: tuned "
+              << format_time_us(r.best.step_time_us) << " predicted, x" << format_ratio(*measured_us / r.best.step_time_us)
+              << " over the measured run (baseline predicted " << format_time_us(r.baseline.step_time_us) << ")\n";
   for (const auto& f : files) std::cout << "  wrote " << f.string() << "\n";
 }
 
@@ -147,7 +171,7 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
   if (!leader) return;
   const auto files = tuner::write_configs(a.out, result);
   a.json.write(tuner::summary_json(result, files));
-  if (a.json.text_wanted()) print_summary(result, files);
+  if (a.json.text_wanted()) print_summary(result, files, measured_step_us(a.model));
 }
 
 void run_tune(const TuneArgs& a) {
