@@ -28,6 +28,8 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <unordered_map>
 
@@ -168,12 +170,28 @@ struct StepSimulator::Impl {
     for (const coll::Algorithm& a : coll::algorithms()) {
       if (a.collective == coll::Collective::allreduce) allreduce.push_back(&a);
     }
-    resolve_costs(topo::gpu_of(t));
+    resolve_costs(topo::gpu_of(t), calibrated_copy_gbps(t));
   }
 
-  // Fills in the derived costs and the per-cycle negotiation.
-  void resolve_costs(const topo::GpuSpec& gpu) {
-    if (costs.fusion_copy_gbps < 0) costs.fusion_copy_gbps = gpu.memory_gbps * gpu.memory_fraction / 2;
+  // The fusion-copy rate a calibration measured on this machine (colltune calibrate with a
+  // Horovod timeline: "step_costs" of its calibration object); nullopt where none did.
+  static std::optional<double> calibrated_copy_gbps(const topo::Topology& t) {
+    if (t.calibration.empty()) return std::nullopt;
+    const auto j = nlohmann::json::parse(t.calibration, nullptr, false);
+    if (!j.is_object() || !j.contains("step_costs") || !j["step_costs"].is_object()) return std::nullopt;
+    const auto& v = j["step_costs"];
+    if (!v.contains("fusion_copy_gbps")) return std::nullopt;
+    if (!v["fusion_copy_gbps"].is_number() || !(v["fusion_copy_gbps"].get<double>() > 0))
+      throw Error(t.name + ": calibration.step_costs.fusion_copy_gbps: expected a positive number, got " +
+                  v["fusion_copy_gbps"].dump());
+    return v["fusion_copy_gbps"].get<double>();
+  }
+
+  // Fills in the derived costs and the per-cycle negotiation: the fusion-copy rate measured by
+  // a calibration where there is one, else from the GPU.
+  void resolve_costs(const topo::GpuSpec& gpu, std::optional<double> measured_copy_gbps) {
+    if (costs.fusion_copy_gbps < 0)
+      costs.fusion_copy_gbps = measured_copy_gbps.value_or(gpu.memory_gbps * gpu.memory_fraction / 2);
     if (costs.negotiation_base_us < 0) {
       double fastest = kInf;  // the response cache's bit-vector allreduce
       if (layout.nranks() > 1) {

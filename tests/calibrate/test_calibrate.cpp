@@ -9,6 +9,7 @@
 #include <set>
 
 #include "colltune/common/error.hpp"
+#include "colltune/sim/step_model.hpp"
 #include "colltune/sim/timeline.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "colltune/topology/topology.hpp"
@@ -125,6 +126,20 @@ TEST(HorovodTimeline, EachFusedBuffersAllreduceIsARow) {
                                                                "/workloads/horovod_timeline_small.json");
   EXPECT_EQ(bytes, 2 * run.workload.total_bytes());  // every tensor's bytes, once per step
   EXPECT_EQ(run.step_starts_us.size(), 2u);
+}
+
+TEST(HorovodTimeline, ItsFusionCopyRateReachesTheStepModel) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=4");
+  const MeasurementSet set = read_measurements(std::string(COLLTUNE_EXAMPLES) + "/workloads/horovod_timeline_small.json");
+  ASSERT_GT(set.fusion_copy_us, 0);
+  const CalibrationResult r = calibrate(t, set);
+  EXPECT_DOUBLE_EQ(r.fusion_copy_gbps, set.fusion_copy_bytes / set.fusion_copy_us / 1e3);
+  const topo::Topology calibrated = topo::topology_from_json(calibrated_topology_json(t, r), "calibrated.json");
+  EXPECT_NEAR(sim::StepSimulator(calibrated).costs().fusion_copy_gbps, r.fusion_copy_gbps, 1e-9);
+  // An explicit --cost still wins.
+  sim::StepCosts costs;
+  costs.fusion_copy_gbps = 50;
+  EXPECT_EQ(sim::StepSimulator(calibrated, costs).costs().fusion_copy_gbps, 50);
 }
 
 // ---- the fit on synthetic measurements ------------------------------------------------------

@@ -653,6 +653,8 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
     if (row.flag == "held out") held_abs.push_back(std::abs(out.rel_error));
     result.rows.push_back(std::move(out));
   }
+  if (measurements.fusion_copy_us > 0)
+    result.fusion_copy_gbps = measurements.fusion_copy_bytes / measurements.fusion_copy_us / 1e3;
   result.median_abs_error = median(fit_abs);
   result.max_abs_error = fit_abs.empty() ? 0 : *std::max_element(fit_abs.begin(), fit_abs.end());
   if (!held_abs.empty()) {

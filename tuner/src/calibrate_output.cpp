@@ -111,6 +111,7 @@ ojson result_json(const CalibrationResult& r) {
     j["holdout_median_abs_error"] = r.holdout_median_abs_error;
     j["holdout_max_abs_error"] = r.holdout_max_abs_error;
   }
+  if (r.fusion_copy_gbps > 0) j["step_costs"] = ojson{{"fusion_copy_gbps", r.fusion_copy_gbps}};
   j["rows"] = rows;
   j["not_modelled"] = r.not_modelled;
   j["skipped"] = r.skipped;
@@ -233,6 +234,9 @@ std::string calibration_text(const CalibrationResult& r) {
   if (r.holdout_median_abs_error >= 0)
     o << "error on held-out rows (predicted, not fitted): median " << percent(r.holdout_median_abs_error).substr(1)
       << ", max " << percent(r.holdout_max_abs_error).substr(1) << "\n";
+  if (r.fusion_copy_gbps > 0)
+    o << "fusion-buffer copies (Horovod timeline) ran at " << figure(r.fusion_copy_gbps)
+      << " GB/s: the calibrated topology's step model uses it\n";
   list_some(o, "outliers (beyond 3 robust sigmas of the first fit, left out)", outliers);
   list_some(o, "warm-up rows (slower than the next larger size by 1.5x, left out)", warmups);
   list_some(o, "not modelled", r.not_modelled);

@@ -355,6 +355,10 @@ MeasurementSet parse_horovod_timeline(const std::string& text, const std::string
   set.files.push_back(source);
   std::size_t index = 0;
   for (const sim::TimelineActivity& a : timeline.activities) {
+    if (a.name.starts_with("MEMCPY_") && a.end_us > a.start_us) {
+      set.fusion_copy_bytes += static_cast<double>(a.bytes);
+      set.fusion_copy_us += a.end_us - a.start_us;
+    }
     if (a.name != "NCCL_ALLREDUCE") continue;
     ++index;
     const std::string where = source + ": NCCL_ALLREDUCE #" + std::to_string(index);
@@ -396,6 +400,8 @@ MeasurementSet read_measurements(const std::vector<std::string>& paths, const Me
     all.files.insert(all.files.end(), one.files.begin(), one.files.end());
     all.rows.insert(all.rows.end(), one.rows.begin(), one.rows.end());
     all.skipped.insert(all.skipped.end(), one.skipped.begin(), one.skipped.end());
+    all.fusion_copy_bytes += one.fusion_copy_bytes;
+    all.fusion_copy_us += one.fusion_copy_us;
   }
   return all;
 }

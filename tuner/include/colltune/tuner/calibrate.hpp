@@ -108,6 +108,10 @@ struct CalibrationResult {
   double max_abs_error = 0;
   double holdout_median_abs_error = -1;  // holdout_half: over the held-out rows
   double holdout_max_abs_error = -1;
+  // From Horovod timelines: the rate their fusion-buffer copies ran at (< 0: no timeline). The
+  // calibrated topology carries it as step_costs.fusion_copy_gbps, which the step model takes
+  // in place of the rate it derives from the GPU.
+  double fusion_copy_gbps = -1;
 };
 
 // Throws colltune::Error for measurements whose rank count is not the topology's, rows with no

@@ -40,6 +40,9 @@ struct MeasurementSet {
   // Lines of the inputs that look like data but are not (a failed row, "N/A" times), and
   // rows skipped for a reason, each "FILE:LINE: why": reported, never silently dropped.
   std::vector<std::string> skipped;
+  // Horovod timelines: bytes the fusion-buffer copies (in and out) moved, and their time.
+  double fusion_copy_bytes = 0;
+  double fusion_copy_us = 0;
 };
 
 // What a reader may be told that the file does not say (nccl-tests logs often lack the
