@@ -81,14 +81,6 @@ void fail_if_wrong(const bench::BenchReport& report, bool report_it) {
 }
 
 #ifdef COLLTUNE_HAVE_MPI
-// True when an MPI launcher (mpirun, srun, ...) started this process.
-[[maybe_unused]] bool under_mpi_launcher() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
-    if (std::getenv(var) != nullptr) return true;
-  }
-  return false;
-}
-
 // Runs `body(comm)`, which returns the rank's report, on every MPI rank.
 //  - An error on any rank prints one line and ends the whole job (its peers may be waiting).
 //  - A configuration mismatch is found by every rank: all finalize, rank 0 says it once.

@@ -6,6 +6,7 @@
 namespace colltune::cli {
 
 void add_topo_command(CLI::App& app);      // topo show | validate | export   (topo_cmd.cpp)
+void add_topo_detect_command(CLI::App& topo);  // topo detect: this job's machines (topo_detect_cmd.cpp)
 void add_algos_command(CLI::App& app);     // algos: list the registry        (algos_cmd.cpp)
 void add_bench_command(CLI::App& app);     // bench: nccl-tests style sweep   (bench_cmd.cpp)
 void add_simulate_command(CLI::App& app);  // simulate: predicted collective  (simulate_cmd.cpp)

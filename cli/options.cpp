@@ -1,9 +1,9 @@
 // Option rules and exit statuses (see options.hpp).
 #include "options.hpp"
 
-#include <string>
-
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
@@ -44,6 +44,13 @@ int exit_status(const std::exception& e) {
 }
 
 void apply_option_rules(CLI::App& app) { apply_to(app); }
+
+bool under_mpi_launcher() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (std::getenv(var) != nullptr) return true;
+  }
+  return false;
+}
 
 void JsonOutput::write(const std::string& json) const {
   if (!destination) return;

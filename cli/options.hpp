@@ -28,6 +28,9 @@ struct QuietExit {
 // `bench --chunk -1`, `-f -2` and `tune --budget -1` ran with absurd values).
 void apply_option_rules(CLI::App& app);
 
+// True when an MPI launcher (mpirun, srun, ...) started this process.
+bool under_mpi_launcher();
+
 // `--json [FILE]`, the same on every command: absent, the command prints its text; `--json` or
 // `--json -`, it prints JSON on standard output instead; `--json FILE`, it prints its text and
 // writes the JSON to FILE (atomically: the old file or the new one, never half of one).

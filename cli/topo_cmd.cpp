@@ -1,4 +1,4 @@
-// colltune topo show | validate | export | presets: a few lines over the topology library.
+// colltune topo show | validate | export | presets (detect: topo_detect_cmd.cpp): a few lines over the topology library.
 #include <iostream>
 #include <memory>
 
@@ -71,6 +71,7 @@ void add_topo_command(CLI::App& app) {
   exp->callback([opts] { export_topology(*opts); });
 
   topo->add_subcommand("presets", "List the built-in presets and their parameters")->callback(print_presets);
+  add_topo_detect_command(*topo);
 }
 
 }  // namespace colltune::cli

@@ -13,6 +13,7 @@ packages=(
   libcli11-dev            # command line
   libeigen3-dev           # Gaussian process in the Bayesian optimiser
   libyaml-cpp-dev         # Horovod YAML emitter and its tests
+  libhwloc-dev            # topo detect: CPU sockets and cores (optional: sysfs fallback)
 )
 
 missing=()

@@ -21,6 +21,12 @@
 //  - CPU socket links (sys), nominal per direction: UPI 2.0 on Xeon 8480C, 4 links x 16 GT/s
 //    x 2 B = 128 GB/s; xGMI on EPYC 7742, 4 x16 links at 16 GT/s = 4 x 32 GB/s = 128 GB/s;
 //    QPI on E5-2698 v4, 2 links x 9.6 GT/s x 2 B = 38.4 GB/s.
+//  - Detected machines (colltune topo detect, detect_build.cpp) whose figures cannot be read
+//    cheaply get placeholders for `colltune calibrate` to refine: memory bandwidth per CPU
+//    socket 204.8 GB/s (8 channels of DDR4-3200 x 8 B = 25.6 GB/s each, an EPYC 7742 or Xeon
+//    Ice Lake socket), socket links 128 GB/s (UPI 2.0 / xGMI above), a NIC whose rate sysfs does
+//    not give 100 Gb/s = 12.5 GB/s (EDR / 100 GbE), shared-memory hop 0.2 us (two hops between
+//    ranks of one socket: 0.4 us, the order of an MPI shared-memory ping-pong).
 //  - Latencies are per link traversal and approximate, chosen so that end-to-end figures land
 //    near NCCL's hardware latency table (src/graph/tuning.cc: ~0.6 us NVLink, ~1 us PCIe,
 //    a few us over the network): NVLink hop 0.35 us (GPU -> NVSwitch -> GPU = 0.7 us), PCIe hop
@@ -78,5 +84,14 @@ inline constexpr double kXeonE5ReduceGbps = 26.0;
 inline constexpr double kUpi2Gbps = 128.0;
 inline constexpr double kXgmiGbps = 128.0;
 inline constexpr double kQpiGbps = 38.4;
+
+// Placeholders for detected machines (see above).
+inline constexpr double kDefaultSocketMemoryGbps = 204.8;
+inline constexpr double kDefaultSysGbps = kXgmiGbps;
+inline constexpr double kDefaultNicGbps = 12.5;
+inline constexpr double kShmLatencyUs = 0.2;
+// The most NVLinks one GPU has (H100, B200: 18): a GPU whose NV# counts to its peers add up to
+// more is on an NVSwitch, whose every pair nvidia-smi shows with the GPU's full count.
+inline constexpr int kMaxNvlinksPerGpu = 18;
 
 }  // namespace colltune::topo::hw
