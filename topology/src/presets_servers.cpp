@@ -1,8 +1,10 @@
 // Server presets: DGX H100, DGX A100, DGX-1V and a generic PCIe-only box, each optionally
 // several of them on a leaf/spine network (nodes=N). Figures and their sources: hw_figures.hpp.
 #include <array>
+#include <cmath>
 
 #include "hw_figures.hpp"
+
 #include "preset_builders.hpp"
 #include "preset_hosts.hpp"
 
@@ -78,14 +80,17 @@ Topology build_dgx1_v100(const PresetParams& p) {
 
 // A generic PCIe server: GPUs in groups of per_switch behind PCIe switches of generation
 // `gen` (x16 links), 2 CPUs (Xeon 8480-class, UPI), NICs spread over the switches; no NVLink,
-// so GPU traffic between switches crosses the CPUs. GPU reduce rate: L40S (864 GB/s GDDR6).
+// so GPU traffic between switches crosses the CPUs. The GPU generation `gpu` (default L40S,
+// 864 GB/s GDDR6) sets the reduce rate (a third of its memory bandwidth, hw_figures.hpp's rule)
+// and compute capability; the PCIe generation stays `gen`'s, the slot the GPUs sit in.
 Topology build_pcie_box(const PresetParams& p) {
   HostPlan plan;
   plan.gpus = p.integer("gpus", 1, 1024);
   plan.gpus_per_switch = p.integer("per_switch", 1, 1024);
-  plan.gpu_reduce_gbps = hw::kL40sReduceGbps;
-  plan.compute_capability = 89;
-  plan.gpu = "l40s";
+  const GpuSpec& gpu = p.gpu();
+  plan.gpu_reduce_gbps = std::round(gpu.memory_gbps / 3);
+  plan.compute_capability = gpu.compute_capability;
+  plan.gpu = gpu.name;
   plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(p.integer("gen", 1, 6), 16);
   plan.cpus = 2;
   plan.cpu_reduce_gbps = hw::kXeon8480ReduceGbps;
