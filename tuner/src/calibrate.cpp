@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "colltune/common/error.hpp"
 #include "colltune/sim/cost_model.hpp"
@@ -157,6 +158,12 @@ bool is_single_name(const std::string& s) { return !s.empty() && s.find_first_of
 }  // namespace
 
 struct Predictor::Impl {
+  // The schedule and protocol that ran a row: NCCL_ALGO/NCCL_PROTO where they name one,
+  // otherwise NCCL's choice for the size.
+  struct Resolved {
+    std::string algorithm;                // registry id
+    std::optional<sim::NcclProto> proto;  // NCCL rows
+  };
   const topo::Topology& topology;
   int nranks;
   sim::CostModel model;
@@ -166,6 +173,33 @@ struct Predictor::Impl {
   mutable std::map<std::pair<std::string, std::string>, std::string> nccl_error;
 
   Impl(const topo::Topology& t, int n) : topology(t), nranks(n), model(t, n) {}
+
+  // What runs a row depends on the row only (NCCL's choice on the uncalibrated machine), not on
+  // the parameters: resolved once per row, since the fit prices every row thousands of times.
+  // Keyed by what decides it: runtime, collective, algorithm and protocol settings, size, element.
+  struct Cached {
+    std::optional<Resolved> resolved;
+    std::string why;
+    const coll::Algorithm* algorithm = nullptr;
+    coll::AlgoOptions options;
+  };
+  using Key = std::tuple<int, int, std::string, std::string, std::size_t, std::size_t, std::size_t>;
+  mutable std::map<Key, Cached> cache;
+  const Cached& cached(const Measurement& row) const {
+    const Key key{static_cast<int>(row.runtime), static_cast<int>(row.collective), row.algorithm, row.protocol,
+                  row.bytes, row.elem_size, row.chunk_elems};
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    Cached c;
+    c.resolved = resolve(row, &c.why);
+    if (c.resolved) {
+      c.algorithm = &coll::find_algorithm(c.resolved->algorithm);
+      coll::AlgoOptions options;
+      if (row.chunk_elems > 0) options.chunk_elems = row.chunk_elems;
+      c.options = model.options_for(*c.algorithm, options);
+    }
+    return cache.emplace(key, std::move(c)).first->second;
+  }
 
   const sim::NcclModel* nccl_model(const Measurement& row, std::string* why) const {
     const auto key = std::make_pair(row.algorithm, row.protocol);
@@ -186,12 +220,6 @@ struct Predictor::Impl {
     return it->second.get();
   }
 
-  // The schedule and protocol that ran the row: NCCL_ALGO/NCCL_PROTO where they name one,
-  // otherwise NCCL's choice for the size.
-  struct Resolved {
-    std::string algorithm;          // registry id
-    std::optional<sim::NcclProto> proto;  // NCCL rows
-  };
   std::optional<Resolved> resolve(const Measurement& row, std::string* why) const {
     if (row.runtime == MeasuredRuntime::colltune) {
       const coll::Algorithm* a = registered(row.algorithm);
@@ -250,33 +278,32 @@ Predictor::Predictor(const topo::Topology& topology, int nranks) : impl_(new Imp
 Predictor::~Predictor() { delete impl_; }
 
 std::optional<std::string> Predictor::model_of(const Measurement& row, std::string* why) const {
-  const auto r = impl_->resolve(row, why);
-  if (!r) return std::nullopt;
-  return r->proto ? r->algorithm + "+" + std::string(sim::to_string(*r->proto)) : r->algorithm;
+  const auto& c = impl_->cached(row);
+  if (!c.resolved) {
+    if (why) *why = c.why;
+    return std::nullopt;
+  }
+  const auto& r = *c.resolved;
+  return r.proto ? r.algorithm + "+" + std::string(sim::to_string(*r.proto)) : r.algorithm;
 }
 
 std::vector<bool> Predictor::touches(const Measurement& row) const {
   std::vector<bool> t(CalibValues::kCount, true);
-  const auto r = impl_->resolve(row, nullptr);
+  const auto& r = impl_->cached(row).resolved;
   t[5] = r && r->proto == sim::NcclProto::ll;
   t[6] = r && r->proto == sim::NcclProto::ll128;
   return t;
 }
 
 double Predictor::time_us(const Measurement& row, const CalibValues& values) const {
-  std::string why;
-  const auto r = impl_->resolve(row, &why);
-  if (!r) throw Error(row.source + ": no model: " + why);
-  const coll::Algorithm& algorithm = coll::find_algorithm(r->algorithm);
+  const auto& c = impl_->cached(row);
+  if (!c.resolved) throw Error(row.source + ": no model: " + c.why);
   double efficiency = 1.0;
-  if (r->proto == sim::NcclProto::ll) efficiency = values.ll_efficiency;
-  if (r->proto == sim::NcclProto::ll128) efficiency = values.ll128_efficiency;
-  coll::AlgoOptions options;
-  if (row.chunk_elems > 0) options.chunk_elems = row.chunk_elems;
-  options = impl_->model.options_for(algorithm, options);
+  if (c.resolved->proto == sim::NcclProto::ll) efficiency = values.ll_efficiency;
+  if (c.resolved->proto == sim::NcclProto::ll128) efficiency = values.ll128_efficiency;
   const std::size_t elem = row.elem_size == 0 ? 1 : row.elem_size;
   const std::size_t bytes = row.bytes / elem * elem;
-  return sim::hint_or_price(algorithm, impl_->model.layout, bytes, elem, options,
+  return sim::hint_or_price(*c.algorithm, impl_->model.layout, bytes, elem, c.options,
                             levels_with(impl_->model.levels, values, efficiency));
 }
 
@@ -365,18 +392,20 @@ class Fit {
       r[static_cast<long>(i)] = std::log(predictor_.time_us(*rows_[i]->m, v) / rows_[i]->m->time_us);
     return r;
   }
-  // Central differences in log space.
-  Eigen::MatrixXd jacobian(const Eigen::VectorXd& x) const {
-    constexpr double h = 1e-5;
+  // Forward differences in log space from the residuals at x (which the fit has already):
+  // one pricing of every row per parameter, the cost of an iteration. A step of 1e-6 changes a
+  // value by one part in a million, far above the pricer's rounding.
+  Eigen::MatrixXd jacobian(const Eigen::VectorXd& x, const Eigen::VectorXd& r_at_x) const {
+    constexpr double h = 1e-6;
     Eigen::MatrixXd J(static_cast<long>(rows_.size()), x.size());
     for (long j = 0; j < x.size(); ++j) {
-      Eigen::VectorXd up = x, down = x;
+      Eigen::VectorXd up = x;
       up[j] += h;
-      down[j] -= h;
-      J.col(j) = (residuals(up) - residuals(down)) / (2 * h);
+      J.col(j) = (residuals(up) - r_at_x) / h;
     }
     return J;
   }
+  Eigen::MatrixXd jacobian(const Eigen::VectorXd& x) const { return jacobian(x, residuals(x)); }
 
  private:
   const Predictor& predictor_;
@@ -468,7 +497,7 @@ FitState run_fit(const Fit& fit) {
   st.sigma = scale(st.r);
   double lambda = 1e-3;
   for (st.iterations = 0; st.iterations < 200; ++st.iterations) {
-    const Eigen::MatrixXd J = fit.jacobian(st.x);
+    const Eigen::MatrixXd J = fit.jacobian(st.x, st.r);
     const Eigen::VectorXd w = huber_weights(st.r, st.sigma);
     const Eigen::MatrixXd JtW = J.transpose() * w.asDiagonal();
     const Eigen::MatrixXd H = JtW * J;
@@ -490,10 +519,13 @@ FitState run_fit(const Fit& fit) {
         lambda *= 4;
       }
     }
+    // Converged when no step helps, a step moves no value by 1e-6 relative, or the loss (at
+    // this iteration's scale) no longer falls by 1e-9 of itself.
+    const double after = huber_loss(st.r, st.sigma);
     st.sigma = scale(st.r);
-    if (!improved || step.cwiseAbs().maxCoeff() < 1e-9) break;
+    if (!improved || step.cwiseAbs().maxCoeff() < 1e-6 || before - after <= 1e-9 * before) break;
   }
-  st.J = fit.jacobian(st.x);
+  st.J = fit.jacobian(st.x, st.r);
   return st;
 }
 
@@ -582,10 +614,18 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   // Fit; where the rows cannot separate two parameters, hold the one they move less at the
   // topology's value, say so, and fit the rest again.
   const auto& names = calibration_parameter_names();
+  // Each refit starts where the previous one ended (a held parameter back at the topology's
+  // value): the pricing of every row is the cost of an iteration.
   FitState state;
+  CalibValues start = result.before;
   for (;;) {
-    const Fit fit(predictor, fit_rows, result.before, free);
+    const Fit fit(predictor, fit_rows, start, free);
     state = run_fit(fit);
+    start = fit.values(state.x);
+    const auto hold = [&](std::size_t k) {
+      start.at(free[k]) = result.before.at(free[k]);
+      free.erase(free.begin() + static_cast<long>(k));
+    };
     if (const auto pair = inseparable_pair(state.J)) {
       const std::string held_name = names[static_cast<std::size_t>(free[pair->first])];
       const std::string other = names[static_cast<std::size_t>(free[pair->second])];
@@ -593,7 +633,7 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
                             (pair->first == pair->second ? std::string("do not depend on it at the fitted values")
                                                          : "cannot tell it from " + other) +
                             ", so it stays at the topology's value");
-      free.erase(free.begin() + static_cast<long>(pair->first));
+      hold(pair->first);
       continue;
     }
     // Separable, but so weakly that the value is a guess: held as well.
@@ -606,7 +646,7 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
     result.held.push_back(names[static_cast<std::size_t>(free[static_cast<std::size_t>(worst)])] + ": these rows (" +
                           describe_sizes(fit_rows) + ") determine it only to +-" + spread +
                           ", so it stays at the topology's value");
-    free.erase(free.begin() + worst);
+    hold(static_cast<std::size_t>(worst));
   }
   // Rows beyond kOutlierSigmas robust standard deviations weighed little already; they are
   // reported as outliers and left out, and the rest fitted once more.
@@ -622,10 +662,12 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   }
   if (kept.size() < fit_rows.size()) {
     fit_rows = kept;
-    state = run_fit(Fit(predictor, fit_rows, result.before, free));
+    const Fit refit(predictor, fit_rows, start, free);
+    state = run_fit(refit);
+    start = refit.values(state.x);
   }
   result.iterations = state.iterations;
-  const Fit fit(predictor, fit_rows, result.before, free);
+  const Fit fit(predictor, fit_rows, start, free);
   result.after = fit.values(state.x);
   // The relative uncertainty of each fitted value: d(value)/value = d(log value); for a
   // logit, d(value)/value = (1 - value) d(logit).
