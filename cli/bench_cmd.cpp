@@ -220,6 +220,8 @@ void add_bench_command(CLI::App& app) {
       case bench::Transport::nccl: report = run_nccl(config); break;
     }
     if (!topology || !report) return;  // MPI ranks other than 0 have no report
+    // Through the report's JSON, so the rows are read exactly as `compare` reads a saved
+    // --json file (tuner does not depend on the bench library).
     const tuner::Comparison comparison = tuner::compare_measurements(
         *topology, tuner::parse_bench_json(bench::report_json(*report), "bench"));
     // Beside the table; on stderr when the JSON takes stdout.

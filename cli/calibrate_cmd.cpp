@@ -71,10 +71,7 @@ void run_calibrate(const MeasurementArgs& a, const std::string& out, const std::
 }
 
 bool is_horovod_timeline(const std::string& path) {
-  const std::string text = read_file(path);
-  const auto first = text.find_first_not_of(" \t\r\n");
-  return first != std::string::npos &&
-         (text[first] == '[' || (text[first] == '{' && text.find("\"traceEvents\"") != std::string::npos));
+  return tuner::measurement_format(read_file(path), path) == tuner::MeasurementFormat::horovod_timeline;
 }
 
 struct StepArgs {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/text.hpp"
 #include "colltune/topology/detect.hpp"
 
 namespace colltune::topo {
@@ -26,23 +27,6 @@ std::string strip_escapes(std::string_view text) {
   return out;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-std::vector<std::string> tokens_of(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string t; in >> t;) out.push_back(t);
-  return out;
-}
-
 std::string trim(std::string_view s) {
   const auto b = s.find_first_not_of(" \t");
   if (b == std::string_view::npos) return "";
@@ -57,7 +41,7 @@ bool is_gpu_label(const std::string& t) {
 // "CPU" (of "CPU Affinity"); the row labels to expect are the same.
 std::optional<std::size_t> find_header(const std::vector<std::string>& lines) {
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::vector<std::string> t = tokens_of(lines[i]);
+    const std::vector<std::string> t = text::words(lines[i]);
     if (!t.empty() && t[0] == "GPU0") return i;
   }
   return std::nullopt;
@@ -80,7 +64,7 @@ std::optional<PathCell> parse_cell(const std::string& t) {
 std::map<std::string, std::string> nic_legend(const std::vector<std::string>& lines) {
   std::map<std::string, std::string> names;
   for (const std::string& line : lines) {
-    const std::vector<std::string> t = tokens_of(line);
+    const std::vector<std::string> t = text::words(line);
     if (t.size() == 2 && t[0].size() > 4 && t[0].rfind("NIC", 0) == 0 && t[0].back() == ':')
       names[t[0].substr(0, t[0].size() - 1)] = t[1];
   }
@@ -137,13 +121,13 @@ std::string_view to_string(PathClass path) {
 }
 
 GpuTopoMatrix parse_nvidia_smi_topo(std::string_view text, const std::string& source) {
-  const std::vector<std::string> lines = lines_of(strip_escapes(text));
+  const std::vector<std::string> lines = text::lines(strip_escapes(text));
   const std::optional<std::size_t> header = find_header(lines);
   if (!header)
     throw Error(source + ": not `nvidia-smi topo -m` output: no header line starting with GPU0 (" +
                 (lines.empty() ? std::string("empty") : "first line: '" + trim(lines.front()) + "'") + ")");
   std::vector<std::string> labels;
-  for (const std::string& t : tokens_of(lines[*header])) {
+  for (const std::string& t : text::words(lines[*header])) {
     if (t == "CPU" || t == "NUMA") break;
     labels.push_back(t);
   }
@@ -161,7 +145,7 @@ GpuTopoMatrix parse_nvidia_smi_topo(std::string_view text, const std::string& so
   m.cells.assign(n, std::vector<PathCell>(n));
   std::vector<bool> seen(n, false);
   for (std::size_t i = *header + 1; i < lines.size(); ++i) {
-    const std::vector<std::string> t = tokens_of(lines[i]);
+    const std::vector<std::string> t = text::words(lines[i]);
     if (t.empty()) continue;
     const auto at = std::find(labels.begin(), labels.end(), t[0]);
     if (at == labels.end()) break;  // the legend
@@ -178,7 +162,7 @@ GpuTopoMatrix parse_nvidia_smi_topo(std::string_view text, const std::string& so
 
 std::vector<GpuInfo> parse_nvidia_smi_gpus(std::string_view text, const std::string& source) {
   std::vector<GpuInfo> gpus;
-  const std::vector<std::string> lines = lines_of(std::string(text));
+  const std::vector<std::string> lines = text::lines(std::string(text));
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (trim(lines[i]).empty()) continue;
     std::vector<std::string> fields;

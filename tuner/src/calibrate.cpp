@@ -48,6 +48,22 @@ double robust_sigma(const std::vector<double>& r) {
 
 }  // namespace
 
+ErrorSummary summarize_errors(const std::vector<double>& abs_errors) {
+  ErrorSummary s;
+  s.rows = abs_errors.size();
+  if (abs_errors.empty()) return s;
+  s.median_abs = median(abs_errors);
+  s.max_abs = *std::max_element(abs_errors.begin(), abs_errors.end());
+  return s;
+}
+
+void check_rank_count(const topo::Topology& topology, const MeasurementSet& measurements) {
+  for (const Measurement& m : measurements.rows)
+    if (m.nranks != 0 && m.nranks != topology.num_ranks())
+      throw Error(m.source + ": measured on " + std::to_string(m.nranks) + " ranks, the topology '" + topology.name +
+                  "' has " + std::to_string(topology.num_ranks()));
+}
+
 // ---- parameters -----------------------------------------------------------------------------
 
 double& CalibValues::at(int i) {
@@ -274,8 +290,8 @@ struct Predictor::Impl {
   }
 };
 
-Predictor::Predictor(const topo::Topology& topology, int nranks) : impl_(new Impl(topology, nranks)) {}
-Predictor::~Predictor() { delete impl_; }
+Predictor::Predictor(const topo::Topology& topology, int nranks) : impl_(std::make_unique<Impl>(topology, nranks)) {}
+Predictor::~Predictor() = default;
 
 std::optional<std::string> Predictor::model_of(const Measurement& row, std::string* why) const {
   const auto& c = impl_->cached(row);
@@ -545,13 +561,13 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   CalibrationResult result;
   result.nranks = topology.num_ranks();
   result.skipped = measurements.skipped;
-  for (const Measurement& m : measurements.rows)
-    if (m.nranks != 0 && m.nranks != topology.num_ranks())
-      throw Error(m.source + ": measured on " + std::to_string(m.nranks) + " ranks, the topology '" + topology.name +
-                  "' has " + std::to_string(topology.num_ranks()));
+  check_rank_count(topology, measurements);
   const Predictor predictor(topology, topology.num_ranks());
   result.before = values_of(topology, topology.num_ranks());
-  if (!(result.before.reduce_gbps > 0)) result.before.reduce_gbps = result.before.intra_gbps;  // a start only
+  // Where the topology states no reduction rate (0: reductions cost nothing), the fit starts
+  // from the intra-host bandwidth; `before` keeps reporting what the topology says.
+  CalibValues start = result.before;
+  if (!(start.reduce_gbps > 0)) start.reduce_gbps = start.intra_gbps;
 
   std::vector<FitRow> rows;
   for (const Measurement& m : measurements.rows) {
@@ -574,15 +590,12 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
     result.held.push_back(name + ": held by --hold");
   }
   std::vector<bool> touched(CalibValues::kCount, false);
-  for (const FitRow* r : fit_rows) {
-    const auto t = predictor.touches(*r->m);
-    for (int j = 0; j < CalibValues::kCount; ++j) touched[static_cast<std::size_t>(j)] = touched[static_cast<std::size_t>(j)] || t[static_cast<std::size_t>(j)];
-  }
   // A protocol's efficiency scales bandwidth as the link figures do: it is measurable only
   // against rows that ran at full efficiency (Simple, or colltune's own algorithms).
   bool full_efficiency_rows = false;
   for (const FitRow* r : fit_rows) {
     const auto t = predictor.touches(*r->m);
+    for (std::size_t j = 0; j < t.size(); ++j) touched[j] = touched[j] || t[j];
     full_efficiency_rows = full_efficiency_rows || (!t[5] && !t[6]);
   }
   std::vector<int> candidates;
@@ -600,7 +613,7 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   }
   // A parameter the rows do not change with (inter-host figures on one host, the reduction
   // rate for allgather) is held and said so.
-  const Fit probe(predictor, fit_rows, result.before, candidates);
+  const Fit probe(predictor, fit_rows, start, candidates);
   const Eigen::MatrixXd J0 = probe.jacobian(probe.start_x());
   std::vector<int> free;
   for (std::size_t j = 0; j < candidates.size(); ++j) {
@@ -617,7 +630,6 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   // Each refit starts where the previous one ended (a held parameter back at the topology's
   // value): the pricing of every row is the cost of an iteration.
   FitState state;
-  CalibValues start = result.before;
   for (;;) {
     const Fit fit(predictor, fit_rows, start, free);
     state = run_fit(fit);
@@ -697,11 +709,13 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   }
   if (measurements.fusion_copy_us > 0)
     result.fusion_copy_gbps = measurements.fusion_copy_bytes / measurements.fusion_copy_us / 1e3;
-  result.median_abs_error = median(fit_abs);
-  result.max_abs_error = fit_abs.empty() ? 0 : *std::max_element(fit_abs.begin(), fit_abs.end());
+  const ErrorSummary fitted = summarize_errors(fit_abs);
+  result.median_abs_error = fitted.median_abs;
+  result.max_abs_error = fitted.max_abs;
   if (!held_abs.empty()) {
-    result.holdout_median_abs_error = median(held_abs);
-    result.holdout_max_abs_error = *std::max_element(held_abs.begin(), held_abs.end());
+    const ErrorSummary held_out = summarize_errors(held_abs);
+    result.holdout_median_abs_error = held_out.median_abs;
+    result.holdout_max_abs_error = held_out.max_abs;
   }
   return result;
 }

@@ -16,18 +16,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ErrorSummary summarize(const std::vector<double>& abs_errors) {
-  ErrorSummary s;
-  s.rows = abs_errors.size();
-  if (abs_errors.empty()) return s;
-  std::vector<double> v = abs_errors;
-  std::sort(v.begin(), v.end());
-  const std::size_t mid = v.size() / 2;
-  s.median_abs = v.size() % 2 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
-  s.max_abs = v.back();
-  return s;
-}
-
 std::string pct(double x, bool sign) {
   char buf[32];
   std::snprintf(buf, sizeof buf, sign ? "%+.1f%%" : "%.1f%%", 100 * x);
@@ -56,10 +44,7 @@ Comparison compare_measurements(const topo::Topology& topology, const Measuremen
   c.topology = topology.name;
   c.nranks = topology.num_ranks();
   c.skipped = measurements.skipped;
-  for (const Measurement& m : measurements.rows)
-    if (m.nranks != 0 && m.nranks != topology.num_ranks())
-      throw Error(m.source + ": measured on " + std::to_string(m.nranks) + " ranks, the topology '" + topology.name +
-                  "' has " + std::to_string(topology.num_ranks()));
+  check_rank_count(topology, measurements);
   const Predictor predictor(topology, topology.num_ranks());
   const CalibValues values = values_of(topology, topology.num_ranks());
   std::map<std::string, std::vector<double>> errors;
@@ -84,8 +69,8 @@ Comparison compare_measurements(const topo::Topology& topology, const Measuremen
   }
   if (c.rows.empty())
     throw Error("compare: no measured row has a colltune model (" + c.not_modelled.front() + ")");
-  for (const auto& [model, e] : errors) c.by_model[model] = summarize(e);
-  c.overall = summarize(all);
+  for (const auto& [model, e] : errors) c.by_model[model] = summarize_errors(e);
+  c.overall = summarize_errors(all);
   return c;
 }
 

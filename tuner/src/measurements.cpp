@@ -11,6 +11,7 @@
 #include "colltune/collectives/dtype.hpp"
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/text.hpp"
 #include "colltune/common/json_input.hpp"
 #include "colltune/common/limits.hpp"
 #include "colltune/sim/timeline.hpp"
@@ -19,23 +20,6 @@ namespace colltune::tuner {
 namespace {
 
 using nlohmann::json;
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-std::vector<std::string> tokens(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string t; in >> t;) out.push_back(t);
-  return out;
-}
 
 // A whole token as a number; nullopt for "N/A", "-", text.
 std::optional<double> number(const std::string& token) {
@@ -216,7 +200,7 @@ coll::Collective parse_collective_name(const std::string& name) {
 
 MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& source,
                                     const MeasurementHints& hints) {
-  const auto lines = split_lines(text);
+  const auto lines = text::lines(text);
   NcclTestsRun run;
   std::optional<NcclTestsColumns> columns;
   std::vector<RawRow> rows;
@@ -226,7 +210,7 @@ MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& 
     const std::string line = without_launcher_prefix(lines[i]);
     const std::string where = source + ":" + std::to_string(i + 1);
     scan_run_text(line, run);
-    auto t = tokens(line);
+    auto t = text::words(line);
     if (t.empty()) continue;
     if (t.front().front() == '#') {
       if (t.front() != "#") t.front().erase(0, 1);  // "#size" written without a space
@@ -381,14 +365,22 @@ MeasurementSet parse_horovod_timeline(const std::string& text, const std::string
   return set;
 }
 
-MeasurementSet read_measurements(const std::string& path, const MeasurementHints& hints) {
-  const std::string text = read_file(path);
+MeasurementFormat measurement_format(const std::string& text, const std::string& source) {
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) throw Error(path + ": empty file");
+  if (first == std::string::npos) throw Error(source + ": empty file");
   // A Horovod timeline is a Chrome trace: an array of events, or an object with traceEvents.
   if (text[first] == '[' || (text[first] == '{' && text.find("\"traceEvents\"") != std::string::npos))
-    return parse_horovod_timeline(text, path, hints);
-  if (text[first] == '{') return parse_bench_json(text, path);
+    return MeasurementFormat::horovod_timeline;
+  return text[first] == '{' ? MeasurementFormat::bench_json : MeasurementFormat::nccl_tests_log;
+}
+
+MeasurementSet read_measurements(const std::string& path, const MeasurementHints& hints) {
+  const std::string text = read_file(path);
+  switch (measurement_format(text, path)) {
+    case MeasurementFormat::horovod_timeline: return parse_horovod_timeline(text, path, hints);
+    case MeasurementFormat::bench_json: return parse_bench_json(text, path);
+    case MeasurementFormat::nccl_tests_log: break;
+  }
   return parse_nccl_tests_log(text, path, hints);
 }
 

@@ -25,6 +25,7 @@
 //    they determine only to +-100%, are held at the topology's value, and reported.
 // After fitting, rows whose residual exceeds 3 robust standard deviations are reported as
 // outliers and left out, and the rest fitted again.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,18 @@
 #include "colltune/tuner/measurements.hpp"
 
 namespace colltune::tuner {
+
+// How far predictions are from measurements over some rows: |predicted / measured - 1|.
+struct ErrorSummary {
+  std::size_t rows = 0;
+  double median_abs = 0;
+  double max_abs = 0;
+};
+ErrorSummary summarize_errors(const std::vector<double>& abs_errors);
+
+// Throws colltune::Error naming the first row measured on another rank count than the
+// topology's (rows that do not state one, Horovod timelines, take the topology's).
+void check_rank_count(const topo::Topology& topology, const MeasurementSet& measurements);
 
 // The fitted parameters, in the order of calibration_parameter_names().
 struct CalibValues {
@@ -72,7 +85,7 @@ class Predictor {
 
  private:
   struct Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 struct CalibrateOptions {

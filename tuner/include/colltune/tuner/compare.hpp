@@ -12,12 +12,6 @@
 
 namespace colltune::tuner {
 
-struct ErrorSummary {
-  std::size_t rows = 0;
-  double median_abs = 0;  // of |predicted / measured - 1|
-  double max_abs = 0;
-};
-
 struct Comparison {
   std::string topology;
   int nranks = 0;

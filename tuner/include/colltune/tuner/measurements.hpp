@@ -54,7 +54,13 @@ struct MeasurementHints {
   int nranks = 0;
 };
 
-// Reads one file: a colltune bench JSON report or an nccl-tests log (told apart by content).
+// What a file holds, told by its content: a JSON object with "traceEvents" or a JSON array
+// is a Horovod timeline, another JSON object a bench report, anything else an nccl-tests log.
+// Throws colltune::Error "SOURCE: empty file".
+enum class MeasurementFormat { bench_json, horovod_timeline, nccl_tests_log };
+MeasurementFormat measurement_format(const std::string& text, const std::string& source);
+
+// Reads one file of any of those formats.
 // Throws colltune::Error "FILE: ..." for an empty file, a file with no data rows, a nccl-tests
 // table whose columns are not recognised, or rows that disagree with the header.
 MeasurementSet read_measurements(const std::string& path, const MeasurementHints& hints = {});
