@@ -18,15 +18,6 @@ constexpr std::array<std::pair<Precision, std::string_view>, 4> kPrecisionNames{
 
 }  // namespace
 
-std::string_view to_string(LayerKind kind) {
-  switch (kind) {
-    case LayerKind::convolution: return "convolution";
-    case LayerKind::matmul: return "matmul";
-    case LayerKind::memory_bound: return "memory-bound";
-  }
-  return "?";
-}
-
 std::string_view to_string(Precision precision) {
   for (const auto& [p, name] : kPrecisionNames)
     if (p == precision) return name;

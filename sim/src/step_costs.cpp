@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "colltune/common/error.hpp"
 
@@ -41,10 +42,16 @@ std::string known_costs() {
   return out;
 }
 
+// "%g" of a bound: 0, 1, 0.5 as people write them.
+std::string bound(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string range_of(const StepCostField& f) {
-  std::string out = f.min_exclusive ? "> " : ">= ";
-  out += f.min == 0 ? "0" : "1";
-  if (f.max > 0) out += " and <= 1";
+  std::string out = (f.min_exclusive ? "> " : ">= ") + bound(f.min);
+  if (f.max > 0) out += " and <= " + bound(f.max);
   return out;
 }
 

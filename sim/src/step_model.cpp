@@ -134,12 +134,20 @@ class ComputeClock {
   std::vector<std::pair<double, double>> spans_;
 };
 
-// A copy of the topology with each link class's bandwidth scaled by its efficiency. A
-// calibrated topology (colltune calibrate) already carries the bandwidths collectives achieved
-// on it: scaling them again would count the loss twice.
+// The costs as they apply on `t`: a calibrated topology (colltune calibrate) already carries
+// the bandwidths collectives achieved on it, so its link efficiencies are 1 (scaling again would
+// count the loss twice), and costs() reports the 1s that were applied.
+StepCosts costs_on(const topo::Topology& t, StepCosts costs) {
+  if (t.calibration.empty()) return costs;
+  for (double StepCosts::*e : {&StepCosts::nvlink_efficiency, &StepCosts::pcie_efficiency, &StepCosts::ib_efficiency,
+                               &StepCosts::roce_efficiency, &StepCosts::tcp_efficiency})
+    costs.*e = 1.0;
+  return costs;
+}
+
+// A copy of the topology with each link class's bandwidth scaled by its efficiency.
 topo::Topology with_efficiencies(const topo::Topology& t, const StepCosts& costs) {
   topo::Topology out(t);
-  if (!t.calibration.empty()) return out;
   for (topo::LinkKind kind : {topo::LinkKind::nvlink, topo::LinkKind::pcie, topo::LinkKind::net}) {
     const double e = link_efficiency(costs, kind, t.transport);
     if (e != 1.0) out = out.with_scaled_bandwidth(kind, e);
@@ -166,7 +174,7 @@ Engine parse_engine(std::string_view name) {
 
 struct StepSimulator::Impl {
   Impl(const topo::Topology& t, const StepCosts& c)
-      : topology(with_efficiencies(t, c)), cost(topology), layout(cost.layout), costs(c) {
+      : topology(with_efficiencies(t, costs_on(t, c))), cost(topology), layout(cost.layout), costs(costs_on(t, c)) {
     for (const coll::Algorithm& a : coll::algorithms()) {
       if (a.collective == coll::Collective::allreduce) allreduce.push_back(&a);
     }

@@ -140,6 +140,10 @@ TEST(HorovodTimeline, ItsFusionCopyRateReachesTheStepModel) {
   sim::StepCosts costs;
   costs.fusion_copy_gbps = 50;
   EXPECT_EQ(sim::StepSimulator(calibrated, costs).costs().fusion_copy_gbps, 50);
+  // Link efficiencies are not applied again on a calibrated machine, and the costs say so.
+  costs.nvlink_efficiency = 0.5;
+  EXPECT_EQ(sim::StepSimulator(calibrated, costs).costs().nvlink_efficiency, 1.0);
+  EXPECT_EQ(sim::StepSimulator(t, costs).costs().nvlink_efficiency, 0.5);
 }
 
 // ---- the fit on synthetic measurements ------------------------------------------------------

@@ -173,6 +173,7 @@ TEST(StepCosts, SetByName) {
   }
   try {
     set_step_cost(c, "bogus=1");
+    FAIL() << "bogus=1 accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unknown cost 'bogus' (known: fusion_copy_gbps,"), std::string::npos)
         << e.what();

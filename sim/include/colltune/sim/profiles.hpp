@@ -29,7 +29,6 @@ namespace colltune::sim {
 // What limits a layer's time: tensor-core/FMA throughput for convolutions and matrix
 // products, device memory bandwidth for element-wise layers.
 enum class LayerKind { convolution, matmul, memory_bound };
-std::string_view to_string(LayerKind kind);
 
 struct ParamTensor {
   std::string name;       // PyTorch-style parameter name, e.g. "layer1.0.conv1.weight"
