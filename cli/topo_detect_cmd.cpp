@@ -2,6 +2,7 @@
 // "Detecting a topology"). Under mpirun every host is described by its first rank and rank 0
 // writes one file; without MPI, this machine with one rank per GPU (or per physical core).
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -78,8 +79,11 @@ RankPlaces gather_places(int size, double timeout_s) {
   int socket = topo::socket_of_this_process();
   MPI_Iallgather(&socket, 1, MPI_INT, p.sockets.data(), 1, MPI_INT, MPI_COMM_WORLD, &req);
   wait_for(req, timeout_s, "gathering rank sockets");
-  for (int r = 0; r < size; ++r)
-    p.hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+  for (int r = 0; r < size; ++r) {
+    // A name may fill its whole slot without a terminating NUL: bounded by the slot.
+    const char* name = all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
+    p.hosts.emplace_back(name, ::strnlen(name, MPI_MAX_PROCESSOR_NAME));
+  }
   return p;
 }
 
@@ -202,11 +206,19 @@ void add_topo_detect_command(CLI::App& topo) {
                   "without MPI: ranks on this machine (default: its GPUs, else its physical cores)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", args->timeout, "limit for each nvidia-smi run (e.g. 30s)");
-  cmd->add_option("--gpu-topo", args->probe.topo_file, "read `nvidia-smi topo -m` output from this file");
-  cmd->add_option("--gpu-query", args->probe.query_file,
-                  "read `nvidia-smi --query-gpu=name,pci.bus_id,compute_cap --format=csv,noheader` from this file");
+  CLI::Option* topo_file =
+      cmd->add_option("--gpu-topo", args->probe.topo_file, "read `nvidia-smi topo -m` output from this file");
+  CLI::Option* query_file =
+      cmd->add_option("--gpu-query", args->probe.query_file,
+                      "read `nvidia-smi --query-gpu=name,pci.bus_id,compute_cap --format=csv,noheader` from this file");
+  // The matrix and the GPU list of one machine go together: refused at parsing, before any
+  // probe or MPI exchange runs.
+  topo_file->needs(query_file);
+  query_file->needs(topo_file);
   cmd->callback([args] {
     args->probe.timeout_s = parse_time_us(args->timeout, "--timeout") / 1e6;
+    // `timeout 0` means no limit at all; every wait in colltune has one.
+    if (!(args->probe.timeout_s > 0)) throw Error("--timeout " + args->timeout + ": must be above 0");
     run_detect(*args);
   });
 }

@@ -11,6 +11,7 @@
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/json_input.hpp"
 #include "colltune/topology/detect.hpp"
 #include "text_util.hpp"
 
@@ -40,7 +41,9 @@ bool on_path(const std::string& program) {
 // Runs `command` through the shell under coreutils `timeout`: nvidia-smi can hang for minutes on a
 // GPU in a bad state, and every wait in colltune has a limit.
 CommandResult run_command(const std::string& command, double timeout_s) {
-  const std::string line = "timeout -k 5 " + detail::fmt_num(timeout_s) + " " + command + " 2>&1";
+  // stderr is not captured: a diagnostic nvidia-smi prints on success must not land inside the
+  // text the parsers read (a failure is reported by its exit status).
+  const std::string line = "timeout -k 5 " + detail::fmt_num(timeout_s) + " " + command + " 2>/dev/null";
   FILE* pipe = ::popen(line.c_str(), "r");
   if (pipe == nullptr) return {};
   CommandResult r;
@@ -113,16 +116,23 @@ json matrix_json(const GpuTopoMatrix& m) {
   return {{"gpus", m.gpus}, {"nics", m.nics}, {"cells", cells}};
 }
 
-GpuTopoMatrix matrix_from_json(const json& j) {
+GpuTopoMatrix matrix_from_json(const json& j, const std::string& source) {
   GpuTopoMatrix m;
   m.gpus = j.at("gpus").get<std::vector<std::string>>();
   m.nics = j.at("nics").get<std::vector<std::string>>();
+  const std::size_t n = m.gpus.size() + m.nics.size();  // a square matrix over GPUs and NICs
+  if (j.at("cells").size() != n)
+    throw Error(source + ": host description: matrix has " + std::to_string(j.at("cells").size()) + " rows, expected " +
+                std::to_string(n));
   for (const json& row : j.at("cells")) {
+    if (row.size() != n)
+      throw Error(source + ": host description: matrix row of " + std::to_string(row.size()) + " cells, expected " +
+                  std::to_string(n));
     m.cells.emplace_back();
     for (const json& c : row) {
       const int path = c.at(0).get<int>();
       if (path < 0 || path > static_cast<int>(PathClass::unknown))
-        throw Error("bad path class " + std::to_string(path));
+        throw Error(source + ": host description: bad path class " + std::to_string(path));
       m.cells.back().push_back(PathCell{static_cast<PathClass>(path), c.at(1).get<int>()});
     }
   }
@@ -151,8 +161,8 @@ std::string to_json(const HostDescription& h) {
 }
 
 HostDescription host_description_from_json(std::string_view text, const std::string& source) {
+  const json j = json_input::parse(text, source);  // bounded nesting, one-line syntax errors
   try {
-    const json j = json::parse(text);
     HostDescription h;
     h.hostname = j.at("hostname").get<std::string>();
     for (const json& s : j.at("sockets"))
@@ -160,7 +170,7 @@ HostDescription host_description_from_json(std::string_view text, const std::str
     h.cpu_source = j.at("cpu_source").get<std::string>();
     for (const json& g : j.at("gpus"))
       h.gpus.push_back({g.at("name").get<std::string>(), g.at("bus_id").get<std::string>(), g.at("cc").get<int>()});
-    h.matrix = matrix_from_json(j.at("matrix"));
+    h.matrix = matrix_from_json(j.at("matrix"), source);
     h.gpu_source = j.at("gpu_source").get<std::string>();
     for (const json& n : j.at("nics"))
       h.nics.push_back({n.at("name").get<std::string>(), n.at("gbps").get<double>(), n.at("socket").get<int>(),
@@ -169,7 +179,7 @@ HostDescription host_description_from_json(std::string_view text, const std::str
     h.warnings = j.at("warnings").get<std::vector<std::string>>();
     return h;
   } catch (const json::exception& e) {
-    throw Error(source + ": host description: " + e.what());
+    json_input::rethrow(e, source, "host description");
   }
 }
 
