@@ -68,23 +68,6 @@ std::size_t checked_size(const std::string& text, const char* what) {
   return bytes;
 }
 
-// Sizes of `--bytes SIZE` or `--bytes MIN:MAX` (MIN, 2 MIN, ... <= MAX), rounded down to whole
-// fp32 elements.
-std::vector<std::size_t> bytes_sizes(const std::string& text) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) return {checked_size(text, "--bytes") / kElem * kElem};
-  const std::size_t lo = checked_size(text.substr(0, colon), "--bytes MIN");
-  const std::size_t hi = checked_size(text.substr(colon + 1), "--bytes MAX");
-  if (lo == 0) throw Error("--bytes '" + text + "': MIN must be positive for a x2 sweep");
-  if (lo > hi) throw Error("--bytes '" + text + "': MIN is larger than MAX");
-  std::vector<std::size_t> sizes;
-  for (std::size_t s = lo;; s *= 2) {
-    sizes.push_back(s / kElem * kElem);
-    if (s > hi / 2) break;
-  }
-  return sizes;
-}
-
 // --chunk is bytes, as everywhere, in whole fp32 elements.
 std::size_t chunk_elements(const std::string& text) {
   const std::size_t bytes = parse_size(text, "--chunk", BareNumber::refused);
@@ -111,7 +94,7 @@ std::vector<std::size_t> factor_sizes(const SimulateArgs& a) {
 
 std::vector<std::size_t> sizes_of(const SimulateArgs& a) {
   if (!a.bytes.empty() && !a.min_bytes.empty()) throw Error("--bytes and -b/--minbytes: give one of them");
-  if (!a.bytes.empty()) return bytes_sizes(a.bytes);
+  if (!a.bytes.empty()) return fp32_sizes(a.bytes, "--bytes");
   if (!a.min_bytes.empty()) return factor_sizes(a);
   if (!a.max_bytes.empty()) throw Error("-e/--maxbytes needs -b/--minbytes");
   throw Error("--bytes (or -b/-e/-f) is required");
