@@ -106,6 +106,10 @@ void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem
             << format_time_us(r.baseline.step_time_us) << " with the baseline: speedup " << format_ratio(r.speedup())
             << "x\n"
             << "  baseline           " << r.baseline_description << "\n";
+  if (r.allreduce_step_us > 0)
+    std::cout << "  allreduce instead  " << format_time_us(r.allreduce_step_us)
+              << " at Horovod's defaults with NCCL's choice; the tuned PS step takes x"
+              << format_ratio(r.best.step_time_us / r.allreduce_step_us) << " of it\n";
   // Tuning over what was measured, not over hypothetical defaults.
   if (measured_us)
     std::cout << "  measured run       " << format_time_us(*measured_us) << " per step in the timeline: tuned "

@@ -124,6 +124,11 @@ TEST(PsRuntime, TunesBucketingAndComparesWithAllreduce) {
   EXPECT_EQ(one.runtime, coll::Runtime::ps);
   EXPECT_EQ(one.best.candidate.algorithm, "ps");
   EXPECT_LE(one.best.step_time_us, one.baseline.step_time_us);
+  // Side by side: the allreduce at Horovod's defaults on the same machine and model.
+  tuner::SimulatedObjective horovod(t, w, sim::Engine::analytic, coll::Runtime::horovod);
+  EXPECT_EQ(one.allreduce_step_us, horovod.evaluate(tuner::RuntimeModel(t, coll::Runtime::horovod).baseline()));
+  EXPECT_GT(one.best.step_time_us, one.allreduce_step_us);  // 8 workers on one server's NIC
+  EXPECT_EQ(tuner::tune(t, w, horovod, options).allreduce_step_us, 0);
   tuner::SimulatedObjective many(t, w, sim::Engine::analytic, tuner::parse_runtime_spec("ps:servers=8"));
   const tuner::TuneResult eight = tuner::tune(t, w, many, options);
   EXPECT_LT(eight.best.step_time_us, one.best.step_time_us);
