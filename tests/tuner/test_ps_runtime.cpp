@@ -142,6 +142,8 @@ TEST(PsRuntime, TunesBucketingAndComparesWithAllreduce) {
   tuner::RuntimeModel model(t, tuner::parse_runtime_spec("ps:servers=8"));
   EXPECT_EQ(model.space().algorithms, std::vector<std::string>{"ps"});
   EXPECT_THROW(model.space().fix("algorithm=ring"), Error);
+  EXPECT_EQ(tuner::make_space(model, {"chunk=1MiB"}).chunks, std::vector<std::size_t>{1 * MiB});  // a partition size
+  EXPECT_EQ(model.space().chunks, (std::vector<std::size_t>{0, 4 * MiB}));
 }
 
 // `sweep --vary runtime=...`: a ps runtime's options keep their commas, each point is tuned for

@@ -98,13 +98,13 @@ SearchSpace RuntimeModel::space() const {
     // The framework's bucketing (fusion threshold, cycle) is what a PS job can tune, and the
     // partition a buffer's shards are cut into: none (ps-lite, TensorFlow: a key's push then
     // its pull) or 4 MiB (BytePS's BYTEPS_PARTITION_BYTES default, 4096000 bytes, rounded),
-    // whose pulls overlap the next partition's push. Uncompressed.
+    // whose pulls overlap the next partition's push. fp16 as for allreduce: gradients cast
+    // before the push.
     s.algorithms = {"ps"};
     s.hierarchical_algorithms = {};
     s.hierarchical = {false};
     s.no_hierarchical_reason = "--runtime ps has no hierarchical allreduce";
     s.chunks = {0, 4 * MiB};
-    s.fp16 = {false};
     return s;
   }
   if (runtime_ == coll::Runtime::colltune) {
