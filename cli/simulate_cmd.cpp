@@ -150,7 +150,7 @@ class Predictor {
     }
     Row best{"", bytes, std::numeric_limits<double>::infinity(), -1, {}, 0};
     for (const coll::Algorithm& algo : coll::algorithms()) {
-      if (algo.collective != coll::Collective::allreduce) continue;
+      if (algo.collective != coll::Collective::allreduce || algo.baseline_only) continue;
       const double t = time_us(algo, bytes, false);
       if (sim::clearly_faster(t, best.time_us)) best = {algo.id, bytes, t, -1, {}, 0};
     }

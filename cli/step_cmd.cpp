@@ -16,6 +16,7 @@
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/gpus.hpp"
 #include "colltune/topology/topology.hpp"
+#include "colltune/tuner/runtime_model.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 
@@ -35,6 +36,7 @@ struct StepArgs {
   int steps = 0;                  // 0: 1 without jitter, 1000 with
   std::uint64_t seed = 1;
   std::vector<std::string> costs;  // --cost NAME=VALUE
+  std::string runtime;             // --runtime: priced as tune prices it (empty: the plain step model)
   JsonOutput json;
   bool stragglers() const { return !slow.empty() || !jitter.empty() || steps > 0; }
 };
@@ -150,6 +152,26 @@ void print_stragglers(std::ostream& out, const StepArgs& a, const sim::Straggler
       << " of the ranks' time waits for the slowest rank\n";
 }
 
+// The step config the runtime runs for the step's knobs (tune's pricing of that candidate).
+sim::StepConfig runtime_config(const tuner::RuntimeModel& runtime, const sim::StepConfig& plain) {
+  tuner::Candidate c;
+  c.fusion_threshold_bytes = plain.fusion_threshold_bytes;
+  c.cycle_time_us = plain.cycle_time_us;
+  c.fp16 = plain.fp16_compress;
+  c.algorithm = runtime.ps() ? "ps" : plain.algorithm;
+  return runtime.step_config(c);
+}
+
+// The parameter servers next to the allreduce the job would run instead, same buffers.
+void print_allreduce(std::ostream& out, const StepArgs& a, const tuner::RuntimeModel& runtime,
+                     const sim::StepResult& ps, const sim::StepResult& allreduce) {
+  std::ostringstream ratio;
+  ratio << std::fixed << std::setprecision(2) << ps.step_time_us / allreduce.step_time_us;
+  out << "\nparameter servers   " << tuner::to_string(runtime.spec()) << ": " << runtime.servers_description()
+      << "\nallreduce instead   step time " << format_time_us(allreduce.step_time_us) << " with --algo "
+      << a.algorithm << " (same buffers); the PS step takes x" << ratio.str() << " of it\n";
+}
+
 void run_step(const StepArgs& a) {
   sim::StepConfig config;
   config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold", BareNumber::refused);
@@ -164,15 +186,26 @@ void run_step(const StepArgs& a) {
   const sim::Workload workload = sim::load_workload(a.model, &notes, topo::gpu_of(topology).name);
   for (const std::string& note : notes) std::cerr << "colltune: note: " << a.model << ": " << note << "\n";
   const sim::StepSimulator simulator(topology, costs);
+  // --runtime: the runtime's pricing, as tune's; for ps, the allreduce (--algo) alongside.
+  std::optional<tuner::RuntimeModel> runtime;
+  std::optional<sim::StepResult> allreduce;
+  if (!a.runtime.empty()) {
+    runtime.emplace(topology, tuner::parse_runtime_spec(a.runtime));
+    if (runtime->ps()) allreduce = simulator.run(workload, config, engine);
+    config = runtime_config(*runtime, config);
+  }
   const sim::StepResult result = simulator.run(workload, config, engine);
   std::optional<sim::StragglerResult> stragglers;
   if (a.stragglers())
     stragglers = sim::simulate_stragglers(simulator, workload, config, engine, straggler_options(a, topology));
   nlohmann::ordered_json json = to_json(a, workload, config, simulator, topology, result);
   if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
+  if (runtime) json["runtime"] = tuner::to_string(runtime->spec());
+  if (allreduce) json["allreduce"] = {{"algorithm", a.algorithm}, {"step_time_ms", ms(allreduce->step_time_us)}};
   a.json.write(json.dump(2));
   if (!a.json.text_wanted()) return;
   print_summary(std::cout, a, workload, config, simulator, topology, result);
+  if (allreduce) print_allreduce(std::cout, a, *runtime, result, *allreduce);
   if (stragglers) print_stragglers(std::cout, a, *stragglers);
 }
 
@@ -193,6 +226,8 @@ void add_step_command(CLI::App& app) {
   sub->add_flag("--fp16-compress", args->fp16_compress, "Cast fp32 gradients to fp16 before the allreduce");
   sub->add_option("--algo", args->algorithm, "Allreduce algorithm id, or auto (fastest per buffer)")
       ->capture_default_str();
+  sub->add_option("--runtime", args->runtime, "price the buffers as tune --runtime does; ps:servers=S[,colocated]"
+                                             "[,agg_gbps=X] also shows the --algo allreduce's step");
   sub->add_option("--engine", args->engine, "analytic (cost model) or event (discrete-event simulator)")
       ->capture_default_str();
   sub->add_option("--slow", args->slow, "a slow rank or host: WHO:FACTORx, e.g. 3:1.5x or node2:1.2x (repeatable)");

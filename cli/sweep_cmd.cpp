@@ -72,7 +72,7 @@ void run_sweep_command(const SweepArgs& a) {
   spec.model = a.model;
   for (const std::string& v : a.vary) spec.axes.push_back(tuner::parse_sweep_axis(v));
   spec.tune.fixes = a.fixes;
-  spec.runtime = coll::parse_runtime(a.runtime.empty() ? "horovod" : a.runtime);
+  spec.runtime = tuner::parse_runtime_spec(a.runtime.empty() ? "horovod" : a.runtime);
   const tuner::SweepResult result =
       tuner::run_sweep(spec, [&spec](std::size_t done, std::size_t total, const tuner::SweepPoint& p) {
         report_progress(spec, done, total, p);
@@ -105,7 +105,7 @@ void add_sweep_command(CLI::App& app) {
                                         "model or batch; once or twice")
       ->required();
   cmd->add_option("--fix", args->fixes, "pin a tuner knob at every point (as tune --fix)");
-  cmd->add_option("--runtime", args->runtime, "horovod (default) | nccl | colltune: what each point is tuned for, as "
+  cmd->add_option("--runtime", args->runtime, "horovod (default) | nccl | colltune | ps:servers=S[,colocated][,agg_gbps=X]: what each point is tuned for, as "
                                               "tune --runtime");
   cmd->add_option("--out", args->out, "also write sweep.csv, sweep.json and sweep.html to this directory");
   add_json_option(*cmd, args->json, "The sweep");

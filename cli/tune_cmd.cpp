@@ -106,6 +106,10 @@ void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem
             << format_time_us(r.baseline.step_time_us) << " with the baseline: speedup " << format_ratio(r.speedup())
             << "x\n"
             << "  baseline           " << r.baseline_description << "\n";
+  if (r.allreduce_step_us > 0)
+    std::cout << "  allreduce instead  " << format_time_us(r.allreduce_step_us)
+              << " at Horovod's defaults with NCCL's choice; the tuned PS step takes x"
+              << format_ratio(r.best.step_time_us / r.allreduce_step_us) << " of it\n";
   // Tuning over what was measured, not over hypothetical defaults.
   if (measured_us)
     std::cout << "  measured run       " << format_time_us(*measured_us) << " per step in the timeline: tuned "
@@ -144,7 +148,7 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
   options.seed = a.seed;
   options.fixes = a.fixes;
   options.max_fp16_error = a.max_fp16_error;
-  const coll::Runtime runtime = coll::parse_runtime(a.runtime);  // --fix: tune() checks it before any work
+  const coll::Runtime runtime = tuner::parse_runtime_spec(a.runtime).runtime;  // --fix: tune() checks it before any work
   if (a.objective != "analytic" && a.objective != "event" && a.objective != "measured")
     throw Error("--objective " + a.objective + ": unknown (expected analytic, event or measured)");
   if (a.objective == "measured" && runtime != coll::Runtime::colltune)
@@ -160,7 +164,7 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
     objective = make_measured(a, topology, workload);
   else
     objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective),
-                                                            coll::parse_runtime(a.runtime));
+                                                            tuner::parse_runtime_spec(a.runtime));
   const bool leader = tuner::mpi_world_rank() == 0;
   if (leader && isatty(STDERR_FILENO)) {
     options.progress = progress_bar();
@@ -207,7 +211,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "directory for the output files (created if missing)")->required();
   cmd->add_option("--objective", args->objective, "analytic | event | measured (under mpirun; --runtime colltune)");
   cmd->add_option("--runtime", args->runtime, "what runs the job: horovod (Horovod over NCCL, default) | nccl (NCCL "
-                                              "alone) | colltune (colltune's executors)");
+                                              "alone) | colltune (colltune's executors) | ps:servers=S[,colocated][,agg_gbps=X] (parameter "
+                                              "servers: emits colltune.json and report.html only)");
   cmd->add_option("--strategy", args->strategy, "grid | bayes | random (default: grid for analytic, else bayes)");
   cmd->add_option("--budget", args->budget, "evaluations for bayes/random (default 30)");
   cmd->add_option("--seed", args->seed, "random seed (bayes/random)");

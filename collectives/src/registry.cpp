@@ -40,6 +40,8 @@ const RuntimeSet kNcclToo{Runtime::colltune, Runtime::nccl, Runtime::horovod};
 // Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE: reduce-scatter in each host, an allreduce of each
 // shard across hosts (MPI_Allreduce), allgather in each host. NCCL alone has no such path.
 const RuntimeSet kHorovodToo{Runtime::colltune, Runtime::horovod};
+// The parameter-server baseline runs under its own runtime (tuner: --runtime ps:servers=S).
+const RuntimeSet kPsOnly{Runtime::ps};
 
 // Entries name only the fields they set (designated initializers); the others keep their
 // defaults on purpose, which GCC 12 would report as missing initializers.
@@ -104,6 +106,11 @@ std::vector<Algorithm> make_table() {
        .collective = ar, .runtimes = kColltuneOnly, .nccl_tree_channels = true, .summation_depth = nccl_tree_depth,
        .not_applicable = nccl_tree_not_applicable, .schedule = stored<build_nccl_tree>,
        .pipeline_pieces = nccl_tree_pipeline_pieces},
+      {.id = "ps", .name = "parameter server (push shards, servers sum, pull)",
+       .description = "S shards on S servers (dedicated helper ranks or colocated): push + pull, R+1 steps; a worker "
+                      "moves n each way, a server 2Wn/S",
+       .collective = ar, .runtimes = kPsOnly, .baseline_only = true, .summation_depth = ps_depth,
+       .not_applicable = ps_not_applicable, .schedule = stored<build_ps>},
       {.id = "reduce_scatter_ring", .name = "ring reduce-scatter",
        .description = "p-1 steps per chunk round around a ring, rank r ends with segment r: (p-1)/p n bytes per rank",
        .collective = rs, .runtimes = kColltuneOnly, .summation_depth = ring_depth, .not_applicable = always,
@@ -165,14 +172,15 @@ std::string_view to_string(Runtime runtime) {
     case Runtime::colltune: return "colltune";
     case Runtime::nccl: return "nccl";
     case Runtime::horovod: return "horovod";
+    case Runtime::ps: return "ps";
   }
   return "?";
 }
 
 Runtime parse_runtime(std::string_view name) {
-  for (Runtime r : {Runtime::horovod, Runtime::nccl, Runtime::colltune})
+  for (Runtime r : {Runtime::horovod, Runtime::nccl, Runtime::colltune, Runtime::ps})
     if (to_string(r) == name) return r;
-  throw Error("unknown runtime '" + std::string(name) + "' (valid: horovod, nccl, colltune)");
+  throw Error("unknown runtime '" + std::string(name) + "' (valid: horovod, nccl, colltune, ps)");
 }
 
 }  // namespace colltune::coll

@@ -62,9 +62,12 @@ void check_structure(const Schedule& s) {
   if (s.ranks.size() != static_cast<std::size_t>(s.nranks)) {
     fail(s, "has step lists for " + std::to_string(s.ranks.size()) + " ranks");
   }
+  if (s.helpers < 0 || s.helpers >= s.nranks) {
+    fail(s, "has " + std::to_string(s.helpers) + " helpers, expected 0.." + std::to_string(s.nranks - 1));
+  }
   if (s.collective != Collective::allreduce) {
-    if (s.owned.size() != static_cast<std::size_t>(s.nranks)) {
-      fail(s, "owned has " + std::to_string(s.owned.size()) + " blocks, expected one per rank");
+    if (s.owned.size() != static_cast<std::size_t>(s.data_ranks())) {
+      fail(s, "owned has " + std::to_string(s.owned.size()) + " blocks, expected one per data rank");
     }
     for (std::size_t r = 0; r < s.owned.size(); ++r) {
       if (!in_range(s.owned[r], s.count)) fail(s, "owned block of rank " + std::to_string(r) + " is out of range");
@@ -240,6 +243,12 @@ struct Simulation {
       : s(sched), partner(part), words((static_cast<std::size_t>(sched.nranks) + 63) / 64),
         cur(static_cast<std::size_t>(sched.nranks), 0) {
     for (int r = 0; r < s.nranks; ++r) {
+      // A helper starts undefined (its input does not count); so does an allgather rank
+      // outside its owned block.
+      if (s.is_helper(r)) {
+        state.emplace_back(s.count, nullptr);
+        continue;
+      }
       const bool gather = s.collective == Collective::allgather;
       state.emplace_back(s.count, gather ? nullptr : singleton(r, words));
       if (gather) state.back().set(s.owned[static_cast<std::size_t>(r)], singleton(r, words));
@@ -335,8 +344,8 @@ void Simulation::report_deadlock() const {
 
 void Simulation::check_result() const {
   auto all = std::make_shared<Bits>(words, 0);
-  for (int r = 0; r < s.nranks; ++r) (*all)[static_cast<std::size_t>(r) / 64] |= std::uint64_t{1} << (r % 64);
-  for (int r = 0; r < s.nranks; ++r) {
+  for (int r = 0; r < s.data_ranks(); ++r) (*all)[static_cast<std::size_t>(r) / 64] |= std::uint64_t{1} << (r % 64);
+  for (int r = 0; r < s.data_ranks(); ++r) {  // helpers end with anything
     Intervals st = state[static_cast<std::size_t>(r)];
     auto expect = [&](const Block& b, const SetPtr& want, const std::string& what) {
       for (const Piece& pc : st.slice(b)) {
@@ -350,7 +359,7 @@ void Simulation::check_result() const {
       case Collective::allreduce: expect(Block{0, s.count}, all, "all ranks"); break;
       case Collective::reduce_scatter: expect(s.owned[static_cast<std::size_t>(r)], all, "all ranks"); break;
       case Collective::allgather:
-        for (int q = 0; q < s.nranks; ++q) {
+        for (int q = 0; q < s.data_ranks(); ++q) {
           expect(s.owned[static_cast<std::size_t>(q)], singleton(q, words), "rank " + std::to_string(q) + "'s block");
         }
         break;

@@ -67,6 +67,29 @@ TEST(Mpi, EveryAlgorithmMatchesMpiAllreduce) {
   }
 }
 
+// The ps schedule with a dedicated server (a helper, Schedule::helpers): the last rank serves,
+// the others are workers whose result is the reference over the workers alone; the server's
+// buffer starts as garbage and is not checked.
+TEST(Mpi, PsWithADedicatedServer) {
+  coll::MpiCommunicator comm;
+  coll::AlgoOptions algo;
+  algo.ps_servers = 1;
+  for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1001}}) {
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{16}}) {
+      algo.chunk_elems = chunk;
+      const coll::Schedule s = coll::build_schedule("ps", comm.layout(), count, algo);
+      const bool worker = !s.is_helper(comm.rank());
+      auto buf = worker ? test::make_input(DType::f32, ReduceOp::sum, comm.rank(), count)
+                        : std::vector<std::byte>(count * 4, std::byte{0x7f});
+      const coll::PlainCodec codec(DType::f32, ReduceOp::sum);
+      coll::execute(s, comm, buf.data(), 4, codec, 60);
+      if (!worker) continue;
+      const auto ref = test::make_reference(DType::f32, ReduceOp::sum, s.data_ranks(), count);
+      EXPECT_EQ(test::first_mismatch(buf.data(), ref.data(), count, 4), -1) << "count " << count << " chunk " << chunk;
+    }
+  }
+}
+
 TEST(Mpi, EveryDtypeAndOpMatchesMpiAllreduce) {
   coll::MpiCommunicator comm;
   int i = 0;

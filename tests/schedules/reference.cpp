@@ -91,7 +91,7 @@ std::int64_t input_value(int rank, std::size_t i) {
 std::vector<std::vector<std::int64_t>> run_data(const Schedule& s) {
   const auto p = static_cast<std::size_t>(s.nranks);
   std::vector<std::vector<std::int64_t>> buf(p, std::vector<std::int64_t>(s.count, -7777));
-  for (std::size_t r = 0; r < p; ++r) {
+  for (std::size_t r = 0; r < static_cast<std::size_t>(s.data_ranks()); ++r) {  // helpers start with garbage
     const bool gather = s.collective == coll::Collective::allgather;
     const coll::Block mine = gather ? s.owned[r] : coll::Block{0, s.count};
     for (std::size_t i = mine.offset; i < mine.end(); ++i) buf[r][i] = input_value(static_cast<int>(r), i);
@@ -125,11 +125,11 @@ std::vector<std::vector<std::int64_t>> run_data(const Schedule& s) {
 }
 
 std::string check_data(const Schedule& s, const std::vector<std::vector<std::int64_t>>& bufs) {
-  for (int r = 0; r < s.nranks; ++r) {
+  for (int r = 0; r < s.data_ranks(); ++r) {  // helpers' buffers are not checked
     auto expect_sum = [&](const coll::Block& b) -> std::string {
       for (std::size_t i = b.offset; i < b.end(); ++i) {
         std::int64_t want = 0;
-        for (int q = 0; q < s.nranks; ++q) want += input_value(q, i);
+        for (int q = 0; q < s.data_ranks(); ++q) want += input_value(q, i);
         if (bufs[static_cast<std::size_t>(r)][i] != want) return "rank " + std::to_string(r) + " element " + std::to_string(i);
       }
       return "";
@@ -139,7 +139,7 @@ std::string check_data(const Schedule& s, const std::vector<std::vector<std::int
       case coll::Collective::allreduce: bad = expect_sum({0, s.count}); break;
       case coll::Collective::reduce_scatter: bad = expect_sum(s.owned[static_cast<std::size_t>(r)]); break;
       case coll::Collective::allgather:
-        for (int q = 0; q < s.nranks && bad.empty(); ++q) {
+        for (int q = 0; q < s.data_ranks() && bad.empty(); ++q) {
           const auto& b = s.owned[static_cast<std::size_t>(q)];
           for (std::size_t i = b.offset; i < b.end(); ++i) {
             if (bufs[static_cast<std::size_t>(r)][i] != input_value(q, i)) {

@@ -14,7 +14,7 @@ namespace colltune::test {
 // Input of rank r at element i: small integers, so every summation order is exact.
 std::int64_t input_value(int rank, std::size_t i);
 // Runs the schedule; returns the final buffers. Allgather ranks start with garbage (-7777)
-// outside their owned block.
+// outside their owned block, helpers (Schedule::helpers) everywhere.
 std::vector<std::vector<std::int64_t>> run_data(const coll::Schedule& s);
 // Empty string when the buffers hold the collective's result, else a description.
 std::string check_data(const coll::Schedule& s, const std::vector<std::vector<std::int64_t>>& bufs);

@@ -162,12 +162,14 @@ TEST(Registry, IdsAreUniqueAndDescribed) {
 }
 
 // Which runtimes can run what: NCCL runs an algorithm only under an NCCL name (its tuner CSV
-// spelling), Horovod runs NCCL's allreduces plus its hierarchical path, and colltune runs all.
+// spelling), Horovod runs NCCL's allreduces plus its hierarchical path, colltune runs all but
+// the baselines, which run under their own runtime (ps).
 TEST(Registry, RuntimeFactsAgreeWithNcclNames) {
   const std::set<std::string> nccl_spellings{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree",
                                              "pat"};
   for (const Algorithm& a : algorithms()) {
-    EXPECT_TRUE(a.runs_on(Runtime::colltune)) << a.id;
+    EXPECT_NE(a.runs_on(Runtime::colltune), a.baseline_only) << a.id;
+    EXPECT_EQ(a.runs_on(Runtime::ps), a.id == "ps") << a.id;
     EXPECT_EQ(a.runs_on(Runtime::nccl), !a.nccl_name.empty()) << a.id;
     if (!a.nccl_name.empty()) {
       EXPECT_TRUE(nccl_spellings.count(a.nccl_name)) << a.id << " " << a.nccl_name;

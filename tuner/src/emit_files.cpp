@@ -32,6 +32,12 @@ const std::vector<OutputFile>& output_files() {
   return files;
 }
 
+bool emitted_for(const OutputFile& file, coll::Runtime runtime) {
+  // A parameter-server job reads no Horovod or NCCL settings: only the record and the report.
+  if (runtime == coll::Runtime::ps) return file.name == "colltune.json" || file.name == "report.html";
+  return true;
+}
+
 const std::vector<std::string>& emitted_file_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
@@ -54,12 +60,15 @@ std::vector<std::filesystem::path> write_configs(const std::filesystem::path& di
   const EmitContext context{{std::filesystem::absolute(dir, ec).lexically_normal() / kNcclTunerConfFile,
                              locate_nccl_tuner_plugin()}};
   if (ec) throw Error(dir.string() + ": cannot make an absolute path (" + ec.message() + ")");
+  std::vector<const OutputFile*> files;
+  for (const OutputFile& f : output_files())
+    if (emitted_for(f, r.runtime)) files.push_back(&f);
   std::vector<std::string> contents;
-  for (const OutputFile& f : output_files()) contents.push_back(f.render(r, context));
+  for (const OutputFile* f : files) contents.push_back(f->render(r, context));
   // FileSetWriter creates dir, refuses a destination that is not colltune's before anything
   // changes, and switches the files as one unit (docs/hardening.md).
   FileSetWriter writer(dir);
-  for (std::size_t i = 0; i < contents.size(); ++i) writer.stage(output_files()[i].name, contents[i]);
+  for (std::size_t i = 0; i < contents.size(); ++i) writer.stage(files[i]->name, contents[i]);
   return writer.commit();
 }
 

@@ -74,6 +74,7 @@ std::string emit_colltune_json(const TuneResult& r) {
   baseline["description"] = r.baseline_description;
   baseline["nccl_model"] = r.nccl_priced;
   baseline["step_time_ms"] = ms_or_null(r.baseline.step_time_us);
+  if (r.allreduce_step_us > 0) baseline["allreduce_step_time_ms"] = ms_or_null(r.allreduce_step_us);
   json doc{{"format", "colltune-tune"},
            {"version", kColltuneJsonVersion},
            {"input", input_json(r)},

@@ -72,10 +72,10 @@ void algorithm_one_hot(const SearchSpace& s, const Candidate& c, std::vector<dou
   for (const auto& a : s.algorithms) out.push_back(a == c.algorithm ? 1.0 : 0.0);
 }
 
-// ---- chunk: bytes; NCCL sizes its own chunks ----
+// ---- chunk: bytes; NCCL sizes its own chunks; under ps it is the partition size ----
 void fix_chunk(SearchSpace& s, const std::string& what, std::string_view value) {
   const std::size_t bytes = parse_size(value, what, BareNumber::refused);
-  if (s.runtime != "colltune" && bytes != 0)
+  if (s.runtime != "colltune" && s.runtime != "ps" && bytes != 0)
     throw Error(what + "=" + std::string(value) + ": --runtime " + s.runtime + " leaves chunking to NCCL (only chunk=0)");
   s.chunks = {bytes};
 }

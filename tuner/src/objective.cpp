@@ -8,7 +8,7 @@
 namespace colltune::tuner {
 
 SimulatedObjective::SimulatedObjective(const topo::Topology& topology, const sim::Workload& workload,
-                                       sim::Engine engine, coll::Runtime runtime)
+                                       sim::Engine engine, const RuntimeSpec& runtime)
     : runtime_(topology, runtime), simulator_(topology), workload_(workload), engine_(engine) {}
 
 std::string SimulatedObjective::name() const { return engine_ == sim::Engine::analytic ? "analytic" : "event"; }

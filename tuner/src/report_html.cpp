@@ -62,6 +62,11 @@ std::string summary_section(const TuneResult& r) {
     << "</b>.</p>\n<p>Predicted compute " << num(r.best_step.compute_us / 1000.0)
     << " ms, exposed communication " << num(r.best_step.exposed_comm_us / 1000.0) << " ms, scaling efficiency "
     << num(100.0 * r.best_step.scaling_efficiency, "%.1f") << "%.</p>\n";
+  if (r.allreduce_step_us > 0)
+    o << "<p>Allreduce instead (Horovod's defaults with NCCL's choice, same machine and model): "
+      << num(r.allreduce_step_us / 1000.0) << " ms"
+      << "; the tuned parameter-server step takes <b>" << num(r.best.step_time_us / r.allreduce_step_us, "%.2f")
+      << "x</b> of it.</p>\n";
   return o.str();
 }
 

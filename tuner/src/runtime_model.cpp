@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "colltune/common/error.hpp"
@@ -15,6 +16,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Horovod's hierarchical allreduce crosses hosts with MPI_Allreduce, whose algorithm MPI
 // chooses; colltune prices that phase as its ring (Open MPI's choice for large messages).
 constexpr std::string_view kHorovodCrossHost = "ring";
+
+std::string gbps_text(double gbps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", gbps);
+  return buf;
+}
 
 sim::NcclAlgo nccl_algo_of(const std::string& id) {
   return sim::parse_nccl_algo(coll::find_algorithm(id).nccl_name);
@@ -42,8 +49,29 @@ std::size_t horovod_fusion_threshold(std::size_t bytes, int ranks_per_host) {
   return (bytes + unit - 1) / unit * unit;
 }
 
-RuntimeModel::RuntimeModel(const topo::Topology& topology, coll::Runtime runtime, bool nccl_model)
-    : runtime_(runtime), cost_(topology) {
+RuntimeSpec parse_runtime_spec(std::string_view text) {
+  if (text.rfind("ps:", 0) == 0) {
+    RuntimeSpec spec(coll::Runtime::ps);
+    spec.ps = sim::parse_ps_options(text.substr(3));
+    return spec;
+  }
+  if (text == "ps") throw Error("--runtime ps: needs servers=S (e.g. ps:servers=4)");
+  return RuntimeSpec(coll::parse_runtime(text));
+}
+
+std::string to_string(const RuntimeSpec& spec) {
+  std::string s(coll::to_string(spec.runtime));
+  if (spec.runtime == coll::Runtime::ps) s += ":" + sim::to_string(spec.ps);
+  return s;
+}
+
+RuntimeModel::RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, bool nccl_model)
+    : runtime_(runtime.runtime), spec_(runtime), cost_(topology) {
+  if (runtime_ == coll::Runtime::ps) {
+    ps_ = std::make_unique<sim::PsExchange>(topology, spec_.ps);
+    fallback_ = "--runtime ps runs no NCCL allreduce";
+    return;
+  }
   if (!nccl_model) {
     fallback_ = "the measured objective runs colltune's executors, not NCCL";
     return;
@@ -76,6 +104,19 @@ std::vector<std::string> RuntimeModel::flat_algorithms() const {
 SearchSpace RuntimeModel::space() const {
   SearchSpace s = SearchSpace::defaults(flat_algorithms());
   s.runtime = std::string(coll::to_string(runtime_));
+  if (ps_) {
+    // The framework's bucketing (fusion threshold, cycle) is what a PS job can tune, and the
+    // partition a buffer's shards are cut into: none (ps-lite, TensorFlow: a key's push then
+    // its pull) or 4 MiB (BytePS's BYTEPS_PARTITION_BYTES default, 4096000 bytes, rounded),
+    // whose pulls overlap the next partition's push. fp16 as for allreduce: gradients cast
+    // before the push.
+    s.algorithms = {"ps"};
+    s.hierarchical_algorithms = {};
+    s.hierarchical = {false};
+    s.no_hierarchical_reason = "--runtime ps has no hierarchical allreduce";
+    s.chunks = {0, 4 * MiB};
+    return s;
+  }
   if (runtime_ == coll::Runtime::colltune) {
     s.hierarchical_algorithms = s.algorithms;  // "auto" with hierarchical=on: per-host ones too
     return s;
@@ -101,19 +142,28 @@ SearchSpace RuntimeModel::space() const {
 
 Candidate RuntimeModel::baseline() const {
   Candidate c = horovod_baseline();
-  c.algorithm = nccl_ ? std::string(kNcclChoice) : "ring";
+  c.algorithm = ps_ ? "ps" : nccl_ ? std::string(kNcclChoice) : "ring";
   return c;
 }
 
 std::string RuntimeModel::baseline_description() const {
+  if (ps_) return "parameter servers (" + servers_description() + ") with 128 MiB buckets and a 1 ms cycle";
   const std::string horovod = "Horovod defaults (128 MiB fusion, 1 ms cycle, no compression, not hierarchical)";
   if (nccl_) return horovod + " with NCCL's own algorithm and protocol choice (NCCL's model)";
   return horovod + " over colltune's ring; " + fallback_;
 }
 
+std::string RuntimeModel::servers_description() const {
+  if (!ps_) return "";
+  const sim::PsOptions& o = ps_->options();
+  return std::to_string(o.servers) + (o.colocated ? " colocated" : " dedicated") + " server" +
+         (o.servers == 1 ? "" : "s") + ", aggregating at " +
+         (ps_->agg_gbps() > 0 ? gbps_text(ps_->agg_gbps()) + " GB/s" : "no cost");
+}
+
 bool RuntimeModel::runs_nccl_allreduce(const Candidate& c) const {
   if (c.algorithm == kNcclChoice) return true;
-  return runtime_ != coll::Runtime::colltune && !c.hierarchical;
+  return runtime_ != coll::Runtime::colltune && !ps_ && !c.hierarchical;
 }
 
 std::vector<SizeRange> RuntimeModel::build_nccl_table(const std::vector<std::string>& ids) const {
@@ -152,6 +202,13 @@ std::shared_ptr<const std::vector<SizeRange>> RuntimeModel::table_for(const std:
 
 sim::StepConfig RuntimeModel::step_config(const Candidate& c) const {
   sim::StepConfig config = to_step_config(c);
+  if (ps_) {
+    if (c.algorithm != "ps") throw Error("--runtime ps runs algorithm ps (got " + c.algorithm + ")");
+    config.price_buffer = [this, chunk = config.options.chunk_elems](std::size_t bytes, std::size_t elem_size, std::size_t /*tensors*/) {
+      return sim::BufferPrice{"ps", ps_->time_us(bytes, elem_size, chunk)};
+    };
+    return config;
+  }
   if (runtime_ == coll::Runtime::horovod)
     config.fusion_threshold_bytes = horovod_fusion_threshold(c.fusion_threshold_bytes, cost_.layout.max_ranks_per_host());
   if (c.algorithm == kNcclChoice && nccl_) {
@@ -199,7 +256,20 @@ std::vector<SizeRange> RuntimeModel::nccl_table(const Candidate& c) const {
   return *table_for(c.algorithm);
 }
 
+// The ps exchange at powers of two (fp32), one row: the algorithm is fixed.
+std::vector<SizeRange> RuntimeModel::ps_table() const {
+  std::vector<SizeRange> table;
+  std::size_t previous = 0;
+  for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) {
+    add_sample(table, SizeRange{0, s, AlgoChoice{"ps", "", 0}, "", s, ps_->time_us(s, 4)}, s, previous);
+    previous = s;
+  }
+  table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);
+  return table;
+}
+
 std::vector<SizeRange> RuntimeModel::size_table(const Candidate& c) const {
+  if (ps_) return ps_table();
   if (c.algorithm == kNcclChoice && nccl_) return nccl_choice_table();
   if (runs_nccl_allreduce(c) && c.algorithm != kNcclChoice) return *table_for(c.algorithm);
   AlgoTableOptions options;

@@ -21,6 +21,21 @@ namespace colltune::tuner {
 namespace {
 
 bool is_model_key(const std::string& key) { return key == "model" || key == "batch"; }
+// `--vary runtime=horovod,ps:servers=4`: what each point is tuned for, side by side.
+bool is_runtime_key(const std::string& key) { return key == "runtime"; }
+
+// A runtime list splits at commas, but a ps runtime's options hold commas too
+// ("ps:servers=4,colocated"): an item that names no runtime continues the one before.
+bool starts_a_runtime(const std::string& item) {
+  const std::string head = item.substr(0, item.find(':'));
+  return head == "horovod" || head == "nccl" || head == "colltune" || head == "ps";
+}
+
+RuntimeSpec runtime_of(const SweepSpec& spec, const std::vector<std::string>& values) {
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    if (is_runtime_key(spec.axes[a].key)) return parse_runtime_spec(values[a]);
+  return spec.runtime;
+}
 
 // "name:k=v,k=v" -> {"name", [(k, v), ...]}; a spec without parameters has none. The split is
 // at the last ':' followed by key=value text, so a file path may hold ':' too.
@@ -108,7 +123,10 @@ SweepAxis parse_sweep_axis(const std::string& text) {
     const std::size_t comma = rest.find(',');
     const std::string value(rest.substr(0, comma));
     if (value.empty()) throw Error("--vary " + text + ": an empty value in the list");
-    axis.values.push_back(value);
+    if (is_runtime_key(axis.key) && !axis.values.empty() && !starts_a_runtime(value))
+      axis.values.back() += "," + value;
+    else
+      axis.values.push_back(value);
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
   }
@@ -119,7 +137,7 @@ std::string sweep_topology_spec(const std::string& base, const std::vector<Sweep
                                 const std::vector<std::string>& values) {
   Spec s = split_spec(base);
   for (std::size_t a = 0; a < axes.size(); ++a)
-    if (!is_model_key(axes[a].key)) set_param(s, axes[a].key, values[a]);
+    if (!is_model_key(axes[a].key) && !is_runtime_key(axes[a].key)) set_param(s, axes[a].key, values[a]);
   return join_spec(s);
 }
 
@@ -150,10 +168,14 @@ SweepResult run_sweep(const SweepSpec& spec,
   // Every point's inputs first: a bad value fails in a second, not after hours of tuning.
   std::vector<topo::Topology> topologies;
   std::vector<sim::Workload> workloads;
+  std::vector<RuntimeSpec> runtimes;
   for (const auto& values : combos) {
     const std::string where = "--vary " + describe_values(spec.axes, values) + ": ";
     try {
+      runtimes.push_back(runtime_of(spec, values));
       topologies.push_back(topo::load_topology(sweep_topology_spec(spec.topology, spec.axes, values)));
+      // Servers that do not fit the point's machine fail here, not after the other points.
+      if (runtimes.back().runtime == coll::Runtime::ps) sim::PsExchange(topologies.back(), runtimes.back().ps);
       // A profile's layers are timed on the point's GPU, as `colltune step` times them.
       workloads.push_back(sim::load_workload(sweep_model_spec(spec.model, spec.axes, values), nullptr,
                                              topo::gpu_of(topologies.back()).name));
@@ -162,12 +184,12 @@ SweepResult run_sweep(const SweepSpec& spec,
     }
   }
   // A --fix the runtime cannot express fails here too, before any tuning.
-  make_space(RuntimeModel(topologies.front(), spec.runtime), spec.tune.fixes);
+  make_space(RuntimeModel(topologies.front(), runtimes.front()), spec.tune.fixes);
   // The points are independent tuning runs: one worker per core, results in point order.
   TuneOptions options = spec.tune;
   options.progress = nullptr;
   const auto tune_point = [&](std::size_t i) {
-    SimulatedObjective objective(topologies[i], workloads[i], sim::Engine::analytic, spec.runtime);
+    SimulatedObjective objective(topologies[i], workloads[i], sim::Engine::analytic, runtimes[i]);
     const TuneResult t = tune(topologies[i], workloads[i], objective, options);
     return SweepPoint{combos[i],        sweep_topology_spec(spec.topology, spec.axes, combos[i]),
                       sweep_model_spec(spec.model, spec.axes, combos[i]), t.ranks, t.best_step.compute_us,

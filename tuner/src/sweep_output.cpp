@@ -98,7 +98,8 @@ std::string sweep_csv(const SweepResult& r) {
   o << "topology,model,ranks,default_step_ms,tuned_step_ms,speedup,default_efficiency,tuned_efficiency,"
     << "fusion_threshold_bytes,cycle_time_ms,fp16,algorithm,chunk_bytes,hierarchical\n";
   for (const SweepPoint& p : r.points) {
-    for (const std::string& v : p.values) o << v << ",";
+    // A ps runtime's options hold commas ("ps:servers=4,colocated"): such a value is quoted.
+    for (const std::string& v : p.values) o << (v.find(',') == std::string::npos ? v : "\"" + v + "\"") << ",";
     o << "\"" << p.topology << "\",\"" << p.model << "\"," << p.ranks << "," << fmt("%.6g", p.default_step_us / 1000)
       << "," << fmt("%.6g", p.tuned_step_us / 1000) << "," << fmt("%.6g", p.default_step_us / p.tuned_step_us) << ","
       << fmt("%.6g", p.default_efficiency()) << "," << fmt("%.6g", p.tuned_efficiency()) << ","

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "colltune/collectives/registry.hpp"
+#include "colltune/tuner/objective.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/sim/cost_model.hpp"
 
@@ -219,6 +220,10 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
   r.objective = objective.name();
   r.runtime = runtime.runtime();
   r.baseline_description = runtime.baseline_description();
+  if (runtime.ps()) {
+    SimulatedObjective allreduce(topology, workload, sim::Engine::analytic, coll::Runtime::horovod);
+    r.allreduce_step_us = allreduce.evaluate(RuntimeModel(topology, coll::Runtime::horovod).baseline());
+  }
   r.nccl_priced = runtime.nccl_priced();
   r.strategy = options.strategy;
   r.seed = options.seed;

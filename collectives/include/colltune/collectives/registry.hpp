@@ -35,6 +35,11 @@ struct AlgoOptions {
   // the other on the second rank (BALANCED_TREE, NCCL's first choice). The simulator passes
   // NCCL's tree channels (sim::CostModel::options_for).
   bool nccl_simple_tree = false;
+  // ps (parameter server, algorithms/ps.cpp): the number of servers S. 0: one server per host,
+  // colocated. S > 0 dedicated: the layout's last S ranks are the servers, one per host of its
+  // own (Schedule::helpers = S); with ps_colocated, server s is the first rank of host s.
+  int ps_servers = 0;
+  bool ps_colocated = false;
 };
 
 struct Algorithm;
@@ -70,9 +75,11 @@ std::string_view to_string(Placement placement);
 
 // The runtimes a user trains with, as colltune predicts and tunes them: colltune's own
 // executors (threads, MPI, GPU transports), NCCL alone, and Horovod over NCCL.
-enum class Runtime : std::uint8_t { colltune, nccl, horovod };
+// ps: parameter-server data parallelism as TensorFlow and MXNet run it (the `ps` schedule), a
+// baseline to compare allreduce with.
+enum class Runtime : std::uint8_t { colltune, nccl, horovod, ps };
 std::string_view to_string(Runtime runtime);
-// "colltune" | "nccl" | "horovod"; throws colltune::Error listing them.
+// "colltune" | "nccl" | "horovod" | "ps"; throws colltune::Error listing them.
 Runtime parse_runtime(std::string_view name);
 
 // A set of runtimes (a registry fact: which runtimes can run an algorithm).
@@ -100,6 +107,9 @@ struct Algorithm {
   // schedule is what NCCL runs under that name; empty when NCCL has no such algorithm.
   std::string nccl_name;
   RuntimeSet runtimes;  // the runtimes that can run it
+  // A baseline to compare with (ps), not an allreduce colltune would choose: "auto" (simulate,
+  // step, tune) never picks it.
+  bool baseline_only = false;
   // Its channels are NCCL's ring channels on the machine: where a request gives no
   // AlgoOptions::channel_orders, the simulator passes NCCL's (sim::CostModel::options_for).
   bool nccl_ring_channels = false;

@@ -14,7 +14,13 @@
 // - Messages from rank a to rank b match in order: the k-th send a->b pairs with the k-th
 //   receive at b from a. Paired blocks have equal counts (offsets may differ).
 // - recv_reduce combines the received elements into the block (buf = buf op received);
-//   recv_copy overwrites the block with them.
+//   recv_copy overwrites the block with them. Receives of one step that land on the same
+//   elements land in op order (a helper's recv_copy first, then its recv_reduces).
+// - Helpers: the last `helpers` ranks are participants that are not data ranks (parameter
+//   servers; later an in-switch reduction such as NVLS/SHARP, modelled as a rank on the
+//   switch). A helper's buffer starts undefined: its input does not count, so it must
+//   recv_copy an element before it reduces into or sends it; its final buffer is not checked.
+//   "All ranks" below means the data ranks 0..nranks-helpers-1.
 // - Afterwards: allreduce - every rank holds the full reduction in [0, count);
 //   reduce-scatter - rank r holds the reduction of block owned[r];
 //   allgather - every rank holds every rank's owned block.
@@ -64,7 +70,11 @@ struct Schedule {
   int nranks = 0;
   std::size_t count = 0;            // elements in each rank's working buffer
   std::vector<std::vector<Step>> ranks;  // ranks[r] = rank r's steps in order
-  std::vector<Block> owned;         // reduce-scatter / allgather: each rank's block (empty for allreduce)
+  std::vector<Block> owned;         // reduce-scatter / allgather: each data rank's block (empty for allreduce)
+  int helpers = 0;                  // trailing ranks that are not data ranks (see above)
+
+  int data_ranks() const { return nranks - helpers; }
+  bool is_helper(int rank) const { return rank >= data_ranks(); }
 
   const std::vector<Step>& steps(int rank) const { return ranks.at(static_cast<std::size_t>(rank)); }
   std::size_t total_ops() const;
@@ -73,7 +83,7 @@ struct Schedule {
 };
 
 // Throws colltune::Error with the first violation, naming rank, step and op:
-// peers out of range or equal to self, blocks outside [0,count), unmatched or size-mismatched
+// peers out of range or equal to self, helpers out of [0,nranks), blocks outside [0,count), unmatched or size-mismatched
 // sends/receives, a deadlock (ranks waiting on each other forever), or a final state that is not
 // the collective's result (checked symbolically: every element's set of contributing ranks,
 // with no rank's contribution counted twice).

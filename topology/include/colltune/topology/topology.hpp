@@ -194,6 +194,14 @@ class Topology {
   void check_rank(int rank, const char* what) const;
 };
 
+// The machine plus `servers` server hosts on its network (server_hosts.cpp), for the
+// parameter-server baseline: server s is a host of its own ("ps-server<s>") with one CPU that
+// reduces at `reduce_gbps` (0: no cost) and one NIC, which joins the network where host
+// s % hosts's first NIC does, with that NIC's network link figures (the topology's NIC rate).
+// Its rank is num_ranks() + s. Throws colltune::Error when servers < 1 or no host has a link
+// to a network switch (hosts linked directly, one host without NICs).
+Topology with_server_hosts(const Topology& topology, int servers, double reduce_gbps);
+
 // Loads SPEC: a preset spec ("dgx-h100:nodes=4"), a topology JSON file (*.json) or an NCCL
 // topology XML dump (*.xml). The result is validated. Throws colltune::Error.
 Topology load_topology(const std::string& spec);

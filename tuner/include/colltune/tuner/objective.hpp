@@ -38,7 +38,7 @@ class SimulatedObjective : public Objective {
  public:
   // `topology` and `workload` must outlive the objective.
   SimulatedObjective(const topo::Topology& topology, const sim::Workload& workload, sim::Engine engine,
-                     coll::Runtime runtime = coll::Runtime::horovod);
+                     const RuntimeSpec& runtime = coll::Runtime::horovod);
   std::string name() const override;
   double evaluate(const Candidate& candidate) override;
   const RuntimeModel* runtime_model() const override { return &runtime_; }

@@ -10,6 +10,10 @@
 //             copy to host memory, an MPI_Allreduce of each shard across hosts, the copy back,
 //             NCCL allgather), priced phase by phase (sim::HorovodHierarchical) where NCCL's
 //             model fits, else as registry `hierarchical` (hierarchical_fallback() says why).
+//   ps        parameter servers as TensorFlow and MXNet run them (`ps:servers=S[,colocated]
+//             [,agg_gbps=X]`): every buffer is the registry's `ps` schedule, workers pushing
+//             shards to S servers and pulling the sums, priced by the event simulator on the
+//             workers plus the servers (sim/ps.hpp); the algorithm is fixed to ps.
 // NCCL's allreduces are priced by NCCL's own model (sim::NcclModel) where the topology fits it
 // (GPUs with a compute capability); elsewhere by colltune's schedules of the same algorithms,
 // and "nccl" is then not offered. The baseline is Horovod's defaults with NCCL's own choice,
@@ -26,6 +30,7 @@
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/horovod_hierarchical.hpp"
 #include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/ps.hpp"
 #include "colltune/sim/step_model.hpp"
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/algo_table.hpp"
@@ -37,13 +42,30 @@ namespace colltune::tuner {
 // (operations.cc); this is the threshold a job with `ranks_per_host` GPUs per host runs with.
 std::size_t horovod_fusion_threshold(std::size_t bytes, int ranks_per_host);
 
+// A runtime with its options: `--runtime horovod|nccl|colltune|ps:servers=S[,colocated][,agg_gbps=X]`.
+struct RuntimeSpec {
+  coll::Runtime runtime = coll::Runtime::horovod;
+  sim::PsOptions ps;  // runtime ps only
+  RuntimeSpec() = default;
+  RuntimeSpec(coll::Runtime r) : runtime(r) {}  // NOLINT(google-explicit-constructor): a plain runtime is a spec
+  bool operator==(const RuntimeSpec&) const = default;
+};
+// Throws colltune::Error naming the runtime or the ps option that is wrong.
+RuntimeSpec parse_runtime_spec(std::string_view text);
+// "horovod", "ps:servers=4,colocated": what parse_runtime_spec reads back.
+std::string to_string(const RuntimeSpec& spec);
+
 class RuntimeModel {
  public:
   // Holds what it derives from the topology (cost model, NCCL's model). `nccl_model` false leaves NCCL's model out (the
   // measured objective runs colltune's executors and cannot run NCCL's choice).
-  RuntimeModel(const topo::Topology& topology, coll::Runtime runtime, bool nccl_model = true);
+  // Throws colltune::Error where the ps options do not fit the topology.
+  RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, bool nccl_model = true);
 
   coll::Runtime runtime() const { return runtime_; }
+  const RuntimeSpec& spec() const { return spec_; }
+  // The parameter-server exchange (runtime ps), else nullptr.
+  const sim::PsExchange* ps() const { return ps_.get(); }
   // NCCL's model prices NCCL's allreduces on this topology.
   bool nccl_priced() const { return nccl_.has_value(); }
   // Why it does not ("" when it does).
@@ -58,6 +80,8 @@ class RuntimeModel {
   // where NCCL's model does not fit.
   Candidate baseline() const;
   std::string baseline_description() const;
+  // "4 dedicated servers, aggregating at 20 GB/s" (runtime ps; "" otherwise).
+  std::string servers_description() const;
 
   // The step model's configuration: what the runtime runs for the candidate, priced as above.
   // The model must outlive the returned config (its price hook refers to it).
@@ -80,7 +104,9 @@ class RuntimeModel {
 
  private:
   coll::Runtime runtime_;
+  RuntimeSpec spec_;
   sim::CostModel cost_;
+  std::unique_ptr<sim::PsExchange> ps_;
   std::optional<sim::NcclModel> nccl_;
   std::string fallback_;
   std::optional<sim::HorovodHierarchical> horovod_hierarchical_;
@@ -92,6 +118,7 @@ class RuntimeModel {
   std::shared_ptr<const std::vector<SizeRange>> table_for(const std::string& algorithm) const;
   std::vector<SizeRange> build_nccl_table(const std::vector<std::string>& ids) const;
   std::vector<SizeRange> nccl_choice_table() const;
+  std::vector<SizeRange> ps_table() const;
 };
 
 }  // namespace colltune::tuner

@@ -28,7 +28,7 @@ struct SweepSpec {
   std::string topology;  // the base spec; axes override or add its parameters
   std::string model;     // the base model spec
   std::vector<SweepAxis> axes;  // one or two
-  coll::Runtime runtime = coll::Runtime::horovod;  // as tune --runtime
+  RuntimeSpec runtime = coll::Runtime::horovod;  // as tune --runtime; an axis `runtime` overrides it
   TuneOptions tune;             // the search at each point (progress is ignored)
 };
 

@@ -56,6 +56,10 @@ struct TuneResult {
   std::string objective;
   coll::Runtime runtime = coll::Runtime::horovod;
   std::string baseline_description;  // what the baseline runs, and any fallback with its reason
+  // --runtime ps: the allreduce the job could run instead, side by side: the step at Horovod's
+  // defaults with NCCL's choice (RuntimeModel(horovod).baseline(), analytic), same machine and
+  // model. 0 for the other runtimes.
+  double allreduce_step_us = 0;
   bool nccl_priced = false;          // NCCL's allreduces priced by NCCL's model
   StrategyKind strategy = StrategyKind::grid;
   std::uint64_t seed = 1;

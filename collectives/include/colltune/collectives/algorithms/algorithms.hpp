@@ -138,4 +138,19 @@ Schedule build_hierarchical_leader(const RankLayout& layout, std::size_t count, 
 std::optional<double> cost_hierarchical_leader(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                                                const AlgoOptions& options, const LevelCosts& costs);
 
+// ---- parameter server (ps.cpp) --------------------------------------------------------------
+// Workers push shard s of the buffer to server s, which sums them and sends the sum back.
+struct PsPlan {
+  int workers = 0;           // data ranks 0..workers-1
+  std::vector<int> servers;  // server s's rank
+  bool dedicated = false;    // servers are helpers (the layout's last ranks)
+};
+// The plan for the options (AlgoOptions::ps_servers, ps_colocated); throws colltune::Error where
+// ps_not_applicable says no.
+PsPlan ps_plan(const RankLayout& layout, const AlgoOptions& options);
+std::optional<std::string> ps_not_applicable(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+Schedule build_ps(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+// A server adds W-1 contributions into the first (or its own) one.
+int ps_depth(const RankLayout& layout, const AlgoOptions& options);
+
 }  // namespace colltune::coll::algo

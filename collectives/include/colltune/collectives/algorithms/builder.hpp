@@ -30,6 +30,8 @@ class ScheduleBuilder {
   // becomes rank `ranks[i]`, element e becomes element `offset + e`.
   void append(const Schedule& sub, const std::vector<int>& ranks, std::size_t offset);
   void set_owned(std::vector<Block> owned) { schedule_.owned = std::move(owned); }
+  // The last n ranks are helpers, not data ranks (Schedule::helpers).
+  void set_helpers(int n) { schedule_.helpers = n; }
   Schedule finish() { return std::move(schedule_); }
 
  private:
