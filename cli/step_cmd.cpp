@@ -18,6 +18,7 @@
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "step_whatif.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -35,6 +36,7 @@ struct StepArgs {
   int steps = 0;                  // 0: 1 without jitter, 1000 with
   std::uint64_t seed = 1;
   std::vector<std::string> costs;  // --cost NAME=VALUE
+  WhatIfArgs whatif;  // --batches/--uneven, --fail (step_whatif.hpp)
   JsonOutput json;
   bool stragglers() const { return !slow.empty() || !jitter.empty() || steps > 0; }
 };
@@ -168,12 +170,16 @@ void run_step(const StepArgs& a) {
   std::optional<sim::StragglerResult> stragglers;
   if (a.stragglers())
     stragglers = sim::simulate_stragglers(simulator, workload, config, engine, straggler_options(a, topology));
+  const WhatIfResult whatif = run_whatif(a.whatif, a.model, topology, costs, simulator, workload, config, engine,
+                                         straggler_options(a, topology).rank_factor, a.seed);
   nlohmann::ordered_json json = to_json(a, workload, config, simulator, topology, result);
   if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
+  add_whatif_json(json, whatif, topology);
   a.json.write(json.dump(2));
   if (!a.json.text_wanted()) return;
   print_summary(std::cout, a, workload, config, simulator, topology, result);
   if (stragglers) print_stragglers(std::cout, a, *stragglers);
+  print_whatif(std::cout, whatif, topology);
 }
 
 }  // namespace
@@ -199,11 +205,12 @@ void add_step_command(CLI::App& app) {
   sub->add_option("--jitter", args->jitter, "per-step random compute speed of every rank: lognormal:SIGMA, "
                                             "normal:SD or uniform:HALFWIDTH");
   sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)");
-  sub->add_option("--seed", args->seed, "seed of the jitter's draws")->capture_default_str();
+  sub->add_option("--seed", args->seed, "seed of the jitter's and --uneven-spread's draws")->capture_default_str();
   sub->add_option("--cost", args->costs,
                   "set a step cost NAME=VALUE (repeatable): fusion_copy_gbps, negotiation_base_us, "
                   "negotiation_us_per_rank, tensor_us, launch_us, interference, nvlink_efficiency, "
                   "pcie_efficiency, ib_efficiency, roce_efficiency, tcp_efficiency (docs/step-model.md)");
+  add_whatif_options(*sub, args->whatif);
   add_json_option(*sub, args->json, "The step");
   sub->callback([args] { run_step(*args); });
 }
