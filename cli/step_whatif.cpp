@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -23,6 +24,10 @@ std::string fixed(double v, int digits) {
 }
 
 std::string seconds(double s) { return format_time_us(s * 1e6); }
+
+// A signed duration: a negative loss (the uneven split is faster, e.g. a slow rank given fewer
+// batches) reads "-1.20 s".
+std::string signed_seconds(double s) { return (s < 0 ? "-" : "") + seconds(std::abs(s)); }
 
 // Samples per rank per step: --batch-size, else a profile's batch (its spec's batch= or the
 // model's default), else 1 (a workload file does not say).
@@ -174,7 +179,7 @@ void print_whatif(std::ostream& out, const WhatIfResult& result, const topo::Top
     out << "\nuneven data         " << u->total_batches << " batches, " << u->steps << " steps (even split "
         << u->even_steps << "); joined ranks allreduce zeros (hvd.join)\n"
         << "epoch time          " << seconds(u->epoch_us / 1e6) << " (even split " << seconds(u->even_epoch_us / 1e6)
-        << ", loss " << seconds(u->loss_us / 1e6) << " = " << fixed(100 * loss, 1) << " %)\n"
+        << ", loss " << signed_seconds(u->loss_us / 1e6) << " = " << fixed(100 * loss, 1) << " %)\n"
         << "idle                " << u->idle_rank_steps << " rank-steps joined (" << fixed(100 * u->idle_fraction, 1)
         << " % of the ranks' steps)\n";
   }
