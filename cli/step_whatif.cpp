@@ -128,8 +128,8 @@ WhatIfResult run_whatif(const WhatIfArgs& a, const std::string& model_spec, cons
   if (a.uneven_wanted()) r.uneven = run_uneven(a, topology, simulator, workload, config, engine, rank_factor, seed);
   if (!a.fail_wanted()) return r;
   r.batch_size = samples_per_rank(a, model_spec);
-  const sim::FailureOptions o = failure_options(a, topology, r.batch_size);
-  r.failures = sim::simulate_failures(topology, costs, workload, config, engine, o);
+  r.failure_options = failure_options(a, topology, r.batch_size);
+  r.failures = sim::simulate_failures(topology, costs, workload, config, engine, r.failure_options);
   return r;
 }
 
@@ -158,7 +158,13 @@ void add_whatif_json(nlohmann::ordered_json& json, const WhatIfResult& result, c
                         {"step_time_ms", ms(s.step_us)},
                         {"broadcast_ms", ms(s.broadcast_us)}});
     }
-    json["failures"] = {{"batch_size", result.batch_size},
+    const sim::FailureOptions& o = result.failure_options;
+    const nlohmann::ordered_json inputs = {
+        {"run_steps", o.run_steps},       {"detect_timeout_s", o.detect_s},         {"rendezvous_s", o.rendezvous_s},
+        {"commit_every", o.commit_every}, {"checkpoint_every", o.checkpoint_every}, {"storage_gbps", o.storage_gbps},
+        {"relaunch_s", o.relaunch_s}};
+    json["failures"] = {{"inputs", inputs},
+                        {"batch_size", result.batch_size},
                         {"step_time_ms", ms(f->step_us)},
                         {"state_bytes", f->state_bytes},
                         {"checkpoint_write_s", f->checkpoint_write_s},
@@ -188,7 +194,13 @@ void print_whatif(std::ostream& out, const WhatIfResult& result, const topo::Top
     for (std::size_t i = 0; i < f->stages.size(); ++i)
       out << (i ? "; " : "") << host_list(f->stages[i].hosts, topology) << " at step " << f->stages[i].step << " -> "
           << f->stages[i].ranks << " ranks, step " << format_time_us(f->stages[i].step_us);
-    out << "\nno failure          " << seconds(f->baseline_s) << ", " << fixed(f->baseline_throughput, 1)
+    const sim::FailureOptions& o = result.failure_options;
+    out << "\ninputs              detection " << seconds(o.detect_s) << ", rendezvous " << seconds(o.rendezvous_s)
+        << ", relaunch " << seconds(o.relaunch_s) << ", state "
+        << format_bytes(static_cast<std::size_t>(f->state_bytes)) << "\n                    commit every "
+        << o.commit_every << " steps, checkpoint every " << o.checkpoint_every << " steps (write "
+        << seconds(f->checkpoint_write_s) << " at " << o.storage_gbps << " GB/s)\n";
+    out << "no failure          " << seconds(f->baseline_s) << ", " << fixed(f->baseline_throughput, 1)
         << " samples/s (" << f->ranks << " ranks x " << result.batch_size << " per step)\n"
         << std::left << std::setw(20) << "recovery" << std::right << std::setw(14) << "run" << std::setw(14) << "lost"
         << std::setw(16) << "samples/s" << std::setw(8) << "redone"

@@ -44,8 +44,8 @@ void add_whatif_options(CLI::App& step, WhatIfArgs& args);
 struct WhatIfResult {
   std::optional<sim::UnevenResult> uneven;
   std::optional<sim::FailureResult> failures;
+  sim::FailureOptions failure_options;  // the inputs the failures were priced with
   long batch_size = 1;
-  std::vector<std::string> failed_hosts;  // "node1 at step 5000", in the given order
 };
 
 // Runs what was asked; throws colltune::Error for bad input before any output is written.
