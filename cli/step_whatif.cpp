@@ -129,6 +129,7 @@ WhatIfResult run_whatif(const WhatIfArgs& a, const std::string& model_spec, cons
   if (!a.fail_wanted()) return r;
   r.batch_size = samples_per_rank(a, model_spec);
   r.failure_options = failure_options(a, topology, r.batch_size);
+  r.failure_options.rank_factor = rank_factor;
   r.failures = sim::simulate_failures(topology, costs, workload, config, engine, r.failure_options);
   return r;
 }

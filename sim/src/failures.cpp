@@ -9,6 +9,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/sim/cost_model.hpp"
+#include "colltune/sim/uneven.hpp"
 #include "colltune/topology/subset.hpp"
 
 namespace colltune::sim {
@@ -58,6 +59,18 @@ void check_options(const FailureOptions& o) {
 // Checkpoints written while the run goes from `done` completed steps to `to` (one after every
 // K-th step).
 long writes_between(long done, long to, long every) { return to / every - done / every; }
+
+// The step on `machine`, whose ranks are the ranks of `whole` not on a `dead` host, at the
+// slowest of those ranks' --slow factors.
+double step_us(const topo::Topology& whole, const std::vector<int>& dead, const topo::Topology& machine,
+               const StepCosts& costs, const Workload& workload, const StepConfig& config, Engine engine,
+               const std::vector<double>& factor) {
+  double slowest = factor.empty() ? 1.0 : 0.0;
+  for (int r = 0; r < whole.num_ranks() && !factor.empty(); ++r)
+    if (std::find(dead.begin(), dead.end(), whole.host_of_rank(r)) == dead.end())
+      slowest = std::max(slowest, factor[static_cast<std::size_t>(r)]);
+  return StepSimulator(machine, costs).run(with_compute_scaled(workload, slowest), config, engine).step_time_us;
+}
 
 Recovery finish(Recovery r) {
   r.throughput = r.run_s > 0 ? r.samples / r.run_s : 0;
@@ -109,7 +122,10 @@ FailureResult simulate_failures(const topo::Topology& topology, const StepCosts&
   const double batch = static_cast<double>(o.samples_per_rank);
   FailureResult out;
   out.ranks = topology.num_ranks();
-  out.step_us = StepSimulator(topology, costs).run(workload, config, engine).step_time_us;
+  if (!o.rank_factor.empty() && o.rank_factor.size() != static_cast<std::size_t>(topology.num_ranks()))
+    throw Error("failures: " + std::to_string(o.rank_factor.size()) + " rank factors for " +
+                std::to_string(topology.num_ranks()) + " ranks");
+  out.step_us = step_us(topology, {}, topology, costs, workload, config, engine, o.rank_factor);
   out.state_bytes = o.state_bytes > 0 ? o.state_bytes : default_state_bytes(workload);
   out.checkpoint_write_s = out.state_bytes / (o.storage_gbps * 1e9);
   out.checkpoint_read_s = out.checkpoint_write_s;
@@ -137,7 +153,7 @@ FailureResult simulate_failures(const topo::Topology& topology, const StepCosts&
       dead.insert(dead.end(), hosts.begin(), hosts.end());
       const topo::Topology left = topo::without_hosts(topology, dead);
       ElasticStage stage{step, hosts, kept, left.num_ranks(), 0, state_broadcast_us(left, out.state_bytes)};
-      stage.step_us = StepSimulator(left, costs).run(workload, config, engine).step_time_us;
+      stage.step_us = step_us(topology, dead, left, costs, workload, config, engine, o.rank_factor);
       const double recover = o.detect_s + o.rendezvous_s + stage.broadcast_us / kUsPerS;
       r.run_s += recover;
       r.lost_s += recover + static_cast<double>(redo) * t;

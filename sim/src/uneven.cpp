@@ -22,14 +22,6 @@ long count_or_negative(const std::string& text) {
   return std::stol(text);
 }
 
-Workload scaled(const Workload& w, double factor) {
-  Workload out = w;
-  out.forward_us *= factor;
-  out.backward_us *= factor;
-  for (GradTensor& t : out.tensors) t.ready_us *= factor;
-  return out;
-}
-
 // The epoch's time: steps grouped into runs with the same set of computing ranks (the counts
 // sorted), each run priced once at its slowest computing rank's factor.
 double epoch_us(const StepSimulator& simulator, const Workload& workload, const StepConfig& config, Engine engine,
@@ -41,7 +33,7 @@ double epoch_us(const StepSimulator& simulator, const Workload& workload, const 
   const auto step_at = [&](double f) {
     auto it = step_us.find(f);
     if (it == step_us.end())
-      it = step_us.emplace(f, simulator.run(scaled(workload, f), config, engine).step_time_us).first;
+      it = step_us.emplace(f, simulator.run(with_compute_scaled(workload, f), config, engine).step_time_us).first;
     return it->second;
   };
   double total = 0, slowest = 0;
@@ -55,6 +47,14 @@ double epoch_us(const StepSimulator& simulator, const Workload& workload, const 
 }
 
 }  // namespace
+
+Workload with_compute_scaled(const Workload& w, double factor) {
+  Workload out = w;
+  out.forward_us *= factor;
+  out.backward_us *= factor;
+  for (GradTensor& t : out.tensors) t.ready_us *= factor;
+  return out;
+}
 
 void apply_uneven(const std::string& text, const topo::Topology& topology, std::vector<long>& batches) {
   const std::size_t colon = text.rfind(':');

@@ -8,6 +8,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/sim/failures.hpp"
+#include "colltune/sim/uneven.hpp"
 #include "colltune/topology/subset.hpp"
 
 namespace {
@@ -138,6 +139,20 @@ TEST(Failures, SeveralFailures) {
   EXPECT_EQ(r.elastic.redone_steps, 30);
   EXPECT_DOUBLE_EQ(r.stages[1].step_us,
                    simulate_step(topo::without_hosts(f.topology, {0, 1, 3}), f.workload, f.config).step_time_us);
+}
+
+// --slow: every step runs at the slowest living rank's speed; when the slow host dies, the
+// survivors run at full speed.
+TEST(Failures, ASlowHostsDeathSpeedsUpTheSurvivors) {
+  Fixture f;
+  f.options.rank_factor.assign(32, 1.0);
+  for (int r = 8; r < 16; ++r) f.options.rank_factor[static_cast<std::size_t>(r)] = 1.5;  // node1
+  const FailureResult r = f.run();
+  EXPECT_DOUBLE_EQ(r.step_us, simulate_step(f.topology, with_compute_scaled(f.workload, 1.5), f.config).step_time_us);
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.stages[0].step_us,
+                   simulate_step(topo::without_hosts(f.topology, {1}), f.workload, f.config).step_time_us);
+  EXPECT_LT(r.stages[0].step_us, r.step_us);
 }
 
 TEST(Failures, BadInputNamesIt) {

@@ -41,6 +41,9 @@ struct FailureOptions {
   double state_bytes = 0;        // model + optimizer state; 0: default_state_bytes(workload)
   double storage_gbps = 2;       // checkpoint write and read, GB/s (1e9 B/s)
   double relaunch_s = 60;        // from the failure's detection to the new job's first step
+  // Per rank of the whole machine, compute slowdown (--slow; empty: all 1). Every step runs at
+  // the slowest living rank's speed, so a slow host's death speeds the survivors up.
+  std::vector<double> rank_factor;
 };
 
 // Weights and one optimizer slot (SGD momentum), fp32: 2 x parameters x 4 bytes.
