@@ -7,6 +7,8 @@
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
+#include "colltune/common/units.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -67,6 +69,33 @@ CLI::Option* add_json_option(CLI::App& command, JsonOutput& output, const std::s
       ->expected(0, 1)
       ->default_str("-")
       ->type_name("[FILE]");
+}
+
+namespace {
+
+constexpr std::size_t kFp32 = 4;
+
+std::size_t checked_size(const std::string& text, const std::string& what) {
+  const std::size_t bytes = parse_size(text, what);
+  if (bytes > limits::kMaxBytesPerRank) limits::exceeded(what + " " + text, "1 PiB per rank", limits::kMaxBytesReason);
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<std::size_t> fp32_sizes(const std::string& text, const std::string& option) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return {checked_size(text, option) / kFp32 * kFp32};
+  const std::size_t lo = checked_size(text.substr(0, colon), option + " MIN");
+  const std::size_t hi = checked_size(text.substr(colon + 1), option + " MAX");
+  if (lo == 0) throw Error(option + " '" + text + "': MIN must be positive for a x2 sweep");
+  if (lo > hi) throw Error(option + " '" + text + "': MIN is larger than MAX");
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = lo;; s *= 2) {
+    sizes.push_back(s / kFp32 * kFp32);
+    if (s > hi / 2) break;
+  }
+  return sizes;
 }
 
 }  // namespace colltune::cli

@@ -5,6 +5,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace colltune::cli {
 
@@ -43,5 +44,10 @@ struct JsonOutput {
   void write(const std::string& json) const;
 };
 CLI::Option* add_json_option(CLI::App& command, JsonOutput& output, const std::string& what);
+
+// `OPTION SIZE` or `OPTION MIN:MAX` (MIN, 2 MIN, ... <= MAX), each rounded down to whole fp32
+// elements: the payload sizes of simulate and sweep. Throws colltune::Error naming the option
+// (a malformed size, one above the per-rank limit, MIN 0 or above MAX).
+std::vector<std::size_t> fp32_sizes(const std::string& text, const std::string& option);
 
 }  // namespace colltune::cli

@@ -1,6 +1,8 @@
 // colltune simulate: predicted allreduce time on a topology, by the analytical model or the
 // event simulator, for one size or an nccl-tests style sweep (x2 per row); with --algo nccl,
 // NCCL's own choice and time per size from NCCL's model (simulate_nccl.hpp).
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -39,6 +41,7 @@ struct SimulateArgs {
   std::string inner;  // empty: not given (ring)
   std::string chunk;
   std::string trace;
+  std::vector<std::string> late;  // --late WHO:TIME
   int ranks = 0;  // 0 = all of the topology's ranks
   bool fp16 = false;
   JsonOutput json;
@@ -51,6 +54,7 @@ struct Row {
   std::string algorithm;
   std::size_t bytes = 0;
   double time_us = 0;
+  double on_time_us = -1;  // --late: the same collective with every rank on time
   std::string protocol;  // --algo nccl: NCCL's protocol and channel count
   int channels = 0;
 };
@@ -62,23 +66,6 @@ std::size_t checked_size(const std::string& text, const char* what) {
   if (bytes > limits::kMaxBytesPerRank)
     limits::exceeded(std::string(what) + " " + text, "1 PiB per rank", limits::kMaxBytesReason);
   return bytes;
-}
-
-// Sizes of `--bytes SIZE` or `--bytes MIN:MAX` (MIN, 2 MIN, ... <= MAX), rounded down to whole
-// fp32 elements.
-std::vector<std::size_t> bytes_sizes(const std::string& text) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) return {checked_size(text, "--bytes") / kElem * kElem};
-  const std::size_t lo = checked_size(text.substr(0, colon), "--bytes MIN");
-  const std::size_t hi = checked_size(text.substr(colon + 1), "--bytes MAX");
-  if (lo == 0) throw Error("--bytes '" + text + "': MIN must be positive for a x2 sweep");
-  if (lo > hi) throw Error("--bytes '" + text + "': MIN is larger than MAX");
-  std::vector<std::size_t> sizes;
-  for (std::size_t s = lo;; s *= 2) {
-    sizes.push_back(s / kElem * kElem);
-    if (s > hi / 2) break;
-  }
-  return sizes;
 }
 
 // --chunk is bytes, as everywhere, in whole fp32 elements.
@@ -107,7 +94,7 @@ std::vector<std::size_t> factor_sizes(const SimulateArgs& a) {
 
 std::vector<std::size_t> sizes_of(const SimulateArgs& a) {
   if (!a.bytes.empty() && !a.min_bytes.empty()) throw Error("--bytes and -b/--minbytes: give one of them");
-  if (!a.bytes.empty()) return bytes_sizes(a.bytes);
+  if (!a.bytes.empty()) return fp32_sizes(a.bytes, "--bytes");
   if (!a.min_bytes.empty()) return factor_sizes(a);
   if (!a.max_bytes.empty()) throw Error("-e/--maxbytes needs -b/--minbytes");
   throw Error("--bytes (or -b/-e/-f) is required");
@@ -135,9 +122,12 @@ class Predictor {
     if (!args.chunk.empty()) options_.chunk_elems = chunk_elements(args.chunk);
   }
   int ranks() const { return model_.layout.nranks(); }
+  // --late: when each rank starts (empty: all at 0).
+  void set_starts(std::vector<double> starts) { starts_ = std::move(starts); }
 
-  // Time of one algorithm; +infinity when it does not apply.
-  double time_us(const coll::Algorithm& algo, std::size_t bytes, bool trace) const {
+  // Time of one algorithm; +infinity when it does not apply. `late` false ignores --late (the
+  // on-time run beside it).
+  double time_us(const coll::Algorithm& algo, std::size_t bytes, bool trace, bool late = true) const {
     const sim::CollectiveRequest req = request(algo.id, bytes);
     if (engine_ == sim::Engine::analytic) return model_.time_us(algo, req);
     const sim::WireRequest wire = sim::wire_request(req);
@@ -145,6 +135,7 @@ class Predictor {
       return std::numeric_limits<double>::infinity();
     sim::EventSimOptions opts;
     opts.record_trace = trace;
+    if (late) opts.rank_start_us = starts_;
     const sim::EventSimResult result = sim::simulate_collective(model_, topology_, req, opts);
     if (trace) sim::write_chrome_trace(args_.trace, result, ranks(), algo.id + " on " + topology_.name);
     return result.time_us;
@@ -155,20 +146,24 @@ class Predictor {
       const coll::Algorithm& algo = coll::find_algorithm(args_.algo);
       const double t = time_us(algo, bytes, !args_.trace.empty());
       if (!std::isfinite(t)) throw Error("--algo " + args_.algo + ": " + why_not(algo, bytes));
-      return {algo.id, bytes, t, {}, 0};
+      return with_on_time({algo.id, bytes, t, -1, {}, 0});
     }
-    Row best{"", bytes, std::numeric_limits<double>::infinity(), {}, 0};
+    Row best{"", bytes, std::numeric_limits<double>::infinity(), -1, {}, 0};
     for (const coll::Algorithm& algo : coll::algorithms()) {
       if (algo.collective != coll::Collective::allreduce) continue;
       const double t = time_us(algo, bytes, false);
-      if (sim::clearly_faster(t, best.time_us)) best = {algo.id, bytes, t, {}, 0};
+      if (sim::clearly_faster(t, best.time_us)) best = {algo.id, bytes, t, -1, {}, 0};
     }
     if (best.algorithm.empty()) throw Error("--algo auto: no allreduce algorithm applies to this topology");
     if (!args_.trace.empty()) time_us(coll::find_algorithm(best.algorithm), bytes, true);
-    return best;
+    return with_on_time(best);
   }
 
  private:
+  Row with_on_time(Row row) const {
+    if (!starts_.empty()) row.on_time_us = time_us(coll::find_algorithm(row.algorithm), row.bytes, false, false);
+    return row;
+  }
   sim::CollectiveRequest request(const std::string& id, std::size_t bytes) const {
     sim::CollectiveRequest req;
     req.algorithm = id;
@@ -188,14 +183,40 @@ class Predictor {
   const topo::Topology& topology_;
   sim::CostModel model_;
   coll::AlgoOptions options_;
+  std::vector<double> starts_;
 };
+
+// --late WHO:TIME, WHO a rank or a host name of the topology, TIME with a unit (50us, 2ms):
+// those ranks start the collective that much after the others. Later settings of a rank add up.
+std::vector<double> late_starts(const std::vector<std::string>& late, const topo::Topology& topology, int ranks) {
+  std::vector<double> starts(static_cast<std::size_t>(ranks), 0.0);
+  for (const std::string& text : late) {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+      throw Error("--late " + text + ": expected WHO:TIME, WHO a rank or a host (e.g. 3:50us, node1:2ms)");
+    const std::string who = text.substr(0, colon);
+    const double t = parse_time_us(text.substr(colon + 1), "--late " + text);
+    bool found = false;
+    if (std::all_of(who.begin(), who.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      if (who.size() > 9 || std::stol(who) >= ranks)
+        throw Error("--late " + text + ": rank " + who + " is not in 0.." + std::to_string(ranks - 1));
+      starts[static_cast<std::size_t>(std::stol(who))] += t;
+      found = true;
+    } else {
+      for (int r = 0; r < ranks; ++r)
+        if (topology.host_name(topology.host_of_rank(r)) == who) starts[static_cast<std::size_t>(r)] += t, found = true;
+    }
+    if (!found) throw Error("--late " + text + ": no rank of the simulated ranks is on a host '" + who + "'");
+  }
+  return starts;
+}
 
 // NCCL's pick for every size, as rows.
 std::vector<Row> nccl_rows(const NcclPredictor& predictor, const std::vector<std::size_t>& sizes) {
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) {
     const sim::NcclChoice c = predictor.predict(bytes);
-    rows.push_back({std::string(sim::nccl_env_name(c.algo)), bytes, c.time_us, std::string(sim::nccl_env_name(c.proto)),
+    rows.push_back({std::string(sim::nccl_env_name(c.algo)), bytes, c.time_us, -1, std::string(sim::nccl_env_name(c.proto)),
                     c.channels});
   }
   return rows;
@@ -212,6 +233,7 @@ nlohmann::json row_json(const Row& row, const SimulateArgs& args, int ranks) {
                    {"collective", std::string(coll::to_string(collective_of(args.algo)))},
                    {"engine", args.engine}};
   j["fp16_compress"] = args.fp16;
+  if (row.on_time_us >= 0) j["on_time_us"] = row.on_time_us;
   if (args.algo == "auto") j["selected_by"] = "auto";
   if (args.algo == kNcclAlgo) {
     j["selected_by"] = "nccl";
@@ -249,8 +271,15 @@ void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const t
               "algbw(GB/s)", "busbw(GB/s)");
   for (const Row& row : rows) {
     const double algbw = gbps(row.bytes, row.time_us);
-    std::printf("%14zu %12zu %7s %13s %12.2f %12.2f %12.2f\n", row.bytes, row.bytes / kElem, "float",
+    std::printf("%14zu %12zu %7s %13s %12.2f %12.2f %12.2f", row.bytes, row.bytes / kElem, "float",
                 row.algorithm.c_str(), row.time_us, algbw, algbw * busbw_factor(collective, ranks));
+    if (row.on_time_us >= 0) std::printf("   on time %.2f us: +%.2f", row.on_time_us, row.time_us - row.on_time_us);
+    std::printf("\n");
+  }
+  if (!args.late.empty()) {
+    std::string who;
+    for (const std::string& l : args.late) who += (who.empty() ? "" : ", ") + l;
+    std::printf("# late: %s (time(us) counts from when the on-time ranks start)\n", who.c_str());
   }
   if (!args.trace.empty()) std::printf("# trace written to %s\n", args.trace.c_str());
 }
@@ -275,7 +304,8 @@ void check_option_mix(const SimulateArgs& args, sim::Engine engine) {
                                          {"--fp16-compress", args.fp16},
                                          {"--inner", !args.inner.empty()},
                                          {"--chunk", !args.chunk.empty()},
-                                         {"--trace", !args.trace.empty()}}))
+                                         {"--trace", !args.trace.empty()},
+                                         {"--late", !args.late.empty()}}))
       throw Error(std::string(other) + ": not with --algo nccl (NCCL's own model prices NCCL's kernels: no " +
                   "colltune schedule, compression or trace)");
     return;
@@ -308,14 +338,17 @@ void print_rows(const std::vector<Row>& rows, const SimulateArgs& args, const to
 
 void run_simulate(SimulateArgs args) {
   if (args.algo != "auto" && args.algo != kNcclAlgo) coll::find_algorithm(args.algo);  // unknown ids fail first
-  // A trace is of the event simulation: --trace alone implies it.
-  if (args.engine.empty()) args.engine = args.trace.empty() || args.algo == kNcclAlgo ? "analytic" : "event";
+  // A trace and late ranks are of the event simulation: --trace or --late alone implies it.
+  if (args.engine.empty())
+    args.engine = (args.trace.empty() && args.late.empty()) || args.algo == kNcclAlgo ? "analytic" : "event";
   const sim::Engine engine = sim::parse_engine(args.engine);
   check_option_mix(args, engine);
   const std::vector<std::size_t> sizes = sizes_of(args);
   if (!args.trace.empty() && engine != sim::Engine::event)
     throw Error("--trace records the event simulation: not with --engine " + args.engine);
   if (!args.trace.empty() && sizes.size() > 1) throw Error("--trace needs a single --bytes size, not a sweep");
+  if (!args.late.empty() && engine != sim::Engine::event)
+    throw Error("--late: late ranks are priced by the event simulation, not with --engine " + args.engine);
   const topo::Topology topology = topo::load_topology(args.topology);
   const bool one_size = sizes.size() == 1 && args.min_bytes.empty() && args.bytes.find(':') == std::string::npos;
   if (args.algo == kNcclAlgo) {
@@ -324,7 +357,8 @@ void run_simulate(SimulateArgs args) {
     const NcclPredictor predictor(topology, nccl);
     return print_rows(nccl_rows(predictor, sizes), args, topology, predictor.ranks(), &predictor.model(), one_size);
   }
-  const Predictor predictor(args, engine, topology);
+  Predictor predictor(args, engine, topology);
+  if (!args.late.empty()) predictor.set_starts(late_starts(args.late, topology, predictor.ranks()));
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) rows.push_back(predictor.predict(bytes));
   print_rows(rows, args, topology, predictor.ranks(), nullptr, one_size);
@@ -349,6 +383,9 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--inner", args->inner, "hierarchical: the algorithm across hosts");
   cmd->add_option("--chunk", args->chunk, "Pipelining chunk, bytes with a unit (e.g. 1MiB; default: one chunk per block)");
   cmd->add_flag("--fp16-compress", args->fp16, "Compress fp32 payloads to fp16 on the wire");
+  cmd->add_option("--late", args->late,
+                  "a rank or host that starts late, WHO:TIME (3:50us, node1:2ms; repeatable): the event simulation "
+                  "prices who waits for it");
   cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto) of the event simulation to FILE");
   add_json_option(*cmd, args->json, "The rows, on one line (an object, or an array for a sweep)");
   cmd->add_option("--nccl-version", args->nccl.version, "--algo nccl: NCCL's model of release 2.21|2.28|2.30 (default: installed)");

@@ -1,5 +1,7 @@
 // colltune sweep --topology SPEC --model M --vary KEY=V1,V2,... [--vary ...] [--out DIR]: one or
-// two things varied, each point at Horovod's defaults and tuned (tuner/sweep.hpp).
+// two things varied, each point at Horovod's defaults and tuned (tuner/sweep.hpp); with --bytes
+// instead of --model, an allreduce's bus bandwidth against size on each topology
+// (tuner/size_sweep.hpp).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -8,6 +10,7 @@
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/tuner/size_sweep.hpp"
 #include "colltune/tuner/sweep.hpp"
 #include "commands.hpp"
 #include "options.hpp"
@@ -20,7 +23,9 @@ struct SweepArgs {
   std::string model;
   std::vector<std::string> vary;
   std::vector<std::string> fixes;
-  std::string runtime = "horovod";
+  std::string runtime;  // empty: horovod
+  std::string bytes;    // --bytes: a message-size sweep instead of a training step
+  std::string algo;     // --bytes only: nccl (default) or a registry allreduce
   std::string out;
   JsonOutput json;
 };
@@ -35,13 +40,39 @@ void report_progress(const tuner::SweepSpec& spec, std::size_t done, std::size_t
             << " ms tuned, " << p.default_step_us / 1000 << " ms at Horovod's defaults" << std::endl;
 }
 
+// --bytes: busbw against size on every topology of the axes.
+void run_size_sweep_command(const SweepArgs& a) {
+  if (!a.fixes.empty()) throw Error("--fix: tunes a training step; not with --bytes (a message-size sweep)");
+  if (!a.runtime.empty()) throw Error("--runtime: tunes a training step; not with --bytes (use --algo)");
+  tuner::SizeSweepSpec spec;
+  spec.topology = a.topology;
+  for (const std::string& v : a.vary) spec.axes.push_back(tuner::parse_sweep_axis(v));
+  spec.sizes = fp32_sizes(a.bytes, "--bytes");
+  if (!a.algo.empty()) spec.algorithm = a.algo;
+  const tuner::SizeSweepResult result = tuner::run_size_sweep(spec);
+  if (!a.out.empty()) {
+    FileSetWriter writer(a.out);
+    writer.stage("sweep.csv", tuner::size_sweep_csv(result));
+    writer.stage("sweep.json", tuner::size_sweep_json(result) + "\n");
+    writer.stage("sweep.html", tuner::size_sweep_html(result));
+    writer.commit();
+  }
+  a.json.write(tuner::size_sweep_json(result));
+  if (a.json.text_wanted()) std::cout << tuner::size_sweep_text(result);
+}
+
 void run_sweep_command(const SweepArgs& a) {
+  if (a.model.empty() == a.bytes.empty())
+    throw Error(a.model.empty() ? "give --model (a training step) or --bytes (message sizes)"
+                                : "--model and --bytes: give one of them (a training step or message sizes)");
+  if (!a.bytes.empty()) return run_size_sweep_command(a);
+  if (!a.algo.empty()) throw Error("--algo: with --bytes only (a training step's algorithm is tuned; use --fix)");
   tuner::SweepSpec spec;
   spec.topology = a.topology;
   spec.model = a.model;
   for (const std::string& v : a.vary) spec.axes.push_back(tuner::parse_sweep_axis(v));
   spec.tune.fixes = a.fixes;
-  spec.runtime = coll::parse_runtime(a.runtime);
+  spec.runtime = coll::parse_runtime(a.runtime.empty() ? "horovod" : a.runtime);
   const tuner::SweepResult result =
       tuner::run_sweep(spec, [&spec](std::size_t done, std::size_t total, const tuner::SweepPoint& p) {
         report_progress(spec, done, total, p);
@@ -62,9 +93,14 @@ void run_sweep_command(const SweepArgs& a) {
 void add_sweep_command(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand("sweep", "Vary one or two things (topology parameters, model, batch) and "
-                                              "predict each point at Horovod's defaults and tuned");
+                                              "predict each point at Horovod's defaults and tuned; or, with --bytes, "
+                                              "an allreduce's bus bandwidth against size on each topology");
   cmd->add_option("--topology", args->topology, "base preset spec, topology JSON or NCCL XML")->required();
-  cmd->add_option("--model", args->model, "base model profile or workload file")->required();
+  cmd->add_option("--model", args->model, "base model profile or workload file (or --bytes)");
+  cmd->add_option("--bytes", args->bytes, "message sizes per rank instead of a model: SIZE or MIN:MAX (x2), e.g. "
+                                          "1KiB:1GiB");
+  cmd->add_option("--algo", args->algo, "with --bytes: nccl (NCCL's own choice per size; the default) or an allreduce "
+                                        "id (ring, dbtree, ...)");
   cmd->add_option("--vary", args->vary, "KEY=V1,V2,...: a topology parameter (nodes, nic_gbit, oversub, ...), "
                                         "model or batch; once or twice")
       ->required();

@@ -95,6 +95,15 @@ std::vector<Algorithm> make_table() {
        .collective = ar, .placement = Placement::per_host, .runtimes = kColltuneOnly,
        .summation_depth = hierarchical_leader_depth, .not_applicable = hierarchical_leader_not_applicable,
        .schedule = stored<build_hierarchical_leader>, .cost = cost_hierarchical_leader},
+      // colltune's schedule of NCCL's tree (chains, double binary tree across hosts, channels and
+      // NICs); like nccl_ring, the tuner's NCCL and Horovod runtimes price NCCL's tree with NCCL's
+      // own model under `dbtree` (NCCL name "tree").
+      {.id = "nccl_tree", .name = "NCCL tree allreduce, chains in hosts and a double binary tree across",
+       .description = "2k channels on n/2k each: a chain in every host, NCCL's double binary tree across hosts, reduce "
+                      "up and broadcast down pipelined: R+2H-1 steps, ~2n bytes each way per rank",
+       .collective = ar, .runtimes = kColltuneOnly, .nccl_tree_channels = true, .summation_depth = nccl_tree_depth,
+       .not_applicable = nccl_tree_not_applicable, .schedule = stored<build_nccl_tree>,
+       .pipeline_pieces = nccl_tree_pipeline_pieces},
       {.id = "reduce_scatter_ring", .name = "ring reduce-scatter",
        .description = "p-1 steps per chunk round around a ring, rank r ends with segment r: (p-1)/p n bytes per rank",
        .collective = rs, .runtimes = kColltuneOnly, .summation_depth = ring_depth, .not_applicable = always,

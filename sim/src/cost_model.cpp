@@ -206,9 +206,11 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
   if (unit == 0) return priced(count);
   const std::size_t rounds = count / unit;
   // Start with enough rounds for the pipeline to fill (trees drain in about twice their
-  // height); processor sharing then settles geometrically, so lengthen until it has.
+  // height: lg p, or the summation depth where that is deeper, as nccl_tree's chains are);
+  // processor sharing then settles geometrically, so lengthen until it has.
   int height = 0;
   while ((1 << height) < layout.nranks()) ++height;
+  if (algorithm.summation_depth) height = std::max(height, algorithm.summation_depth(layout, options));
   for (std::size_t short_rounds = 8 + 2 * static_cast<std::size_t>(height); short_rounds + 2 < rounds;
        short_rounds *= 2) {
     const std::size_t n0 = count - (rounds - short_rounds) * unit;  // same count % unit: the same last chunks
@@ -232,12 +234,19 @@ CostModel::CostModel(const topo::Topology& topology, int nranks)
     : layout(layout_of_first_ranks(topology, nranks)) {
   levels = level_costs(topology, layout);
   cast_us_per_byte = levels.gamma_us_per_byte;  // casts run at the reduction rate too
-  nccl_ring_orders = nccl_channel_orders(topology, nranks);
+  NcclScheduleChannels nccl = nccl_schedule_channels(topology, nranks);
+  nccl_ring_orders = std::move(nccl.ring);
+  nccl_tree_orders = std::move(nccl.tree);
+  nccl_simple_tree = nccl.simple_tree;
 }
 
 coll::AlgoOptions CostModel::options_for(const coll::Algorithm& algorithm, const coll::AlgoOptions& options) const {
   coll::AlgoOptions out = options;
   if (algorithm.nccl_ring_channels && out.channel_orders.empty()) out.channel_orders = nccl_ring_orders;
+  if (algorithm.nccl_tree_channels && out.channel_orders.empty() && !nccl_tree_orders.empty()) {
+    out.channel_orders = nccl_tree_orders;
+    out.nccl_simple_tree = nccl_simple_tree;
+  }
   return out;
 }
 

@@ -61,6 +61,20 @@ void check_simulable(const coll::StepSource& source, const topo::Topology& topol
     throw Error("topology '" + topology.name + "' has " + std::to_string(topology.num_ranks()) +
                 " ranks, fewer than the schedule's " + std::to_string(h.nranks));
   if (options.elem_size == 0) throw Error("event simulator: elem_size must be positive");
+  if (options.rank_start_us.empty()) return;
+  if (options.rank_start_us.size() != static_cast<std::size_t>(h.nranks))
+    throw Error("event simulator: " + std::to_string(options.rank_start_us.size()) + " rank start times for " +
+                std::to_string(h.nranks) + " ranks");
+  for (std::size_t r = 0; r < options.rank_start_us.size(); ++r) {
+    const double t = options.rank_start_us[r];
+    if (!(t >= 0) || !std::isfinite(t))
+      throw Error("event simulator: rank " + std::to_string(r) + " start time " + std::to_string(t) +
+                  " us is not a finite time >= 0");
+  }
+}
+
+double start_of(const EventSimOptions& options, int rank) {
+  return options.rank_start_us.empty() ? 0.0 : options.rank_start_us[static_cast<std::size_t>(rank)];
 }
 
 Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options)
@@ -81,7 +95,16 @@ Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, c
 }
 
 EventSimResult Engine::run() {
-  for (int r = 0; r < header_.nranks; ++r) enter_step(r, 0.0);
+  // Ranks that start late enter their first step from the queue, as a step start.
+  for (int r = 0; r < header_.nranks; ++r) {
+    const double start = start_of(options_, r);
+    if (start > 0) {
+      ranks_[static_cast<std::size_t>(r)].waiting_to_start = true;
+      queue_.push(Event{start, static_cast<std::uint32_t>(r), 0});
+    } else {
+      enter_step(r, 0.0);
+    }
+  }
   update_rates(0.0);
   while (!queue_.empty()) {
     const double t = queue_.pop_instant(instant_);
@@ -103,7 +126,12 @@ void Engine::handle(const Event& ev, double t) {
   } else if (ev.id & kArrivalBit) {
     arrived_.push_back(index);  // queued at the end of the instant (reduce_arrivals)
   } else {
-    ++ranks_[index].step;
+    RankState& rs = ranks_[index];
+    if (rs.waiting_to_start) {
+      rs.waiting_to_start = false;  // its first step, not the next one
+    } else {
+      ++rs.step;
+    }
     enter_step(static_cast<int>(index), t);
   }
 }

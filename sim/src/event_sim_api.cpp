@@ -14,7 +14,9 @@ namespace colltune::sim {
 EventSimResult simulate_schedule(const coll::StepSource& source, const topo::Topology& topology,
                                  const EventSimOptions& options) {
   if (options.engine == EventEngine::reference) return detail::simulate_reference(source, topology, options);
-  if (options.fast_path && !options.record_trace) {
+  const bool one_start = std::all_of(options.rank_start_us.begin(), options.rank_start_us.end(),
+                                     [](double t) { return t == 0; });
+  if (options.fast_path && !options.record_trace && one_start) {
     if (auto result = detail::sweep_without_contention(source, topology, options)) return std::move(*result);
   }
   detail::Engine engine(source, topology, options);

@@ -98,6 +98,7 @@ struct RankState {
   std::uint32_t outstanding = 0;      // ops of the step not yet completed
   double step_end = 0;                // latest completion among the step's ops
   bool finished = false;
+  bool waiting_to_start = false;      // its start time (EventSimOptions::rank_start_us) is to come
   double finish_us = 0;
   std::vector<std::pair<int, std::uint32_t>> out;  // peer -> channel of sends to it, by peer
 };
@@ -115,6 +116,8 @@ double rank_gamma(const topo::Topology& topology, int rank);
 // The checks every interpreter of a StepSource makes first: rank count against the topology,
 // a positive element size. Throws colltune::Error.
 void check_simulable(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options);
+// When the rank starts its first step (EventSimOptions::rank_start_us; 0 when empty).
+double start_of(const EventSimOptions& options, int rank);
 
 class Engine {
  public:

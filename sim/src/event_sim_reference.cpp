@@ -94,7 +94,7 @@ struct LinkState {
   double busy_us = 0;
 };
 
-enum class Kind { arrival, reduced };
+enum class Kind { arrival, reduced, start };  // start: a late rank's first step (transfer = rank)
 struct Happening {
   Kind kind = Kind::arrival;
   std::size_t transfer = 0;
@@ -198,7 +198,14 @@ ReferenceEngine::ReferenceEngine(const coll::StepSource& source, const topo::Top
 }
 
 EventSimResult ReferenceEngine::run() {
-  for (int r = 0; r < header_.nranks; ++r) enter_step(r);
+  for (int r = 0; r < header_.nranks; ++r) {
+    const double start = start_of(options_, r);
+    if (start > 0) {
+      pending_.emplace(start, Happening{Kind::start, static_cast<std::size_t>(r)});
+    } else {
+      enter_step(r);
+    }
+  }
   for (;;) {
     settle();
     solve_rates();
@@ -340,6 +347,10 @@ void ReferenceEngine::finish_sending() {
 }
 
 void ReferenceEngine::handle(const Happening& h) {
+  if (h.kind == Kind::start) {  // R1 for a rank that starts late
+    enter_step(static_cast<int>(h.transfer));
+    return;
+  }
   const Transfer x = transfers_[h.transfer];  // a copy: completing an op may start transfers
   if (h.kind == Kind::reduced) {  // R5: the block is reduced: the receive completes
     complete_op(x.dst);

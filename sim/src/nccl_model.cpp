@@ -246,10 +246,16 @@ void NcclModel::tune() {
 const ChannelPlan& NcclModel::channels(NcclAlgo algo) const { return plans_[static_cast<std::size_t>(index_of(algo))]; }
 
 std::vector<std::vector<int>> nccl_channel_orders(const topo::Topology& topology, int nranks) {
+  return nccl_schedule_channels(topology, nranks).ring;
+}
+
+NcclScheduleChannels nccl_schedule_channels(const topo::Topology& topology, int nranks) {
   NcclOptions options;
   options.nranks = nranks;
   try {
-    return NcclModel(topology, options).channels(NcclAlgo::ring).orders;
+    const NcclModel model(topology, options);
+    const ChannelPlan& tree = model.channels(NcclAlgo::tree);
+    return {model.channels(NcclAlgo::ring).orders, tree.orders, tree.simple_tree};
   } catch (const Error&) {
     return {};  // the machine is not one NCCL's model describes (see the header)
   }

@@ -266,12 +266,12 @@ struct StepSimulator::Impl {
   [[noreturn]] void not_applicable(const StepConfig& c, std::size_t bytes, std::size_t elem_size) const;
   // The config's price hook where it has one, else the registry algorithm (cached).
   BufferPrice buffer_price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine, std::size_t bytes,
-                           std::size_t elem_size) const {
+                           std::size_t elem_size, std::size_t tensors) const {
     if (!c.price_buffer) {
       const Priced p = price(c, fixed, engine, bytes, elem_size);
       return {*p.algorithm, p.time_us};
     }
-    BufferPrice p = c.price_buffer(bytes, elem_size);
+    BufferPrice p = c.price_buffer(bytes, elem_size, tensors);
     if (!(p.time_us >= 0) || !std::isfinite(p.time_us))
       throw Error(p.algorithm + " cannot run a " + std::to_string(bytes) + "-byte allreduce on " +
                   std::to_string(layout.nranks()) + " ranks");
@@ -376,7 +376,7 @@ StepResult StepSimulator::run(const Workload& w, const StepConfig& c, Engine eng
       for (const coll::FusionEntry& e : b.entries) {
         if (w.tensors[i + e.tensor].dtype != fusion[i + e.tensor].dtype) cast_bytes += w.tensors[i + e.tensor].bytes();
       }
-      const BufferPrice p = impl_->buffer_price(c, fixed, engine, b.bytes, coll::dtype_size(b.dtype));
+      const BufferPrice p = impl_->buffer_price(c, fixed, engine, b.bytes, coll::dtype_size(b.dtype), b.entries.size());
       const double start = std::max(tick + negotiation, comm_free);
       comm_free = start + p.time_us + impl_->cost.cast_us(cast_bytes) + impl_->overhead_us(b, bool(c.price_buffer));
       clock.busy(start, comm_free);

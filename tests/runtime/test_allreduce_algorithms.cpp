@@ -184,5 +184,32 @@ TEST(AllreduceAlgorithms, NcclRingOnEmulatedHostsWithAndWithoutChannelOrders) {
   EXPECT_EQ(log.count(), 0u) << log.summary();
 }
 
+TEST(AllreduceAlgorithms, NcclTreeOnEmulatedHosts) {
+  // One host, two hosts, an odd number of hosts (the second tree shifted, not mirrored), one rank
+  // per host; the default chains and given ones, both host-link patterns.
+  const std::vector<std::vector<int>> four{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}};
+  const std::vector<std::vector<int>> three{{2, 0, 1}};
+  test::FailureLog log;
+  for (const auto& [layout, orders] :
+       {std::pair{RankLayout::uniform(3, 4), four}, std::pair{RankLayout::uniform(2, 3), three},
+        std::pair{RankLayout::uniform(1, 4), four},
+        std::pair{RankLayout::uniform(5, 1), std::vector<std::vector<int>>{}}}) {
+    for (const auto& channel_orders : {std::vector<std::vector<int>>{}, orders}) {
+      for (bool simple : {false, true}) {
+        std::vector<Case> cases{{0, DType::f32, ReduceOp::sum, 0, true},
+                                {2, DType::f32, ReduceOp::sum, 0, false},
+                                {13, DType::i32, ReduceOp::max, 2, false},
+                                {5001, DType::f64, ReduceOp::sum, 64, true},
+                                {65537, DType::f32, ReduceOp::sum, 0, false}};
+        coll::AlgoOptions base;
+        base.channel_orders = channel_orders;
+        base.nccl_simple_tree = simple;
+        EXPECT_EQ(run_cases("nccl_tree", layout, cases, log, base), cases.size());
+      }
+    }
+  }
+  EXPECT_EQ(log.count(), 0u) << log.summary();
+}
+
 }  // namespace
 }  // namespace colltune

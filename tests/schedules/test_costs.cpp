@@ -2,6 +2,7 @@
 // (sim/pricer.hpp), which defines the machine model and walks the very schedule build() produces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -157,11 +158,13 @@ TEST(CostHints, PipelineExtrapolationMatchesTheWholeSchedule) {
     if (!a.pipeline_pieces) continue;
     for (const RankLayout& l : layouts) {
       for (const char* inner : {"ring"}) {
-        for (std::size_t count : {std::size_t{20011}, std::size_t{24000}}) {
+        for (std::size_t dbtree_count : {std::size_t{20011}, std::size_t{24000}}) {
           for (bool separate : {false, true}) {
             AlgoOptions o;
             o.chunk_elems = 37;
             o.inner = inner;
+            // As many rounds per piece as dbtree's two halves have (nccl_tree: 2k pieces).
+            const std::size_t count = dbtree_count * std::max<std::size_t>(a.pipeline_pieces(l, o) / 2, 1);
             LevelCosts c = test_costs();
             c.separate_level_ports = separate && l.nhosts() > 1;
             if (a.not_applicable(l, count, o)) continue;

@@ -108,7 +108,9 @@ TEST(StepSource, StoredViewReadsTheSchedule) {
 
 TEST(StepSource, OpenRejectsWhatBuildRejects) {
   EXPECT_THROW(open_schedule("nope", RankLayout::uniform(4, 1), 10), Error);
-  EXPECT_THROW(open_schedule("hierarchical", RankLayout::uniform(2, 2), 10, AlgoOptions{0, "nope"}), Error);
+  AlgoOptions bad_inner;
+  bad_inner.inner = "nope";
+  EXPECT_THROW(open_schedule("hierarchical", RankLayout::uniform(2, 2), 10, bad_inner), Error);
   EXPECT_THROW(open_schedule("reduce_scatter_rh", RankLayout::uniform(6, 1), 10), Error);
 }
 

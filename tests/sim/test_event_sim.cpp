@@ -66,6 +66,43 @@ TEST_P(EventSimModel, OneTransferIsLatencyPlusBytesOverBandwidthPlusReduction) {
   EXPECT_GE(r.events, 3u);
 }
 
+// A late rank: rank 1 starts at 100 us, so rank 0's send waits for it (rendezvous) and rank 2,
+// which needs rank 1's block in its next step, waits in turn; hand-computed from the model.
+TEST_P(EventSimModel, ALateRankDelaysExactlyTheTransfersThatNeedIt) {
+  Schedule s = blank(3);
+  step(s, 0, {send(1, 3125)});
+  step(s, 1, {copy(0, 3125)});
+  step(s, 1, {send(2, 3125)});
+  step(s, 2, {copy(1, 3125)});
+  EventSimOptions options;
+  options.engine = GetParam();
+  options.rank_start_us = {0, 100, 0};
+  const EventSimResult r = simulate_schedule(coll::StoredSteps(s), flat(3), options);
+  const double one = 5 + 12500.0 / 12500;  // a 12,500-byte transfer
+  EXPECT_NEAR(r.rank_finish_us[0], 100 + one, 1e-9);
+  EXPECT_NEAR(r.rank_finish_us[1], 100 + 2 * one, 1e-9);
+  EXPECT_NEAR(r.rank_finish_us[2], 100 + 2 * one, 1e-9);
+  // Everyone late by the same amount: the same run, shifted.
+  options.rank_start_us = {0, 0, 0};
+  const EventSimResult on_time = simulate_schedule(coll::StoredSteps(s), flat(3), options);
+  options.rank_start_us = {40, 40, 40};
+  const EventSimResult shifted = simulate_schedule(coll::StoredSteps(s), flat(3), options);
+  for (std::size_t r2 = 0; r2 < 3; ++r2)
+    EXPECT_NEAR(shifted.rank_finish_us[r2], on_time.rank_finish_us[r2] + 40, 1e-9);
+}
+
+TEST_P(EventSimModel, StartTimesAreCheckedAgainstTheRanks) {
+  Schedule s = blank(2);
+  step(s, 0, {send(1, 10)});
+  step(s, 1, {copy(0, 10)});
+  EventSimOptions options;
+  options.engine = GetParam();
+  options.rank_start_us = {0};
+  EXPECT_THROW(simulate_schedule(coll::StoredSteps(s), flat(2), options), Error);
+  options.rank_start_us = {0, -1};
+  EXPECT_THROW(simulate_schedule(coll::StoredSteps(s), flat(2), options), Error);
+}
+
 TEST_P(EventSimModel, TransferWaitsForTheReceiversStep) {
   // Rank 1 receives from 2 first; the send 0->1 pairs with its second step (rendezvous).
   Schedule s = blank(3);

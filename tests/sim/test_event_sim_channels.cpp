@@ -144,6 +144,36 @@ TEST(EventSimChannels, NcclRingRunsNcclsChannelsOverEveryNic) {
   EXPECT_GT(simulate_collective(half_model, half, request).time_us, 1.8 * nccl_ring);
 }
 
+// nccl_tree through the cost model takes NCCL's tree chains (the tree search's channels, two
+// channels each), spreads its host crossings over every NIC (on half the NICs it slows down),
+// and the fast engine, the reference engine and the analytic model agree on it.
+TEST(EventSimChannels, NcclTreeRunsNcclsTreeChannelsOverEveryNic) {
+  const topo::Topology full = topo::load_topology("dgx-a100:nodes=2");
+  const topo::Topology half = without_odd_nics();
+  const CostModel model(full);
+  ASSERT_FALSE(model.nccl_tree_orders.empty());
+  CollectiveRequest request;
+  request.bytes = std::size_t{64} << 20;
+  request.algorithm = "nccl_tree";
+  request.options.chunk_elems = std::size_t{128} << 10;  // NCCL's Simple tree chunk, 512 KiB
+  const coll::AlgoOptions options = model.options_for(coll::find_algorithm("nccl_tree"), request.options);
+  EXPECT_EQ(options.channel_orders, model.nccl_tree_orders);
+  EXPECT_EQ(options.nccl_simple_tree, model.nccl_simple_tree);
+  std::set<int> channels;
+  const coll::Schedule s = coll::build_schedule("nccl_tree", model.layout, request.bytes / 4, options);
+  for (const auto& steps : s.ranks)
+    for (const coll::Step& step : steps)
+      for (const coll::Op& op : step.ops) channels.insert(op.channel);
+  EXPECT_EQ(channels.size(), 2 * model.nccl_tree_orders.size());
+  EventSimOptions reference;
+  reference.engine = EventEngine::reference;
+  const double fast = simulate_collective(model, full, request).time_us;
+  EXPECT_NEAR(simulate_collective(model, full, request, reference).time_us, fast, 1e-9 * fast);
+  EXPECT_NEAR(model.time_us(request), fast, 0.02 * fast);
+  const CostModel half_model(half);
+  EXPECT_GT(simulate_collective(half_model, half, request).time_us, 1.3 * fast);
+}
+
 TEST(EventSimChannels, PairedOpsOnDifferentChannelsAreAnError) {
   const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
   coll::Schedule s;

@@ -65,8 +65,9 @@ INSTANTIATE_TEST_SUITE_P(
     AllAlgorithms, FastPath,
     ::testing::Combine(::testing::Values("flat:ranks=7", "flat:ranks=8", "dgx-h100", "dgx-h100:nodes=2",
                                          "fat-tree:nodes=8,gpus=4,nics=4,leaf_ports=8", "torus:dims=4x4", "pcie-box"),
-                       ::testing::Values("ring", "tree", "dbtree", "rhd", "hierarchical", "hierarchical_leader",
-                                         "reduce_scatter_ring", "reduce_scatter_rh", "allgather_ring", "allgather_rd")));
+                       ::testing::Values("ring", "tree", "dbtree", "nccl_tree", "rhd", "hierarchical",
+                                         "hierarchical_leader", "reduce_scatter_ring", "reduce_scatter_rh",
+                                         "allgather_ring", "allgather_rd")));
 
 int period_of(const std::string& spec, const std::string& algo, std::size_t count) {
   const topo::Topology t = topo::load_topology(spec);

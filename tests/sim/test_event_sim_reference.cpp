@@ -15,6 +15,8 @@
 // hundreds of ranks, and more seeds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdint>
 #include <iostream>
@@ -165,6 +167,35 @@ TEST(ReferenceEngine, FastEngineAgreesOnRandomMachinesAndSchedules) {
   Sizes sizes;
   sizes.max_preset_ranks = 48;
   run_cases(1, 5000, sizes, 50);
+}
+
+// Ranks that start at different times (EventSimOptions::rank_start_us): the event queue against
+// the reference engine on the same random cases, each rank starting at 0 or at a random time up
+// to about the run's own length, so late ranks meet transfers already under way.
+TEST(ReferenceEngine, LateRanksAgreeWithTheReference) {
+  Sizes sizes;
+  sizes.max_preset_ranks = 48;
+  for (std::uint64_t seed = 1; seed <= 600; ++seed) {
+    const Case c = draw_case(seed, sizes);
+    const coll::StepSource& source = *c.work.source;
+    EventSimOptions options;
+    options.elem_size = c.work.elem_size;
+    const double span = simulate_schedule(source, c.machine.topology, options).time_us;
+    Rng rng(seed ^ 0x5eedu);
+    const int n = source.header().nranks;
+    for (int r = 0; r < n; ++r)
+      options.rank_start_us.push_back(std::bernoulli_distribution(0.3)(rng)
+                                          ? std::uniform_real_distribution<double>(0, span)(rng)
+                                          : 0.0);
+    const EventSimResult fast = simulate_schedule(source, c.machine.topology, options);
+    options.engine = EventEngine::reference;
+    const EventSimResult ref = simulate_schedule(source, c.machine.topology, options);
+    const std::string what = "seed " + std::to_string(seed) + ": " + c.machine.what + ", " + c.work.what;
+    ASSERT_TRUE(agree(fast, ref)) << what;
+    const bool late = std::any_of(options.rank_start_us.begin(), options.rank_start_us.end(), [](double t) { return t > 0; });
+    if (late) EXPECT_EQ(fast.fast_path_period, 0) << what;  // late ranks go through the event queue
+    for (int r = 0; r < n; ++r) EXPECT_GE(ref.rank_finish_us[static_cast<std::size_t>(r)], options.rank_start_us[static_cast<std::size_t>(r)]) << what;
+  }
 }
 
 TEST(ReferenceEngineLong, FastEngineAgreesOnBigShapes) {

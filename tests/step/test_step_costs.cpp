@@ -96,7 +96,7 @@ TEST(StepCosts, TensorAndLaunchOverheads) {
   EXPECT_NEAR(on.step_time_us - run(t, w, no_costs(), unfused).step_time_us, 5 * 7.0, 1e-9);
   // A runtime's own price already includes its launch.
   StepConfig hooked;
-  hooked.price_buffer = [](std::size_t bytes, std::size_t) { return BufferPrice{"hook", 1.0 + static_cast<double>(bytes) / 1000.0}; };
+  hooked.price_buffer = [](std::size_t bytes, std::size_t, std::size_t) { return BufferPrice{"hook", 1.0 + static_cast<double>(bytes) / 1000.0}; };
   EXPECT_DOUBLE_EQ(run(t, w, launch, hooked).step_time_us, run(t, w, no_costs(), hooked).step_time_us);
 }
 

@@ -185,7 +185,7 @@ TEST(StepModel, PriceHookPricesEveryBuffer) {
   StepConfig c;
   c.fusion_threshold_bytes = 16000;  // a few tensors of 4000 B per buffer
   c.algorithm = "no-such-algorithm";  // unused: the hook prices
-  c.price_buffer = [](std::size_t bytes, std::size_t elem_size) {
+  c.price_buffer = [](std::size_t bytes, std::size_t elem_size, std::size_t) {
     return BufferPrice{"hook/" + std::to_string(elem_size), 1.0 + static_cast<double>(bytes) / 1000.0};
   };
   StepCosts costs;  // the hook's time plus the per-tensor time and the fusion copies (no launch)
@@ -200,7 +200,7 @@ TEST(StepModel, PriceHookPricesEveryBuffer) {
     EXPECT_NEAR(b.end_us - b.start_us,
                 1.0 + static_cast<double>(b.bytes) / 1000.0 + 2.0 * static_cast<double>(b.tensors) + copies, 1e-9);
   }
-  c.price_buffer = [](std::size_t, std::size_t) { return BufferPrice{"never", std::numeric_limits<double>::infinity()}; };
+  c.price_buffer = [](std::size_t, std::size_t, std::size_t) { return BufferPrice{"never", std::numeric_limits<double>::infinity()}; };
   EXPECT_THROW(simulate_step(t, w, c), Error);
 }
 

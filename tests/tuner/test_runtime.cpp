@@ -13,6 +13,7 @@
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/sim/horovod_hierarchical.hpp"
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/tuner/emit.hpp"
 #include "colltune/tuner/runtime_model.hpp"
@@ -180,11 +181,13 @@ double step_from_files(const Written& w) {
   config.fp16_compress = doc["chosen"]["fp16_compression"];
   const sim::NcclModel nccl(dgx2());
   const auto rows = table_rows(w.files.at("nccl_tuner.conf"));
+  const sim::HorovodHierarchical hierarchical(dgx2());
   if (env.at("HOROVOD_HIERARCHICAL_ALLREDUCE") == "1") {
-    config.algorithm = "hierarchical";
-    config.options.inner = "ring";
+    config.price_buffer = [&](std::size_t bytes, std::size_t elem_size, std::size_t tensors) {
+      return sim::BufferPrice{"hierarchical", hierarchical.time_us(bytes, elem_size, tensors)};
+    };
   } else {
-    config.price_buffer = [&](std::size_t bytes, std::size_t) {
+    config.price_buffer = [&](std::size_t bytes, std::size_t, std::size_t) {
       if (rows.empty()) return sim::BufferPrice{"nccl", nccl.choose(sim::NcclColl::allreduce, bytes).time_us};
       auto row = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return bytes <= r.max_bytes; });
       if (row == rows.end()) row = rows.end() - 1;

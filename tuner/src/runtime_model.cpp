@@ -53,6 +53,16 @@ RuntimeModel::RuntimeModel(const topo::Topology& topology, coll::Runtime runtime
   } catch (const Error& e) {
     fallback_ = std::string("NCCL's model does not fit this topology (") + e.what() + ")";
   }
+  if (runtime_ != coll::Runtime::horovod || cost_.layout.nhosts() < 2) return;
+  if (!nccl_) {
+    hierarchical_fallback_ = "hierarchical priced as colltune's schedule: " + fallback_;
+    return;
+  }
+  try {
+    horovod_hierarchical_.emplace(topology);
+  } catch (const Error& e) {
+    hierarchical_fallback_ = std::string("hierarchical priced as colltune's schedule: ") + e.what();
+  }
 }
 
 std::vector<std::string> RuntimeModel::flat_algorithms() const {
@@ -145,7 +155,7 @@ sim::StepConfig RuntimeModel::step_config(const Candidate& c) const {
   if (runtime_ == coll::Runtime::horovod)
     config.fusion_threshold_bytes = horovod_fusion_threshold(c.fusion_threshold_bytes, cost_.layout.max_ranks_per_host());
   if (c.algorithm == kNcclChoice && nccl_) {
-    config.price_buffer = [this](std::size_t bytes, std::size_t /*elem_size*/) {
+    config.price_buffer = [this](std::size_t bytes, std::size_t /*elem_size*/, std::size_t /*tensors*/) {
       const sim::NcclChoice pick = nccl_->choose(sim::NcclColl::allreduce, bytes);
       return sim::BufferPrice{"nccl(" + std::string(sim::to_string(pick.algo)) + "/" +
                                   std::string(sim::to_string(pick.proto)) + ")",
@@ -154,10 +164,21 @@ sim::StepConfig RuntimeModel::step_config(const Candidate& c) const {
     return config;
   }
   if (c.algorithm == kNcclChoice) throw Error("algorithm nccl: " + fallback_);
+  // Horovod's flag with algorithm ring (the space's only hierarchical choice: the cross-host
+  // phase is MPI's): Horovod's own path. Other pairings stay registry `hierarchical` over that
+  // inner algorithm, which the step model finds inapplicable or prices as colltune's schedule.
+  if (c.hierarchical && horovod_hierarchical_ && c.algorithm == kHorovodCrossHost) {
+    config.price_buffer = [this](std::size_t bytes, std::size_t elem_size, std::size_t tensors) {
+      const sim::HorovodHierarchicalPhases p = horovod_hierarchical_->phases(bytes, elem_size, tensors);
+      return sim::BufferPrice{"horovod_hierarchical(" + p.nccl_reduce_scatter + ", mpi ring, " + p.nccl_allgather + ")",
+                              p.total_us()};
+    };
+    return config;
+  }
   if (!runs_nccl_allreduce(c)) return config;
   // Without NCCL's model a fixed algorithm is colltune's schedule of it, under either engine.
   if (!nccl_ && c.algorithm != kAutoAlgorithm) return config;
-  config.price_buffer = [this, table = table_for(c.algorithm)](std::size_t bytes, std::size_t elem_size) {
+  config.price_buffer = [this, table = table_for(c.algorithm)](std::size_t bytes, std::size_t elem_size, std::size_t /*tensors*/) {
     const SizeRange& row = row_for(*table, bytes);
     if (nccl_) {
       const auto proto = sim::parse_nccl_proto(row.protocol);

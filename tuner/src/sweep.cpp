@@ -62,21 +62,6 @@ std::string describe_values(const std::vector<SweepAxis>& axes, const std::vecto
   return out;
 }
 
-// Every combination, first axis slowest.
-std::vector<std::vector<std::string>> combinations(const std::vector<SweepAxis>& axes) {
-  std::vector<std::vector<std::string>> out{{}};
-  for (const SweepAxis& axis : axes) {
-    std::vector<std::vector<std::string>> next;
-    for (const auto& prefix : out)
-      for (const std::string& v : axis.values) {
-        next.push_back(prefix);
-        next.back().push_back(v);
-      }
-    out = std::move(next);
-  }
-  return out;
-}
-
 // Neighbours along the first axis whose speedups at the defaults and tuned differ by > 10%.
 std::vector<std::string> tuning_changes_the_answer(const SweepResult& r) {
   std::vector<std::string> notes;
@@ -97,6 +82,20 @@ std::vector<std::string> tuning_changes_the_answer(const SweepResult& r) {
 }
 
 }  // namespace
+
+std::vector<std::vector<std::string>> sweep_points(const std::vector<SweepAxis>& axes) {
+  std::vector<std::vector<std::string>> out{{}};
+  for (const SweepAxis& axis : axes) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& prefix : out)
+      for (const std::string& v : axis.values) {
+        next.push_back(prefix);
+        next.back().push_back(v);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
 
 SweepAxis parse_sweep_axis(const std::string& text) {
   const std::size_t eq = text.find('=');
@@ -144,7 +143,7 @@ SweepResult run_sweep(const SweepSpec& spec,
                                                              std::to_string(spec.axes.size()) + ")");
   if (spec.axes.size() == 2 && spec.axes[0].key == spec.axes[1].key)
     throw Error("--vary " + spec.axes[0].key + " given twice");
-  const auto combos = combinations(spec.axes);
+  const auto combos = sweep_points(spec.axes);
   if (combos.size() > limits::kMaxSweepPoints)
     limits::exceeded("--vary: " + std::to_string(combos.size()) + " points",
                      std::to_string(limits::kMaxSweepPoints) + " points", limits::kMaxSweepPointsReason);

@@ -26,10 +26,11 @@ void ScheduleBuilder::add(int rank, int t, const Op& op) {
   steps.back().ops.push_back(op);
 }
 
-void ScheduleBuilder::message(int t, int from, int to, const Block& src, const Block& dst, bool reduce) {
+void ScheduleBuilder::message(int t, int from, int to, const Block& src, const Block& dst, bool reduce,
+                              std::uint16_t channel) {
   if (src.count == 0) return;
-  add(from, t, Op{OpKind::send, to, src});
-  add(to, t, Op{reduce ? OpKind::recv_reduce : OpKind::recv_copy, from, dst});
+  add(from, t, Op{OpKind::send, to, src, channel});
+  add(to, t, Op{reduce ? OpKind::recv_reduce : OpKind::recv_copy, from, dst, channel});
 }
 
 void ScheduleBuilder::append(const Schedule& sub, const std::vector<int>& ranks, std::size_t offset) {

@@ -50,24 +50,32 @@ std::string order_problem(const std::vector<int>& order, std::size_t c, int per_
 
 }  // namespace
 
-std::optional<std::string> nccl_ring_not_applicable(const RankLayout& layout, std::size_t /*count*/,
-                                                    const AlgoOptions& options) {
-  if (layout.nranks() == 0) return std::nullopt;
-  if (!layout.is_uniform())
-    return "needs the same number of ranks on every host (NCCL's rings visit every server alike)";
+std::vector<std::vector<int>> nccl_orders(const RankLayout& layout, const AlgoOptions& options) {
+  if (!options.channel_orders.empty()) return options.channel_orders;
+  return rotated_orders(layout.nranks() == 0 ? 0 : layout.min_ranks_per_host());
+}
+
+std::optional<std::string> nccl_orders_problem(const RankLayout& layout, const AlgoOptions& options,
+                                               std::size_t max_orders) {
   const int per_host = layout.min_ranks_per_host();
-  if (options.channel_orders.size() > kMaxNcclChannels)
+  if (options.channel_orders.size() > max_orders)
     return "channel_orders: " + std::to_string(options.channel_orders.size()) + " channels, at most " +
-           std::to_string(kMaxNcclChannels);
+           std::to_string(max_orders);
   for (std::size_t c = 0; c < options.channel_orders.size(); ++c)
     if (std::string why = order_problem(options.channel_orders[c], c, per_host); !why.empty()) return why;
   return std::nullopt;
 }
 
+std::optional<std::string> nccl_ring_not_applicable(const RankLayout& layout, std::size_t /*count*/,
+                                                    const AlgoOptions& options) {
+  if (layout.nranks() == 0) return std::nullopt;
+  if (!layout.is_uniform())
+    return "needs the same number of ranks on every host (NCCL's rings visit every server alike)";
+  return nccl_orders_problem(layout, options, kMaxNcclChannels);
+}
+
 std::vector<RingSpec> nccl_rings(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
-  const int per_host = layout.nranks() == 0 ? 0 : layout.min_ranks_per_host();
-  const std::vector<std::vector<int>> orders =
-      options.channel_orders.empty() ? rotated_orders(per_host) : options.channel_orders;
+  const std::vector<std::vector<int>> orders = nccl_orders(layout, options);
   const auto k = static_cast<std::size_t>(orders.size());
   std::vector<RingSpec> rings;
   rings.reserve(k);

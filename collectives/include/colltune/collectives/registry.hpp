@@ -29,6 +29,12 @@ struct AlgoOptions {
   // NCCL's own, sim::nccl_channel_orders). Empty: L channels, channel c entering every host at
   // local rank c+1 and leaving it from local rank c (algorithms/nccl_ring.cpp).
   std::vector<std::vector<int>> channel_orders;
+  // nccl_tree: the channels' chains are channel_orders (or the same default), and a host's links
+  // to its child hosts leave from the chain's head (NCCL's TREE pattern, which NCCL's search
+  // falls back to on sm90+ and uses with one GPU per host) instead of one child on the head and
+  // the other on the second rank (BALANCED_TREE, NCCL's first choice). The simulator passes
+  // NCCL's tree channels (sim::CostModel::options_for).
+  bool nccl_simple_tree = false;
 };
 
 struct Algorithm;
@@ -97,6 +103,8 @@ struct Algorithm {
   // Its channels are NCCL's ring channels on the machine: where a request gives no
   // AlgoOptions::channel_orders, the simulator passes NCCL's (sim::CostModel::options_for).
   bool nccl_ring_channels = false;
+  // Likewise for NCCL's tree channels (their chains and pattern: AlgoOptions::nccl_simple_tree).
+  bool nccl_tree_channels = false;
   // The longest chain of reductions an element passes through (fp16 rounding accumulates along
   // it): p-1 around a ring, the tree height in a tree.
   std::function<int(const RankLayout&, const AlgoOptions&)> summation_depth;

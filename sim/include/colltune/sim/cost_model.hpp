@@ -59,9 +59,12 @@ struct CostModel {
   // NCCL's ring channels on the machine (nccl_channel_orders, nccl_model.hpp); empty where NCCL's
   // model does not describe it.
   std::vector<std::vector<int>> nccl_ring_orders;
-  // The options the algorithm runs with on this machine: `options`, with NCCL's ring channels
-  // as channel_orders where the algorithm takes them (Algorithm::nccl_ring_channels) and
-  // `options` gives none.
+  // NCCL's tree channels: the tree search's chains and pattern (nccl_schedule_channels).
+  std::vector<std::vector<int>> nccl_tree_orders;
+  bool nccl_simple_tree = false;
+  // The options the algorithm runs with on this machine: `options`, with NCCL's ring (tree)
+  // channels as channel_orders where the algorithm takes them (Algorithm::nccl_ring_channels,
+  // nccl_tree_channels) and `options` gives none; the tree's pattern with its chains.
   coll::AlgoOptions options_for(const coll::Algorithm& algorithm, const coll::AlgoOptions& options) const;
   // Time of compressing and decompressing `fp32_bytes` (two casts).
   double cast_us(std::size_t fp32_bytes) const;

@@ -6,8 +6,10 @@
 // costs its bytes at the receiving device's reduction rate.
 //
 // The machine model, exactly:
-// - A rank runs its steps in order; a step starts when the previous one ended (step 0 at t=0)
-//   and ends when every op of it has completed.
+// - A rank runs its steps in order; a step starts when the previous one ended (step 0 at the
+//   rank's start time: EventSimOptions::rank_start_us, 0 by default) and ends when every op of
+//   it has completed. A late rank delays exactly the transfers that need it, and through them
+//   whoever waits on those (the ring's neighbours step by step, a tree's ancestors).
 // - Rendezvous: the k-th send a->b and the k-th receive at b from a form one transfer, which
 //   starts when the sender has started the step holding the send AND the receiver has started
 //   the step holding the receive.
@@ -66,6 +68,11 @@ struct EventSimOptions {
   // Fast engine: take the contention-free sweep when it applies (same results); false forces
   // the event queue throughout (tests compare the two).
   bool fast_path = true;
+  // When each rank starts its first step, us (a straggler arrives late at the collective).
+  // Empty: every rank at 0. Otherwise one finite value >= 0 per rank of the schedule, else
+  // colltune::Error. Ranks that start late are simulated by the event queue (the sweep and its
+  // folding assume one start).
+  std::vector<double> rank_start_us;
 };
 
 struct LinkUsage {

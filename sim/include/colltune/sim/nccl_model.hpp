@@ -176,6 +176,16 @@ class NcclModel {
 // not fit the machine (NcclModel throws: GPUs without a compute capability, nodes of different
 // shapes, no GPUs), and nccl_ring then takes its own rotated orders.
 std::vector<std::vector<int>> nccl_channel_orders(const topo::Topology& topology, int nranks = 0);
+// NCCL's ring and tree channels as the schedules nccl_ring and nccl_tree take them, from one
+// model: the ring search's orders (as nccl_channel_orders), the tree search's chains (each a
+// node's local ranks from the chain's head down) and whether that search fell back to the TREE
+// pattern (coll::AlgoOptions::nccl_simple_tree). Empty orders where NCCL's model does not fit.
+struct NcclScheduleChannels {
+  std::vector<std::vector<int>> ring;
+  std::vector<std::vector<int>> tree;
+  bool simple_tree = false;
+};
+NcclScheduleChannels nccl_schedule_channels(const topo::Topology& topology, int nranks = 0);
 
 // nccl-tests' bus bandwidth factor: allreduce 2(n-1)/n; reduce-scatter, allgather (n-1)/n;
 // broadcast, reduce 1.

@@ -38,9 +38,10 @@ struct StepConfig {
   // it to flat ones.
   bool auto_per_host = true;
   coll::AlgoOptions options;
-  // When set, prices every buffer of `bytes` wire bytes (elements of `elem_size`) in place of
-  // `algorithm`: the runtime's own choice and model (the tuner's NCCL pricing).
-  std::function<BufferPrice(std::size_t bytes, std::size_t elem_size)> price_buffer;
+  // When set, prices every buffer of `bytes` wire bytes (elements of `elem_size`) holding
+  // `tensors` tensors in place of `algorithm`: the runtime's own choice and model (the tuner's
+  // NCCL pricing; Horovod pads a buffer of several tensors, so its path depends on the count).
+  std::function<BufferPrice(std::size_t bytes, std::size_t elem_size, std::size_t tensors)> price_buffer;
   // Cost of one cycle's negotiation, us, in place of the simulator's costs (negotiation_base_us
   // + negotiation_us_per_rank x ranks). < 0: those costs.
   double negotiation_us = -1;

@@ -6,8 +6,10 @@
 //             to NCCL; "auto" or a registry id (ring, dbtree = NCCL's tree) is a per-size table
 //             of NCCL algorithm and protocol that colltune's NCCL tuner plugin hands NCCL.
 //   horovod   Horovod over NCCL: as nccl, plus Horovod's one global hierarchical flag: every
-//             buffer then runs registry `hierarchical` (NCCL reduce-scatter in the host, an
-//             MPI_Allreduce of each shard across hosts, priced as a ring, NCCL allgather).
+//             buffer then runs Horovod's hierarchical path (NCCL reduce-scatter in the host, a
+//             copy to host memory, an MPI_Allreduce of each shard across hosts, the copy back,
+//             NCCL allgather), priced phase by phase (sim::HorovodHierarchical) where NCCL's
+//             model fits, else as registry `hierarchical` (hierarchical_fallback() says why).
 // NCCL's allreduces are priced by NCCL's own model (sim::NcclModel) where the topology fits it
 // (GPUs with a compute capability); elsewhere by colltune's schedules of the same algorithms,
 // and "nccl" is then not offered. The baseline is Horovod's defaults with NCCL's own choice,
@@ -22,6 +24,7 @@
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/sim/cost_model.hpp"
+#include "colltune/sim/horovod_hierarchical.hpp"
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/step_model.hpp"
 #include "colltune/topology/topology.hpp"
@@ -45,6 +48,9 @@ class RuntimeModel {
   bool nccl_priced() const { return nccl_.has_value(); }
   // Why it does not ("" when it does).
   const std::string& fallback() const { return fallback_; }
+  // Horovod's hierarchical path is priced phase by phase (sim::HorovodHierarchical); where it is
+  // not, why ("" when it is, or when the runtime is not horovod).
+  const std::string& hierarchical_fallback() const { return hierarchical_fallback_; }
 
   // The space tune() searches for this runtime (before --fix).
   SearchSpace space() const;
@@ -77,6 +83,8 @@ class RuntimeModel {
   sim::CostModel cost_;
   std::optional<sim::NcclModel> nccl_;
   std::string fallback_;
+  std::optional<sim::HorovodHierarchical> horovod_hierarchical_;
+  std::string hierarchical_fallback_;
   mutable std::mutex mutex_;  // guards tables_: objectives may run from several threads
   mutable std::map<std::string, std::shared_ptr<const std::vector<SizeRange>>> tables_;
 

@@ -21,6 +21,8 @@ struct SweepAxis {
 };
 // "nodes=1,2,4": throws colltune::Error for a missing '=', an empty list or an empty value.
 SweepAxis parse_sweep_axis(const std::string& text);
+// Every combination of the axes' values, first axis slowest.
+std::vector<std::vector<std::string>> sweep_points(const std::vector<SweepAxis>& axes);
 
 struct SweepSpec {
   std::string topology;  // the base spec; axes override or add its parameters

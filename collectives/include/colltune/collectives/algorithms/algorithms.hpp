@@ -58,6 +58,12 @@ double cost_allgather_ring(const RankLayout& layout, std::size_t bytes, std::siz
 inline constexpr std::size_t kMaxNcclChannels = 64;  // NCCL's MAXCHANNELS
 std::optional<std::string> nccl_ring_not_applicable(const RankLayout& layout, std::size_t count,
                                                     const AlgoOptions& options);
+// The local-rank orders of the channels: AlgoOptions::channel_orders, or the default (L orders,
+// order c = c+1, c+2, ..., c mod L). nccl_tree reads them as its chains.
+std::vector<std::vector<int>> nccl_orders(const RankLayout& layout, const AlgoOptions& options);
+// Why AlgoOptions::channel_orders do not fit the (uniform) layout or exceed `max_orders`.
+std::optional<std::string> nccl_orders_problem(const RankLayout& layout, const AlgoOptions& options,
+                                               std::size_t max_orders);
 // The channels' rings (layout uniform, orders valid: nccl_ring_not_applicable).
 std::vector<RingSpec> nccl_rings(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 int nccl_ring_channels(const RankLayout& layout, const AlgoOptions& options);
@@ -65,6 +71,20 @@ std::unique_ptr<StepSource> generate_nccl_ring(const RankLayout& layout, std::si
 // Two hosts' priced schedule scaled to p ranks (LevelCosts::price); nullopt on two hosts or fewer.
 std::optional<double> cost_nccl_ring(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                                      const AlgoOptions& options, const LevelCosts& costs);
+
+// ---- NCCL's trees (nccl_tree.cpp) ------------------------------------------------------------
+// 2k channels over the k chain orders of nccl_orders (at most 32): channel c < k runs host tree
+// 0 over chain c, channel c + k host tree 1; a chain inside every host, NCCL's double binary
+// tree across hosts, reduce up and broadcast down pipelined together (runTreeSplit).
+std::optional<std::string> nccl_tree_not_applicable(const RankLayout& layout, std::size_t count,
+                                                    const AlgoOptions& options);
+int nccl_tree_channels(const RankLayout& layout, const AlgoOptions& options);
+Schedule build_nccl_tree(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+// 2k: each channel's segment is its own pipeline. No closed-form cost (as dbtree).
+std::size_t nccl_tree_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options);
+// The height of the channels' rank trees (chain plus host tree): an element is reduced at
+// every level on its way to the root.
+int nccl_tree_depth(const RankLayout& layout, const AlgoOptions& options);
 
 // ---- recursive halving / doubling (rhd.cpp) -------------------------------------------------
 Schedule build_rhd(const RankLayout& layout, std::size_t count, const AlgoOptions& options);

@@ -3,6 +3,7 @@
 // positions so that concurrent operations of one rank land in one Step, and the machine-model
 // pieces every cost hint uses.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,11 @@ class ScheduleBuilder {
   void begin_phase() { ++phase_; }
   // A message at time step t of the current phase (t non-decreasing per rank within a phase):
   // `from` sends `src`, `to` receives it into `dst` (reducing or copying). Empty blocks are
-  // skipped: nothing is sent.
-  void message(int t, int from, int to, const Block& src, const Block& dst, bool reduce);
-  void message(int t, int from, int to, const Block& block, bool reduce) { message(t, from, to, block, block, reduce); }
+  // skipped: nothing is sent. Both ops carry `channel` (Op::channel).
+  void message(int t, int from, int to, const Block& src, const Block& dst, bool reduce, std::uint16_t channel = 0);
+  void message(int t, int from, int to, const Block& block, bool reduce, std::uint16_t channel = 0) {
+    message(t, from, to, block, block, reduce, channel);
+  }
   // Appends `sub` (built for ranks 0..k-1 over [0, sub.count)) as a phase of its own: sub rank i
   // becomes rank `ranks[i]`, element e becomes element `offset + e`.
   void append(const Schedule& sub, const std::vector<int>& ranks, std::size_t offset);

@@ -1,0 +1,175 @@
+// nccl_tree: NCCL's tree allreduce (NCCL_ALGO_TREE), as NCCL connects it (src/graph/connect.cc,
+// trees.cc) and runs it (src/device/all_reduce.h).
+//
+// Channels. The k chain orders (AlgoOptions::channel_orders, the tree search's intra orders, or
+// nccl_orders' default) give 2k channels: channel c < k runs host tree 0 over chain c, channel
+// c + k host tree 1 over the same chain (ncclTopoPreset copies channel c to c + k, connectTrees
+// gives the copies the second tree). Channel j reduces and broadcasts segment j of 2k of the
+// buffer; its ops carry channel j, so the simulator sends its host crossings through the NIC
+// NCCL assigns to channel j (topo::Topology::nic_for_channel).
+//
+// One channel's tree over the ranks:
+//  - inside every host, a chain following the order: order[i]'s parent is order[i-1], so the
+//    chain reduces towards order[0], the head;
+//  - across hosts, the host tree (tree 0: in_order_tree over the hosts, NCCL's btree; tree 1:
+//    its mirror for an even number of hosts, its shift by one for an odd one, second_tree_rank):
+//    a host's head sends to a rank of its parent host. With NCCL's BALANCED_TREE pattern a
+//    host's first child (the smaller position) attaches to order[1] and its second to the head
+//    order[0], so the NIC traffic of a host spreads over two GPUs; with the TREE pattern
+//    (AlgoOptions::nccl_simple_tree, and always with one rank per host) both attach to the head.
+//
+// Steps. NCCL runs the reduction up and the broadcast down at once, on separate threads
+// (runTreeSplit; runTreeUpDown, one after the other, only on CUDA 11.2-11.3 with sm80). Here as
+// in dbtree: every channel's segment is cut into R chunks of chunk_elems, the tree of height H,
+// and in time step t = 0..R+2H-2 a rank at depth d >= 1 sends chunk t-(H-d) to its parent,
+// which reduces it (its children delivered that chunk one step earlier), and a rank at depth d
+// sends chunk t-(H+d) to its children, which copy it. All channels run in lockstep.
+//
+// Bytes, with n_j = n/(2k) per channel: every rank but a channel's root sends n_j up and
+// receives n_j down, and a rank with c children receives c n_j and sends c n_j more. A rank
+// inside a chain (one child) sends and receives 2 n_j per channel, about 2n in all. Across
+// hosts, a host sends n_j up and n_j to each child host: a host that is a leaf in one tree
+// and has two children in the other sends 4 n_j per channel pair, so every host's NICs carry
+// about 2n out and 2n in, as a ring's do.
+#include <vector>
+
+#include "colltune/collectives/algorithms/algorithms.hpp"
+#include "colltune/collectives/algorithms/index_math.hpp"
+#include "colltune/collectives/algorithms/trees.hpp"
+#include "colltune/common/error.hpp"
+
+namespace colltune::coll::algo {
+namespace {
+
+// One channel: its rank tree over all p ranks, its segment and its op channel.
+struct ChannelTree {
+  std::vector<int> parent;                 // -1: the root
+  std::vector<std::vector<int>> children;  // at most 3 (chain child, two host children)
+  std::vector<int> depth;
+  int height = 0;
+  Block range;
+  std::uint16_t channel = 0;
+  std::size_t rounds = 0;
+};
+
+int host_in_tree(int tree, int position, int nhosts) {
+  return tree == 0 ? position : second_tree_rank(position, nhosts);
+}
+
+// Depths from the root down (parents are set; children derived here).
+void finish_tree(ChannelTree& ct) {
+  const std::size_t p = ct.parent.size();
+  ct.children.assign(p, {});
+  ct.depth.assign(p, 0);
+  int root = -1;
+  for (std::size_t r = 0; r < p; ++r) {
+    if (ct.parent[r] < 0)
+      root = static_cast<int>(r);
+    else
+      ct.children[static_cast<std::size_t>(ct.parent[r])].push_back(static_cast<int>(r));
+  }
+  std::vector<int> work{root};
+  while (!work.empty()) {
+    const int v = work.back();
+    work.pop_back();
+    for (int c : ct.children[static_cast<std::size_t>(v)]) {
+      ct.depth[static_cast<std::size_t>(c)] = ct.depth[static_cast<std::size_t>(v)] + 1;
+      ct.height = std::max(ct.height, ct.depth[static_cast<std::size_t>(c)]);
+      work.push_back(c);
+    }
+  }
+}
+
+// The rank tree of host tree `tree` (0 or 1) over the chain `order`.
+ChannelTree channel_tree(const RankLayout& layout, const std::vector<int>& order, int tree, bool simple) {
+  const int nhosts = layout.nhosts();
+  const auto per_host = order.size();
+  auto rank_at = [&](int host, std::size_t i) {
+    return layout.ranks_on_host(host)[static_cast<std::size_t>(order[i])];
+  };
+  ChannelTree ct;
+  ct.parent.assign(static_cast<std::size_t>(layout.nranks()), -1);
+  for (int h = 0; h < nhosts; ++h)
+    for (std::size_t i = 1; i < per_host; ++i) ct.parent[static_cast<std::size_t>(rank_at(h, i))] = rank_at(h, i - 1);
+  // A first child (position below its parent's) attaches to order[1] in the balanced pattern.
+  const std::size_t first_child_at = simple || per_host < 2 ? 0 : 1;
+  const BinaryTree hosts = in_order_tree(nhosts);
+  for (int v = 1; v < nhosts; ++v) {
+    const int up = hosts.parent[static_cast<std::size_t>(v)];
+    const int host = host_in_tree(tree, v, nhosts);
+    const int parent_host = host_in_tree(tree, up, nhosts);
+    ct.parent[static_cast<std::size_t>(rank_at(host, 0))] = rank_at(parent_host, v < up ? first_child_at : 0);
+  }
+  finish_tree(ct);
+  return ct;
+}
+
+std::vector<ChannelTree> channel_trees(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+  const std::vector<std::vector<int>> orders = nccl_orders(layout, options);
+  const std::size_t k = orders.size();
+  std::vector<ChannelTree> trees;
+  trees.reserve(2 * k);
+  for (std::size_t j = 0; j < 2 * k; ++j) {
+    ChannelTree ct = channel_tree(layout, orders[j % k], static_cast<int>(j / k), options.nccl_simple_tree);
+    ct.range = segment_of(j, 2 * k, count);
+    ct.channel = static_cast<std::uint16_t>(j);
+    ct.rounds = chunk_count(ct.range.count, options.chunk_elems);
+    trees.push_back(std::move(ct));
+  }
+  return trees;
+}
+
+// Every message of channel `ct` at time step t: reduce up, then broadcast down.
+void channel_messages(ScheduleBuilder& b, const ChannelTree& ct, long long t, std::size_t chunk_elems) {
+  auto valid = [&](long long c) { return c >= 0 && c < static_cast<long long>(ct.rounds); };
+  auto chunk = [&](long long c) { return chunk_of(ct.range, static_cast<std::size_t>(c), chunk_elems); };
+  const long long h = ct.height;
+  for (std::size_t r = 0; r < ct.parent.size(); ++r) {
+    const long long d = ct.depth[r];
+    const int me = static_cast<int>(r);
+    if (ct.parent[r] >= 0 && valid(t - (h - d)))
+      b.message(static_cast<int>(t), me, ct.parent[r], chunk(t - (h - d)), true, ct.channel);
+    if (!valid(t - (h + d))) continue;
+    for (int c : ct.children[r]) b.message(static_cast<int>(t), me, c, chunk(t - (h + d)), false, ct.channel);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> nccl_tree_not_applicable(const RankLayout& layout, std::size_t /*count*/,
+                                                    const AlgoOptions& options) {
+  if (layout.nranks() == 0) return std::nullopt;
+  if (!layout.is_uniform())
+    return "needs the same number of ranks on every host (NCCL's chains follow one order on every server)";
+  return nccl_orders_problem(layout, options, kMaxNcclChannels / 2);
+}
+
+int nccl_tree_channels(const RankLayout& layout, const AlgoOptions& options) {
+  return 2 * static_cast<int>(nccl_orders(layout, options).size());
+}
+
+Schedule build_nccl_tree(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+  if (std::optional<std::string> why = nccl_tree_not_applicable(layout, count, options))
+    throw Error("nccl_tree: " + *why);
+  ScheduleBuilder b("nccl_tree", Collective::allreduce, layout.nranks(), count);
+  if (layout.nranks() < 2 || count == 0) return b.finish();
+  const std::vector<ChannelTree> trees = channel_trees(layout, count, options);
+  long long steps = 0;
+  for (const ChannelTree& ct : trees) steps = std::max(steps, static_cast<long long>(ct.rounds) + 2LL * ct.height - 1);
+  for (long long t = 0; t < steps; ++t)
+    for (const ChannelTree& ct : trees) channel_messages(b, ct, t, options.chunk_elems);
+  return b.finish();
+}
+
+std::size_t nccl_tree_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options) {
+  return static_cast<std::size_t>(nccl_tree_channels(layout, options));
+}
+
+int nccl_tree_depth(const RankLayout& layout, const AlgoOptions& options) {
+  if (layout.nranks() < 2 || nccl_tree_not_applicable(layout, 0, options)) return 0;
+  int height = 0;
+  for (const ChannelTree& ct : channel_trees(layout, 0, options)) height = std::max(height, ct.height);
+  return height;
+}
+
+}  // namespace colltune::coll::algo
