@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/step_costs.hpp"
 #include "colltune/sim/step_model.hpp"
@@ -19,6 +20,7 @@
 #include "colltune/tuner/runtime_model.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "step_whatif.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -37,6 +39,7 @@ struct StepArgs {
   std::uint64_t seed = 1;
   std::vector<std::string> costs;  // --cost NAME=VALUE
   std::string runtime;             // --runtime: priced as tune prices it (empty: the plain step model)
+  WhatIfArgs whatif;  // --batches/--uneven, --fail (step_whatif.hpp)
   JsonOutput json;
   bool stragglers() const { return !slow.empty() || !jitter.empty() || steps > 0; }
 };
@@ -190,6 +193,11 @@ void run_step(const StepArgs& a) {
   std::optional<tuner::RuntimeModel> runtime;
   std::optional<sim::StepResult> allreduce;
   if (!a.runtime.empty()) {
+    // A failure re-prices the step on the machine without the failed host; the runtime's price
+    // hook is bound to this whole machine, so the two are not combined.
+    if (a.whatif.fail_wanted())
+      throw Error("--fail with --runtime " + a.runtime + ": failures re-price the step with colltune's step model only "
+                  "(drop --runtime)");
     runtime.emplace(topology, tuner::parse_runtime_spec(a.runtime));
     if (runtime->ps()) allreduce = simulator.run(workload, config, engine);
     config = runtime_config(*runtime, config);
@@ -198,15 +206,19 @@ void run_step(const StepArgs& a) {
   std::optional<sim::StragglerResult> stragglers;
   if (a.stragglers())
     stragglers = sim::simulate_stragglers(simulator, workload, config, engine, straggler_options(a, topology));
+  const WhatIfResult whatif = run_whatif(a.whatif, a.model, topology, costs, simulator, workload, config, engine,
+                                         straggler_options(a, topology).rank_factor, a.seed);
   nlohmann::ordered_json json = to_json(a, workload, config, simulator, topology, result);
   if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
   if (runtime) json["runtime"] = tuner::to_string(runtime->spec());
   if (allreduce) json["allreduce"] = {{"algorithm", a.algorithm}, {"step_time_ms", ms(allreduce->step_time_us)}};
+  add_whatif_json(json, whatif, topology);
   a.json.write(json.dump(2));
   if (!a.json.text_wanted()) return;
   print_summary(std::cout, a, workload, config, simulator, topology, result);
   if (allreduce) print_allreduce(std::cout, a, *runtime, result, *allreduce);
   if (stragglers) print_stragglers(std::cout, a, *stragglers);
+  print_whatif(std::cout, whatif, topology);
 }
 
 }  // namespace
@@ -234,11 +246,12 @@ void add_step_command(CLI::App& app) {
   sub->add_option("--jitter", args->jitter, "per-step random compute speed of every rank: lognormal:SIGMA, "
                                             "normal:SD or uniform:HALFWIDTH");
   sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)");
-  sub->add_option("--seed", args->seed, "seed of the jitter's draws")->capture_default_str();
+  sub->add_option("--seed", args->seed, "seed of the jitter's and --uneven-spread's draws")->capture_default_str();
   sub->add_option("--cost", args->costs,
                   "set a step cost NAME=VALUE (repeatable): fusion_copy_gbps, negotiation_base_us, "
                   "negotiation_us_per_rank, tensor_us, launch_us, interference, nvlink_efficiency, "
                   "pcie_efficiency, ib_efficiency, roce_efficiency, tcp_efficiency (docs/step-model.md)");
+  add_whatif_options(*sub, args->whatif);
   add_json_option(*sub, args->json, "The step");
   sub->callback([args] { run_step(*args); });
 }

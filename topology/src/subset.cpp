@@ -1,0 +1,63 @@
+// find_host and without_hosts (subset.hpp): the machine rebuilt without some of its hosts.
+#include "colltune/topology/subset.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "colltune/common/error.hpp"
+
+namespace colltune::topo {
+
+int find_host(const Topology& topology, std::string_view who) {
+  for (int h = 0; h < topology.num_hosts(); ++h)
+    if (topology.host_name(h) == who) return h;
+  const bool digits = !who.empty() && who.size() <= 9 &&
+                      std::all_of(who.begin(), who.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (!digits) return -1;
+  const int index = std::stoi(std::string(who));
+  return index < topology.num_hosts() ? index : -1;
+}
+
+Topology without_hosts(const Topology& topology, const std::vector<int>& hosts) {
+  std::vector<bool> removed(static_cast<std::size_t>(topology.num_hosts()), false);
+  for (int h : hosts) {
+    if (h < 0 || h >= topology.num_hosts())
+      throw Error("without_hosts: host " + std::to_string(h) + " is not in 0.." +
+                  std::to_string(topology.num_hosts() - 1));
+    removed[static_cast<std::size_t>(h)] = true;
+  }
+  if (std::find(removed.begin(), removed.end(), false) == removed.end())
+    throw Error("without_hosts: removing every host of " + topology.name + " leaves no machine");
+  Topology out;
+  out.name = topology.name;
+  out.description = topology.description;
+  out.gpu = topology.gpu;
+  out.transport = topology.transport;
+  // The calibration stays off: it was fitted to the whole machine.
+  std::vector<int> host_map(removed.size(), -1);
+  for (std::size_t h = 0; h < removed.size(); ++h)
+    if (!removed[h]) host_map[h] = out.add_host(topology.host_name(static_cast<int>(h)));
+  std::vector<VertexId> vertex_map(topology.num_devices(), Graph::null_vertex());
+  for (VertexId v = 0; v < topology.num_devices(); ++v) {
+    Device d = topology.device(v);
+    if (d.host >= 0 && removed[static_cast<std::size_t>(d.host)]) continue;
+    if (d.host >= 0) d.host = host_map[static_cast<std::size_t>(d.host)];
+    vertex_map[v] = out.add_device(std::move(d));
+  }
+  for (std::size_t i = 0; i < topology.num_links(); ++i) {
+    const VertexId a = vertex_map[topology.link_source(i)], b = vertex_map[topology.link_target(i)];
+    if (a == Graph::null_vertex() || b == Graph::null_vertex()) continue;
+    const Link& l = topology.link(i);
+    out.add_link(a, b, l.kind, l.bandwidth_gbps, l.latency_us);
+  }
+  int next = 0;
+  for (int r = 0; r < topology.num_ranks(); ++r) {
+    const int h = topology.host_of_rank(r);  // -1: a rank outside every host stays
+    if (h < 0 || !removed[static_cast<std::size_t>(h)]) out.map_rank(next++, vertex_map[topology.device_of_rank(r)]);
+  }
+  out.validate();
+  return out;
+}
+
+}  // namespace colltune::topo
