@@ -40,6 +40,20 @@ void report_progress(const tuner::SweepSpec& spec, std::size_t done, std::size_t
             << " ms tuned, " << p.default_step_us / 1000 << " ms at Horovod's defaults" << std::endl;
 }
 
+// Either sweep's outputs: --out's three files (all or none), --json, and the text.
+void write_outputs(const SweepArgs& a, const std::string& csv, const std::string& json, const std::string& html,
+                   const std::string& text) {
+  if (!a.out.empty()) {
+    FileSetWriter writer(a.out);
+    writer.stage("sweep.csv", csv);
+    writer.stage("sweep.json", json + "\n");
+    writer.stage("sweep.html", html);
+    writer.commit();
+  }
+  a.json.write(json);
+  if (a.json.text_wanted()) std::cout << text;
+}
+
 // --bytes: busbw against size on every topology of the axes.
 void run_size_sweep_command(const SweepArgs& a) {
   if (!a.fixes.empty()) throw Error("--fix: tunes a training step; not with --bytes (a message-size sweep)");
@@ -50,15 +64,8 @@ void run_size_sweep_command(const SweepArgs& a) {
   spec.sizes = fp32_sizes(a.bytes, "--bytes");
   if (!a.algo.empty()) spec.algorithm = a.algo;
   const tuner::SizeSweepResult result = tuner::run_size_sweep(spec);
-  if (!a.out.empty()) {
-    FileSetWriter writer(a.out);
-    writer.stage("sweep.csv", tuner::size_sweep_csv(result));
-    writer.stage("sweep.json", tuner::size_sweep_json(result) + "\n");
-    writer.stage("sweep.html", tuner::size_sweep_html(result));
-    writer.commit();
-  }
-  a.json.write(tuner::size_sweep_json(result));
-  if (a.json.text_wanted()) std::cout << tuner::size_sweep_text(result);
+  write_outputs(a, tuner::size_sweep_csv(result), tuner::size_sweep_json(result), tuner::size_sweep_html(result),
+                tuner::size_sweep_text(result));
 }
 
 void run_sweep_command(const SweepArgs& a) {
@@ -77,15 +84,8 @@ void run_sweep_command(const SweepArgs& a) {
       tuner::run_sweep(spec, [&spec](std::size_t done, std::size_t total, const tuner::SweepPoint& p) {
         report_progress(spec, done, total, p);
       });
-  if (!a.out.empty()) {
-    FileSetWriter writer(a.out);
-    writer.stage("sweep.csv", tuner::sweep_csv(result));
-    writer.stage("sweep.json", tuner::sweep_json(result) + "\n");
-    writer.stage("sweep.html", tuner::sweep_html(result));
-    writer.commit();
-  }
-  a.json.write(tuner::sweep_json(result));
-  if (a.json.text_wanted()) std::cout << tuner::sweep_text(result);
+  write_outputs(a, tuner::sweep_csv(result), tuner::sweep_json(result), tuner::sweep_html(result),
+                tuner::sweep_text(result));
 }
 
 }  // namespace
