@@ -38,7 +38,7 @@ TEST(SizeSweep, NcclPointsAreNcclsChoiceOnEachTopology) {
     for (const SizeSweepCell& c : p.cells) {
       const sim::NcclChoice pick = nccl.choose(sim::NcclColl::allreduce, c.bytes);
       EXPECT_DOUBLE_EQ(c.time_us, pick.time_us) << p.topology << " " << c.bytes;
-      EXPECT_NEAR(c.busbw_gbps, c.bytes / (c.time_us * 1e3) * 2.0 * (p.ranks - 1) / p.ranks, 1e-12);
+      EXPECT_NEAR(c.busbw_gbps, static_cast<double>(c.bytes) / (c.time_us * 1e3) * 2.0 * (p.ranks - 1) / p.ranks, 1e-12);
     }
   }
   // A faster NIC helps two nodes' large messages, not one node's.
