@@ -1,8 +1,6 @@
 // colltune simulate: predicted allreduce time on a topology, by the analytical model or the
 // event simulator, for one size or an nccl-tests style sweep (x2 per row); with --algo nccl,
 // NCCL's own choice and time per size from NCCL's model (simulate_nccl.hpp).
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -23,6 +21,7 @@
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/sim/step_model.hpp"
 #include "colltune/sim/trace.hpp"
+#include "colltune/topology/subset.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
 #include "options.hpp"
@@ -196,17 +195,9 @@ std::vector<double> late_starts(const std::vector<std::string>& late, const topo
       throw Error("--late " + text + ": expected WHO:TIME, WHO a rank or a host (e.g. 3:50us, node1:2ms)");
     const std::string who = text.substr(0, colon);
     const double t = parse_time_us(text.substr(colon + 1), "--late " + text);
-    bool found = false;
-    if (std::all_of(who.begin(), who.end(), [](unsigned char c) { return std::isdigit(c); })) {
-      if (who.size() > 9 || std::stol(who) >= ranks)
-        throw Error("--late " + text + ": rank " + who + " is not in 0.." + std::to_string(ranks - 1));
-      starts[static_cast<std::size_t>(std::stol(who))] += t;
-      found = true;
-    } else {
-      for (int r = 0; r < ranks; ++r)
-        if (topology.host_name(topology.host_of_rank(r)) == who) starts[static_cast<std::size_t>(r)] += t, found = true;
-    }
-    if (!found) throw Error("--late " + text + ": no rank of the simulated ranks is on a host '" + who + "'");
+    const std::vector<int> named = topo::ranks_named(topology, who, ranks, "--late " + text);
+    if (named.empty()) throw Error("--late " + text + ": no rank of the simulated ranks is on a host '" + who + "'");
+    for (int r : named) starts[static_cast<std::size_t>(r)] += t;
   }
   return starts;
 }

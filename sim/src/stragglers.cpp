@@ -9,18 +9,10 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/topology/subset.hpp"
 
 namespace colltune::sim {
 namespace {
-
-// The workload with every compute time scaled by `factor`.
-Workload scaled(const Workload& w, double factor) {
-  Workload out = w;
-  out.forward_us *= factor;
-  out.backward_us *= factor;
-  for (GradTensor& t : out.tensors) t.ready_us *= factor;
-  return out;
-}
 
 double draw(const Jitter& j, std::mt19937_64& rng) {
   switch (j.kind) {
@@ -76,20 +68,9 @@ void apply_slow(const std::string& text, const topo::Topology& topology, std::ve
   std::string factor_text = text.substr(colon + 1);
   if (!factor_text.empty() && (factor_text.back() == 'x' || factor_text.back() == 'X')) factor_text.pop_back();
   const double factor = positive_number(factor_text, "--slow " + text);
-  if (std::all_of(who.begin(), who.end(), [](unsigned char c) { return std::isdigit(c); })) {
-    const long rank = std::stol(who);
-    if (rank >= topology.num_ranks())
-      throw Error("--slow " + text + ": rank " + who + " is not in 0.." + std::to_string(topology.num_ranks() - 1));
-    factors[static_cast<std::size_t>(rank)] *= factor;
-    return;
-  }
-  for (int h = 0; h < topology.num_hosts(); ++h) {
-    if (topology.host_name(h) != who) continue;
-    for (int r = 0; r < topology.num_ranks(); ++r)
-      if (topology.host_of_rank(r) == h) factors[static_cast<std::size_t>(r)] *= factor;
-    return;
-  }
-  throw Error("--slow " + text + ": the topology has no rank or host '" + who + "'");
+  const std::vector<int> ranks = topo::ranks_named(topology, who, topology.num_ranks(), "--slow " + text);
+  if (ranks.empty()) throw Error("--slow " + text + ": the topology has no rank or host '" + who + "'");
+  for (int r : ranks) factors[static_cast<std::size_t>(r)] *= factor;
 }
 
 StragglerResult simulate_stragglers(const StepSimulator& simulator, const Workload& workload,
@@ -111,7 +92,7 @@ StragglerResult simulate_stragglers(const StepSimulator& simulator, const Worklo
   for (int s = 0; s < options.steps; ++s) {
     for (std::size_t k = 0; k < n; ++k) f[k] = base[k] * draw(options.jitter, rng);
     const double slowest = *std::max_element(f.begin(), f.end());
-    const double step = simulator.run(scaled(workload, slowest), config, engine).step_time_us;
+    const double step = simulator.run(with_compute_scaled(workload, slowest), config, engine).step_time_us;
     times.push_back(step);
     for (double fk : f) waiting += (slowest - fk) * compute;
     rank_time += step * static_cast<double>(n);

@@ -48,14 +48,6 @@ double epoch_us(const StepSimulator& simulator, const Workload& workload, const 
 
 }  // namespace
 
-Workload with_compute_scaled(const Workload& w, double factor) {
-  Workload out = w;
-  out.forward_us *= factor;
-  out.backward_us *= factor;
-  for (GradTensor& t : out.tensors) t.ready_us *= factor;
-  return out;
-}
-
 void apply_uneven(const std::string& text, const topo::Topology& topology, std::vector<long>& batches) {
   const std::size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0)
@@ -63,17 +55,9 @@ void apply_uneven(const std::string& text, const topo::Topology& topology, std::
   const std::string who = text.substr(0, colon);
   const long n = count_or_negative(text.substr(colon + 1));
   if (n < 0) throw Error("--uneven " + text + ": the batch count must be a whole number >= 0");
-  if (std::all_of(who.begin(), who.end(), [](unsigned char c) { return std::isdigit(c); })) {
-    const long rank = who.size() > 9 ? topology.num_ranks() : std::stol(who);
-    if (rank >= topology.num_ranks())
-      throw Error("--uneven " + text + ": rank " + who + " is not in 0.." + std::to_string(topology.num_ranks() - 1));
-    batches[static_cast<std::size_t>(rank)] = n;
-    return;
-  }
-  const int host = topo::find_host(topology, who);
-  if (host < 0) throw Error("--uneven " + text + ": the topology has no rank or host '" + who + "'");
-  for (int r = 0; r < topology.num_ranks(); ++r)
-    if (topology.host_of_rank(r) == host) batches[static_cast<std::size_t>(r)] = n;
+  const std::vector<int> ranks = topo::ranks_named(topology, who, topology.num_ranks(), "--uneven " + text);
+  if (ranks.empty()) throw Error("--uneven " + text + ": the topology has no rank or host '" + who + "'");
+  for (int r : ranks) batches[static_cast<std::size_t>(r)] = n;
 }
 
 std::vector<long> spread_batches(long batches, const std::string& spread, int nranks, std::uint64_t seed) {

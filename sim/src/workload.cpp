@@ -215,4 +215,12 @@ Workload load_workload(const std::string& spec, std::vector<std::string>* notes,
   return parse_workload_json(text, spec);
 }
 
+Workload with_compute_scaled(const Workload& w, double factor) {
+  Workload out = w;
+  out.forward_us *= factor;
+  out.backward_us *= factor;
+  for (GradTensor& t : out.tensors) t.ready_us *= factor;
+  return out;
+}
+
 }  // namespace colltune::sim

@@ -13,13 +13,6 @@ namespace {
 using namespace colltune;
 using namespace colltune::sim;
 
-Workload scaled(Workload w, double f) {
-  w.forward_us *= f;
-  w.backward_us *= f;
-  for (GradTensor& t : w.tensors) t.ready_us *= f;
-  return w;
-}
-
 struct Fixture {
   topo::Topology topology = topo::load_topology("dgx-h100:nodes=2");
   Workload workload = load_workload("resnet50");
@@ -37,7 +30,7 @@ TEST(Stragglers, OneSlowRankSetsTheStep) {
   StragglerOptions o;
   o.rank_factor = factors;
   const StragglerResult r = simulate_stragglers(f.simulator, f.workload, f.config, Engine::analytic, o);
-  const double expected = f.simulator.run(scaled(f.workload, 1.5), f.config).step_time_us;
+  const double expected = f.simulator.run(with_compute_scaled(f.workload, 1.5), f.config).step_time_us;
   EXPECT_EQ(r.mean_us, expected);
   EXPECT_EQ(r.p99_us, expected);
   EXPECT_EQ(r.ideal_us, f.simulator.run(f.workload, f.config).step_time_us);

@@ -13,19 +13,12 @@ namespace {
 using namespace colltune;
 using namespace colltune::sim;
 
-Workload scaled(Workload w, double f) {
-  w.forward_us *= f;
-  w.backward_us *= f;
-  for (GradTensor& t : w.tensors) t.ready_us *= f;
-  return w;
-}
-
 struct Fixture {
   topo::Topology topology = topo::load_topology("dgx-h100:nodes=2");  // 16 ranks, hosts node0, node1
   Workload workload = load_workload("resnet50");
   StepSimulator simulator{topology};
   StepConfig config;
-  double step(double factor = 1.0) const { return simulator.run(scaled(workload, factor), config).step_time_us; }
+  double step(double factor = 1.0) const { return simulator.run(with_compute_scaled(workload, factor), config).step_time_us; }
 };
 
 void expect_error(const std::function<void()>& f, const std::string& part) {

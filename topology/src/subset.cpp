@@ -19,6 +19,23 @@ int find_host(const Topology& topology, std::string_view who) {
   return index < topology.num_hosts() ? index : -1;
 }
 
+std::vector<int> ranks_named(const Topology& topology, std::string_view who, int nranks, const std::string& what) {
+  const bool digits = !who.empty() && std::all_of(who.begin(), who.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (digits) {
+    // More than nine digits is out of range whatever it says (and would overflow stoi).
+    if (who.size() > 9 || std::stoi(std::string(who)) >= nranks)
+      throw Error(what + ": rank " + std::string(who) + " is not in 0.." + std::to_string(nranks - 1));
+    return {std::stoi(std::string(who))};
+  }
+  std::vector<int> ranks;
+  for (int h = 0; h < topology.num_hosts(); ++h) {
+    if (topology.host_name(h) != who) continue;
+    for (int r = 0; r < nranks; ++r)
+      if (topology.host_of_rank(r) == h) ranks.push_back(r);
+  }
+  return ranks;
+}
+
 Topology without_hosts(const Topology& topology, const std::vector<int>& hosts) {
   std::vector<bool> removed(static_cast<std::size_t>(topology.num_hosts()), false);
   for (int h : hosts) {

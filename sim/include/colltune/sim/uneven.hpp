@@ -19,9 +19,6 @@
 
 namespace colltune::sim {
 
-// The workload with its compute (forward, backward, gradient ready times) scaled by `factor`:
-// the step of a rank `factor` times slower (stragglers.hpp's model).
-Workload with_compute_scaled(const Workload& workload, double factor);
 
 // `--uneven WHO:N`: WHO a rank number or a host name (every rank on it), N its batches per
 // epoch; applied to `batches` (one per rank). Throws colltune::Error for a rank or host the

@@ -58,4 +58,8 @@ Workload load_workload(const std::string& spec, std::vector<std::string>* notes 
 // The canonical names of the JSON format's dtypes: fp32, fp64, fp16, bf16, int32, int64.
 std::string_view dtype_json_name(coll::DType dtype);
 
+// The workload with its compute (forward, backward, gradient ready times) scaled by `factor`:
+// the step of a rank `factor` times slower (stragglers, uneven data, failures).
+Workload with_compute_scaled(const Workload& workload, double factor);
+
 }  // namespace colltune::sim

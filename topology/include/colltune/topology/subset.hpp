@@ -1,6 +1,7 @@
 #pragma once
 // Parts of a machine: a host named by the user, and the machine with some hosts taken out
 // (what is left after a host fails, for `step --fail`).
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -11,6 +12,12 @@ namespace colltune::topo {
 // The host `who` names: a host name of the topology ("node2") or a host index ("2").
 // -1 when the topology has no such host.
 int find_host(const Topology& topology, std::string_view who);
+
+// The ranks among 0..nranks-1 that `who` names on the command line (--slow, --uneven, --late):
+// a rank number, or every rank of the host of that name. Throws colltune::Error
+// "<what>: rank W is not in 0..nranks-1" for a rank number out of range (however many digits);
+// empty when no host of that name has a rank among them (the caller says so in its own words).
+std::vector<int> ranks_named(const Topology& topology, std::string_view who, int nranks, const std::string& what);
 
 // A copy of `topology` without the given hosts (indices; duplicates allowed): their devices,
 // every link touching those devices and their ranks are gone. Devices outside every host (the
