@@ -106,6 +106,22 @@ double busbw_factor(coll::Collective c, int ranks) {
   return c == coll::Collective::allreduce ? 2 * one_way : one_way;
 }
 
+bool in_switch(const std::string& algo) {
+  return algo != "auto" && algo != "nccl" && coll::find_algorithm(algo).in_switch;
+}
+
+// An in-switch algorithm (nccl_nvls) runs on the machine plus its switch as the last rank.
+topo::Topology machine_for(const SimulateArgs& args, topo::Topology topology) {
+  if (!in_switch(args.algo)) return topology;
+  if (args.ranks > 0)
+    throw Error("--ranks: not with --algo " + args.algo + " (it runs on every GPU of the host and its NVSwitch)");
+  try {
+    return topo::with_nvls_switch(topology);
+  } catch (const Error& e) {
+    throw Error("--algo " + args.algo + ": not applicable (" + e.what() + ")");
+  }
+}
+
 // The collective the rows are of: the algorithm's (auto and nccl are allreduce).
 coll::Collective collective_of(const std::string& algo) {
   if (algo == "auto" || algo == "nccl") return coll::Collective::allreduce;
@@ -121,6 +137,8 @@ class Predictor {
     if (!args.chunk.empty()) options_.chunk_elems = chunk_elements(args.chunk);
   }
   int ranks() const { return model_.layout.nranks(); }
+  // The GPUs: an in-switch algorithm's last rank is the switch (Algorithm::in_switch).
+  int data_ranks() const { return ranks() - (in_switch(args_.algo) ? 1 : 0); }
   // --late: when each rank starts (empty: all at 0).
   void set_starts(std::vector<double> starts) { starts_ = std::move(starts); }
 
@@ -149,7 +167,7 @@ class Predictor {
     }
     Row best{"", bytes, std::numeric_limits<double>::infinity(), -1, {}, 0};
     for (const coll::Algorithm& algo : coll::algorithms()) {
-      if (algo.collective != coll::Collective::allreduce || algo.baseline_only) continue;
+      if (algo.collective != coll::Collective::allreduce || algo.baseline_only || algo.in_switch) continue;
       const double t = time_us(algo, bytes, false);
       if (sim::clearly_faster(t, best.time_us)) best = {algo.id, bytes, t, -1, {}, 0};
     }
@@ -340,7 +358,7 @@ void run_simulate(SimulateArgs args) {
   if (!args.trace.empty() && sizes.size() > 1) throw Error("--trace needs a single --bytes size, not a sweep");
   if (!args.late.empty() && engine != sim::Engine::event)
     throw Error("--late: late ranks are priced by the event simulation, not with --engine " + args.engine);
-  const topo::Topology topology = topo::load_topology(args.topology);
+  const topo::Topology topology = machine_for(args, topo::load_topology(args.topology));
   const bool one_size = sizes.size() == 1 && args.min_bytes.empty() && args.bytes.find(':') == std::string::npos;
   if (args.algo == kNcclAlgo) {
     NcclSimulateOptions nccl = args.nccl;
@@ -352,7 +370,7 @@ void run_simulate(SimulateArgs args) {
   if (!args.late.empty()) predictor.set_starts(late_starts(args.late, topology, predictor.ranks()));
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) rows.push_back(predictor.predict(bytes));
-  print_rows(rows, args, topology, predictor.ranks(), nullptr, one_size);
+  print_rows(rows, args, topology, predictor.data_ranks(), nullptr, one_size);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ std::unique_ptr<StepSource> stored(const RankLayout& layout, std::size_t count, 
 // Summation depths (Algorithm::summation_depth).
 int ring_depth(const RankLayout& layout, const AlgoOptions& /*options*/) { return std::max(layout.nranks() - 1, 0); }
 int log_depth(const RankLayout& layout, const AlgoOptions& /*options*/) { return algo::ceil_log2(layout.nranks()); }
+int one_depth(const RankLayout& /*layout*/, const AlgoOptions& /*options*/) { return 1; }
 int no_depth(const RankLayout& /*layout*/, const AlgoOptions& /*options*/) { return 0; }
 
 const RuntimeSet kColltuneOnly{Runtime::colltune};
@@ -106,6 +107,13 @@ std::vector<Algorithm> make_table() {
        .collective = ar, .runtimes = kColltuneOnly, .nccl_tree_channels = true, .summation_depth = nccl_tree_depth,
        .not_applicable = nccl_tree_not_applicable, .schedule = stored<build_nccl_tree>,
        .pipeline_pieces = nccl_tree_pipeline_pieces},
+      // NCCL's NVLS on one host; NCCL's own NVLS is priced by its model (simulate --algo nccl).
+      {.id = "nccl_nvls", .name = "NCCL NVLS allreduce on one host, reduced in the NVSwitch",
+       .description = "L GPUs + the switch (a helper rank): shards up to the switch, which sums them, sums down to "
+                      "every GPU, pipelined: R+1 steps, n bytes each way per GPU",
+       .collective = ar, .runtimes = kColltuneOnly, .in_switch = true, .summation_depth = one_depth,
+       .not_applicable = nccl_nvls_not_applicable, .schedule = stored<build_nccl_nvls>,
+       .pipeline_pieces = nccl_nvls_pipeline_pieces},
       {.id = "ps", .name = "parameter server (push shards, servers sum, pull)",
        .description = "S shards on S servers (dedicated helper ranks or colocated): push + pull, R+1 steps; a worker "
                       "moves n each way, a server 2Wn/S",

@@ -15,7 +15,7 @@ ScheduleHeader header_of(const Schedule& s) {
   if (s.nranks < 0 || static_cast<std::size_t>(s.nranks) != s.ranks.size())
     throw Error("schedule '" + s.algorithm + "': nranks " + std::to_string(s.nranks) + " does not match its " +
                 std::to_string(s.ranks.size()) + " rank step lists");
-  return ScheduleHeader{s.algorithm, s.collective, s.nranks, s.count, s.owned};
+  return ScheduleHeader{s.algorithm, s.collective, s.nranks, s.count, s.owned, s.helpers};
 }
 
 }  // namespace
@@ -43,6 +43,7 @@ Schedule materialize(const StepSource& source) {
   s.nranks = h.nranks;
   s.count = h.count;
   s.owned = h.owned;
+  s.helpers = h.helpers;
   s.ranks.resize(static_cast<std::size_t>(std::max(h.nranks, 0)));
   std::vector<Op> scratch;
   for (int r = 0; r < h.nranks; ++r) {

@@ -158,7 +158,18 @@ coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& l
   levels.beta_intra_us_per_byte = intra.beta_us_per_byte;
   levels.alpha_inter_us = inter.alpha_us;
   levels.beta_inter_us_per_byte = inter.beta_us_per_byte;
-  levels.gamma_us_per_byte = reduce_us_per_byte(topology, layout.nranks());
+  const int last = layout.nranks() - 1;
+  const topo::Device& last_device = topology.device(topology.device_of_rank(last));
+  levels.switch_helpers = last > 0 && last_device.kind == topo::DeviceKind::nvswitch &&
+                          last_device.switch_reduction == topo::SwitchReduction::nvls;
+  // The switch's rate is its own; the GPUs' gamma is theirs (the switch's 0 would not count).
+  levels.switch_gamma_us_per_byte = levels.switch_helpers ? us_per_byte(last_device.reduce_gbps) : 0.0;
+  if (levels.switch_helpers) {  // the worst GPU-switch latency, both ways
+    for (int r = 0; r < last; ++r)
+      levels.switch_alpha_us = std::max(
+          {levels.switch_alpha_us, topology.route(r, last).latency_us, topology.route(last, r).latency_us});
+  }
+  levels.gamma_us_per_byte = reduce_us_per_byte(topology, levels.switch_helpers ? last : layout.nranks());
   levels.separate_level_ports = separate_level_ports(topology, layout);
   levels.beta_host_us_per_byte = host_beta(topology, layout.nranks());
   return levels;

@@ -198,6 +198,18 @@ class Pricer {
     return static_cast<std::uint32_t>(4 * ranks_.size() + 2 * static_cast<std::size_t>(h) + (out ? 0 : 1));
   }
 
+  // A switch helper's port towards (from) or from one peer: the switch's link to that GPU.
+  std::uint32_t switch_port(int self, int peer, bool inject) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(self) << 33) | (static_cast<std::uint64_t>(peer) << 1) |
+                              (inject ? 1U : 0U);
+    const auto [it, added] = switch_ports_.emplace(key, static_cast<std::uint32_t>(ports_.size()));
+    if (added) ports_.emplace_back();
+    return it->second;
+  }
+  bool in_switch(int r) const {
+    return costs_.switch_helpers && r >= source_.header().nranks - source_.header().helpers;
+  }
+
   void begin(int from, int to, std::size_t count, bool reduce, double t) {
     const bool inter = layout_.host_of(from) != layout_.host_of(to);
     const double beta = inter ? costs_.beta_inter_us_per_byte : costs_.beta_intra_us_per_byte;
@@ -206,14 +218,15 @@ class Pricer {
     m.to = to;
     m.bytes = static_cast<double>(count * elem_size_);
     m.alpha = inter ? costs_.alpha_inter_us : costs_.alpha_intra_us;
+    if (in_switch(from) || in_switch(to)) m.alpha = costs_.switch_alpha_us;  // one link to the switch
     m.reduce = reduce;
     const auto id = static_cast<std::uint32_t>(messages_.size());
     messages_.push_back(m);
     const double work = m.bytes * beta;
     const double host_work = inter ? m.bytes * costs_.beta_host_us_per_byte : 0.0;
     if (work > 0) {
-      join(port_of(from, true, inter), work, id, t);
-      join(port_of(to, false, inter), work, id, t);
+      join(in_switch(from) ? switch_port(from, to, true) : port_of(from, true, inter), work, id, t);
+      join(in_switch(to) ? switch_port(to, from, false) : port_of(to, false, inter), work, id, t);
     }
     if (host_work > 0) {
       join(host_port(layout_.host_of(from), true), host_work, id, t);
@@ -255,7 +268,8 @@ class Pricer {
     RankState& st = ranks_[static_cast<std::size_t>(r)];
     std::sort(st.reduces.begin(), st.reduces.end());
     double free = st.start;
-    for (const auto& [arrival, bytes] : st.reduces) free = std::max(free, arrival) + bytes * costs_.gamma_us_per_byte;
+    const double gamma = in_switch(r) ? costs_.switch_gamma_us_per_byte : costs_.gamma_us_per_byte;
+    for (const auto& [arrival, bytes] : st.reduces) free = std::max(free, arrival) + bytes * gamma;
     const double end = std::max(st.last_arrival, free);
     if (end > t) {
       push(end, EventKind::step_end, static_cast<std::uint32_t>(r));
@@ -277,6 +291,7 @@ class Pricer {
   std::vector<Port> ports_;
   std::vector<Message> messages_;
   std::unordered_map<std::uint64_t, PairQueue> pairs_;
+  std::unordered_map<std::uint64_t, std::uint32_t> switch_ports_;  // (switch, peer, direction) -> port
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
   std::vector<coll::Op> scratch_;

@@ -185,7 +185,7 @@ struct StepSimulator::Impl {
   Impl(const topo::Topology& t, const StepCosts& c)
       : topology(with_efficiencies(t, costs_on(t, c))), cost(topology), layout(cost.layout), costs(costs_on(t, c)) {
     for (const coll::Algorithm& a : coll::algorithms()) {
-      if (a.collective == coll::Collective::allreduce && !a.baseline_only) allreduce.push_back(&a);
+      if (a.collective == coll::Collective::allreduce && !a.baseline_only && !a.in_switch) allreduce.push_back(&a);
     }
     resolve_costs(topo::gpu_of(t), calibrated_copy_gbps(t));
   }

@@ -30,7 +30,7 @@ namespace cuda = coll::cuda;
 std::vector<std::string> allreduce_ids() {
   std::vector<std::string> ids;
   for (const auto& a : coll::algorithms()) {
-    if (a.collective == coll::Collective::allreduce) ids.push_back(a.id);
+    if (a.collective == coll::Collective::allreduce && !a.in_switch) ids.push_back(a.id);  // nccl_nvls: a switch rank
   }
   return ids;
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "colltune/collectives/allreduce.hpp"
+#include "colltune/collectives/executor.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/collectives/threads.hpp"
 #include "colltune/common/error.hpp"
@@ -21,7 +22,8 @@ using coll::ReduceOp;
 std::vector<std::string> allreduce_ids() {
   std::vector<std::string> ids;
   for (const auto& a : coll::algorithms()) {
-    if (a.collective == coll::Collective::allreduce) ids.push_back(a.id);
+    // nccl_nvls's last rank is the NVSwitch, not a GPU: its own test below.
+    if (a.collective == coll::Collective::allreduce && !a.in_switch) ids.push_back(a.id);
   }
   return ids;
 }
@@ -207,6 +209,40 @@ TEST(AllreduceAlgorithms, NcclTreeOnEmulatedHosts) {
         EXPECT_EQ(run_cases("nccl_tree", layout, cases, log, base), cases.size());
       }
     }
+  }
+  EXPECT_EQ(log.count(), 0u) << log.summary();
+}
+
+// nccl_nvls on the threads executor: L GPU ranks and the NVSwitch (the last rank, a helper whose
+// buffer starts as garbage and is not checked); every GPU ends with the sum over the GPUs alone,
+// bit for bit, for L = 1..8, uneven counts, with and without small chunks.
+TEST(AllreduceAlgorithms, NcclNvlsWithTheSwitchAsAHelper) {
+  test::FailureLog log;
+  for (int gpus = 1; gpus <= 8; ++gpus) {
+    const RankLayout layout = RankLayout::single_host(gpus + 1);
+    std::vector<std::pair<std::size_t, std::size_t>> cases;  // (count, chunk)
+    for (std::size_t n : {std::size_t{1}, static_cast<std::size_t>(gpus) + 1, std::size_t{7}, std::size_t{1001},
+                          std::size_t{65537}})
+      for (std::size_t chunk : {std::size_t{0}, std::size_t{5}})
+        if (!(chunk == 5 && n > 1001)) cases.emplace_back(n, chunk);
+    coll::run_threads(layout, [&](coll::Communicator& comm) {
+      for (const auto& [count, chunk] : cases) {
+        coll::AlgoOptions algo;
+        algo.chunk_elems = chunk;
+        const coll::Schedule s = coll::build_schedule("nccl_nvls", layout, count, algo);
+        const bool gpu = !s.is_helper(comm.rank());
+        auto buf = gpu ? test::make_input(DType::f32, ReduceOp::sum, comm.rank(), count)
+                       : std::vector<std::byte>(count * 4, std::byte{0x7f});
+        const coll::PlainCodec codec(DType::f32, ReduceOp::sum);
+        coll::execute(s, comm, buf.data(), 4, codec, 30);
+        if (!gpu) continue;
+        const auto ref = test::make_reference(DType::f32, ReduceOp::sum, s.data_ranks(), count);
+        const auto bad = test::first_mismatch(buf.data(), ref.data(), count, 4);
+        if (bad >= 0)
+          log.add("nccl_nvls L=" + std::to_string(gpus) + " rank " + std::to_string(comm.rank()) + " count " +
+                  std::to_string(count) + " chunk " + std::to_string(chunk) + ": element " + std::to_string(bad));
+      }
+    });
   }
   EXPECT_EQ(log.count(), 0u) << log.summary();
 }

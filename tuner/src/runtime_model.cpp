@@ -96,7 +96,8 @@ RuntimeModel::RuntimeModel(const topo::Topology& topology, const RuntimeSpec& ru
 std::vector<std::string> RuntimeModel::flat_algorithms() const {
   std::vector<std::string> out;
   for (const auto& a : coll::algorithms())
-    if (a.collective == coll::Collective::allreduce && a.placement == coll::Placement::flat && a.runs_on(runtime_))
+    if (a.collective == coll::Collective::allreduce && a.placement == coll::Placement::flat && a.runs_on(runtime_) &&
+        !a.in_switch)  // priced on the machine's own ranks, which have no switch rank
       out.push_back(a.id);
   return out;
 }
@@ -310,7 +311,7 @@ std::vector<AlgoChoice> RuntimeModel::possible_algorithms(const Candidate& c) co
     return {AlgoChoice{c.algorithm, "", c.chunk_bytes}};
   }
   for (const auto& a : coll::algorithms()) {
-    if (a.collective != coll::Collective::allreduce || !a.runs_on(runtime_)) continue;
+    if (a.collective != coll::Collective::allreduce || !a.runs_on(runtime_) || a.in_switch) continue;
     if (a.placement == coll::Placement::flat) out.push_back({a.id, "", c.chunk_bytes});
     else if (c.hierarchical) out.push_back({a.id, "ring", c.chunk_bytes});  // "auto" keeps the default inner
   }

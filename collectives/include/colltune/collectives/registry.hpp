@@ -60,6 +60,14 @@ struct LevelCosts {
   // behind one NIC share that NIC. 0 when a host's external links add nothing to the routes'
   // own bottlenecks (no such sharing, or one rank per host).
   double beta_host_us_per_byte = 0;
+  // The schedule's helpers are a switch that reduces in the network (nccl_nvls's NVSwitch):
+  // a helper has a port pair per peer (one link to every GPU) instead of one, and reduces at
+  // switch_gamma_us_per_byte (0: at line rate, no time beyond the transfer). The cost model sets
+  // both where the machine's last rank is such a switch (topo::with_nvls_switch).
+  // A message to or from the switch crosses one link, not a GPU-switch-GPU route: its alpha.
+  bool switch_helpers = false;
+  double switch_gamma_us_per_byte = 0;
+  double switch_alpha_us = 0;
   // Prices a part of a schedule without a closed form (hierarchical's inner algorithm across
   // hosts) on the costs given, usually these with some figure adjusted. The cost model sets it
   // (sim::hint_or_price); left empty, hints whose part has no closed form answer nullopt.
@@ -115,6 +123,10 @@ struct Algorithm {
   bool nccl_ring_channels = false;
   // Likewise for NCCL's tree channels (their chains and pattern: AlgoOptions::nccl_simple_tree).
   bool nccl_tree_channels = false;
+  // Its last rank is a switch that reduces in the network (nccl_nvls: the host's NVSwitch), not a
+  // GPU: the simulator runs it on the machine with that rank added (topo::with_nvls_switch).
+  // auto, the tuner and step price algorithms on the machine's own ranks, so they skip it.
+  bool in_switch = false;
   // The longest chain of reductions an element passes through (fp16 rounding accumulates along
   // it): p-1 around a ring, the tree height in a tree.
   std::function<int(const RankLayout&, const AlgoOptions&)> summation_depth;

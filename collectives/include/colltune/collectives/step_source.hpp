@@ -27,6 +27,7 @@ struct ScheduleHeader {
   int nranks = 0;
   std::size_t count = 0;
   std::vector<Block> owned;
+  int helpers = 0;  // Schedule::helpers
 };
 
 class StepSource {

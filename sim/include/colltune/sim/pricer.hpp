@@ -17,6 +17,9 @@
 //   A port serves the messages transmitting through it by processor sharing: each of the m
 //   messages in service gets 1/m of the port, so a message alone takes bytes * beta, and one
 //   that begins while others are in service shares with them only what is left.
+// - A helper that is a switch reducing in the network (LevelCosts::switch_helpers: nccl_nvls's
+//   NVSwitch) has a link to every peer, so it has a port pair per peer instead of one, and
+//   reduces at switch_gamma_us_per_byte; its messages cost switch_alpha_us (one link).
 // - An inter-host message also passes its sender host's egress and its receiver host's ingress
 //   (LevelCosts::beta_host: the hosts' NICs together), each shared the same way by every
 //   inter-host message of that host in service: eight GPUs behind one NIC share it.

@@ -202,6 +202,13 @@ class Topology {
 // to a network switch (hosts linked directly, one host without NICs).
 Topology with_server_hosts(const Topology& topology, int servers, double reduce_gbps);
 
+// The machine plus one rank on its first rank's host's NVSwitch, for nccl_nvls (nvls_switch.cpp):
+// rank num_ranks() maps to that host's device of kind nvswitch with switch_reduction nvls,
+// keeping its reduce_gbps (a preset sets none: 0, it reduces at line rate, in the data path).
+// Throws colltune::Error "no NVSwitch that reduces in the switch (switch_reduction nvls)" where
+// the host has none (dgx-a100's NVSwitch does not reduce).
+Topology with_nvls_switch(const Topology& topology);
+
 // Loads SPEC: a preset spec ("dgx-h100:nodes=4"), a topology JSON file (*.json) or an NCCL
 // topology XML dump (*.xml). The result is validated. Throws colltune::Error.
 Topology load_topology(const std::string& spec);

@@ -153,4 +153,17 @@ Schedule build_ps(const RankLayout& layout, std::size_t count, const AlgoOptions
 // A server adds W-1 contributions into the first (or its own) one.
 int ps_depth(const RankLayout& layout, const AlgoOptions& options);
 
+// ---- NCCL's single-node NVLS (nccl_nvls.cpp) ---------------------------------------------------
+// Ranks 0..L-1 are one host's GPUs, rank L the NVSwitch (a helper): every GPU sends its shards to
+// the switch, which sums them and sends the sums back to every GPU.
+std::optional<std::string> nccl_nvls_not_applicable(const RankLayout& layout, std::size_t count,
+                                                    const AlgoOptions& options);
+// The default pipeline: chunk_elems 0 cuts a shard into up to kNvlsRounds chunks of at least
+// kNvlsMinChunk elements (64 KiB of fp32), so that the sums flow down while later chunks go up.
+inline constexpr std::size_t kNvlsRounds = 16;
+inline constexpr std::size_t kNvlsMinChunk = 16384;
+std::size_t nvls_chunk_elems(std::size_t shard_elems, std::size_t chunk_elems);
+Schedule build_nccl_nvls(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+std::size_t nccl_nvls_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options);
+
 }  // namespace colltune::coll::algo
