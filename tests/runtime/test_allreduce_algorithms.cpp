@@ -247,5 +247,24 @@ TEST(AllreduceAlgorithms, NcclNvlsWithTheSwitchAsAHelper) {
   EXPECT_EQ(log.count(), 0u) << log.summary();
 }
 
+// coll::allreduce wants every rank's result, so a schedule with helpers (the NVSwitch rank of
+// nccl_nvls, dedicated parameter servers) is refused with the reason rather than run with the
+// last ranks left unreduced.
+TEST(AllreduceAlgorithms, SchedulesWithHelpersAreRefused) {
+  const RankLayout layout = RankLayout::single_host(4);
+  std::vector<std::string> errors(4);
+  coll::run_threads(layout, [&](coll::Communicator& comm) {
+    std::vector<float> in(16, 1.0f), out(16);
+    coll::AllreduceOptions options;
+    options.algorithm = "nccl_nvls";
+    try {
+      coll::allreduce(comm, in.data(), out.data(), in.size(), options);
+    } catch (const Error& e) {
+      errors[static_cast<std::size_t>(comm.rank())] = e.what();
+    }
+  });
+  for (const std::string& e : errors) EXPECT_NE(e.find("its last 1 of 4 ranks are helpers"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace colltune

@@ -65,6 +65,14 @@ std::shared_ptr<const Schedule> schedule_for(Communicator& comm, std::size_t cou
     throw Error("algorithm '" + options.algorithm + "' is a " + std::string(to_string(schedule->collective)) +
                 " algorithm, not " + std::string(to_string(expected)));
   }
+  // A helper (nccl_nvls's NVSwitch, a dedicated parameter server) ends with no result, so a
+  // communicator whose every rank wants one cannot run such a schedule: refuse rather than leave
+  // the last ranks' outputs unreduced. coll::execute runs it with the helpers as their own ranks.
+  if (schedule->helpers > 0) {
+    throw Error("algorithm '" + options.algorithm + "': its last " + std::to_string(schedule->helpers) +
+                " of " + std::to_string(schedule->nranks) +
+                " ranks are helpers (a switch or server, not a data rank); allreduce needs every rank's result");
+  }
   return schedule;
 }
 
