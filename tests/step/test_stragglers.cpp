@@ -7,6 +7,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/sim/stragglers.hpp"
+#include "../common/expect_error.hpp"
 
 namespace {
 
@@ -65,14 +66,7 @@ TEST(Stragglers, JitterIsSeededAndOrdered) {
   EXPECT_NE(simulate_stragglers(f.simulator, f.workload, f.config, Engine::analytic, o).mean_us, a.mean_us);
 }
 
-void expect_error(const std::function<void()>& f, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
 
 TEST(Stragglers, BadInputNamesIt) {
   Fixture f;

@@ -10,20 +10,14 @@
 #include "colltune/sim/failures.hpp"
 #include "colltune/sim/uneven.hpp"
 #include "colltune/topology/subset.hpp"
+#include "../common/expect_error.hpp"
 
 namespace {
 
 using namespace colltune;
 using namespace colltune::sim;
 
-void expect_error(const std::function<void()>& f, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
 
 TEST(Subset, FindHostByNameOrIndex) {
   const topo::Topology t = topo::load_topology("dgx-h100:nodes=4");

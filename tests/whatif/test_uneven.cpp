@@ -7,6 +7,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/sim/uneven.hpp"
+#include "../common/expect_error.hpp"
 
 namespace {
 
@@ -21,14 +22,7 @@ struct Fixture {
   double step(double factor = 1.0) const { return simulator.run(with_compute_scaled(workload, factor), config).step_time_us; }
 };
 
-void expect_error(const std::function<void()>& f, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
 
 TEST(Uneven, EvenDataLosesNothing) {
   Fixture f;
