@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -19,6 +21,9 @@ namespace colltune::sim {
 namespace {
 
 constexpr int kSampledHosts = 16;
+// Schedule prices price_pipeline keeps, each keyed by about 4 bytes per rank (16 MiB at most on
+// 512 ranks); past that the memo starts over.
+constexpr std::size_t kMemoEntries = std::size_t{1} << 13;
 
 // us per byte for a bandwidth in GB/s (1 GB/s = 1e3 bytes per us); 0 for an infinite one.
 double us_per_byte(double gbps) { return std::isfinite(gbps) && gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0; }
@@ -60,6 +65,53 @@ void sample_inter(const topo::Topology& topology, const std::vector<int>& a, con
   worst.add(topology.route(b.front(), a.front()));
   worst.add(topology.route(a.back(), b.back()));
   worst.add(topology.route(a.front(), b.back()));
+}
+
+// Appends the bytes of a plain value (the key is compared, never read back).
+template <class T>
+void append_raw(std::string& key, const T& value) {
+  key.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+// The algorithm, its options and the level costs (every number the pricer reads of them).
+std::string options_key(const coll::Algorithm& algorithm, const coll::AlgoOptions& o, const coll::LevelCosts& c) {
+  std::string key = algorithm.id;
+  key += '\0';
+  key += o.inner;
+  key += '\0';
+  for (double v : {c.alpha_intra_us, c.beta_intra_us_per_byte, c.alpha_inter_us, c.beta_inter_us_per_byte,
+                   c.gamma_us_per_byte, c.beta_host_us_per_byte, c.switch_gamma_us_per_byte, c.switch_alpha_us})
+    append_raw(key, v);
+  append_raw(key, o.chunk_elems);
+  for (bool v : {o.nccl_simple_tree, o.ps_colocated, c.separate_level_ports, c.switch_helpers}) append_raw(key, v);
+  append_raw(key, o.ps_servers);
+  append_raw(key, o.channel_orders.size());
+  for (const std::vector<int>& order : o.channel_orders) {
+    append_raw(key, order.size());
+    for (int r : order) append_raw(key, r);
+  }
+  return key;
+}
+
+// Schedules price_pipeline has priced, by everything the price depends on. The tuner asks for
+// the same buffer under every configuration that differs only in knobs the collective does not
+// see, and a long pipeline is priced from short ones that differ only in their number of rounds,
+// so every long buffer with the same last chunks shares them (power-of-two sizes all do).
+// Shared by every caller and thread.
+struct PricedSchedules {
+  std::mutex mutex;
+  std::unordered_map<std::string, double> times;
+};
+PricedSchedules& priced_schedules() {
+  static PricedSchedules memo;
+  return memo;
+}
+
+// Key of one priced schedule: algorithm, options, costs, layout, element size and count.
+std::string priced_key(const std::string& base, std::size_t count) {
+  std::string key = base;
+  append_raw(key, count);
+  return key;
 }
 
 }  // namespace
@@ -212,9 +264,26 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
   auto priced = [&](std::size_t n) {
     return price_schedule(*coll::open_schedule(algorithm.id, layout, n, options), layout, elem_size, levels);
   };
+  std::string base = options_key(algorithm, options, levels);
+  append_raw(base, elem_size);
+  for (int h : layout.host_of_rank()) append_raw(base, h);
+  // A schedule's price, from the memo where it was priced before (the same numbers).
+  auto priced_once = [&](std::size_t n) {
+    const std::string key = priced_key(base, n);
+    PricedSchedules& memo = priced_schedules();
+    {
+      const std::lock_guard<std::mutex> lock(memo.mutex);
+      if (const auto it = memo.times.find(key); it != memo.times.end()) return it->second;
+    }
+    const double t = priced(n);
+    const std::lock_guard<std::mutex> lock(memo.mutex);
+    if (memo.times.size() >= kMemoEntries) memo.times.clear();
+    memo.times.emplace(key, t);
+    return t;
+  };
   const std::size_t pieces = algorithm.pipeline_pieces ? algorithm.pipeline_pieces(layout, options) : 0;
   const std::size_t unit = pieces * options.chunk_elems;  // elements of one pipeline round
-  if (unit == 0) return priced(count);
+  if (unit == 0) return priced_once(count);
   const std::size_t rounds = count / unit;
   // Start with enough rounds for the pipeline to fill (trees drain in about twice their
   // height: lg p, or the summation depth where that is deeper, as nccl_tree's chains are);
@@ -225,9 +294,9 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
   for (std::size_t short_rounds = 8 + 2 * static_cast<std::size_t>(height); short_rounds + 2 < rounds;
        short_rounds *= 2) {
     const std::size_t n0 = count - (rounds - short_rounds) * unit;  // same count % unit: the same last chunks
-    const double t0 = priced(n0);
-    const double t1 = priced(n0 + unit);
-    const double t2 = priced(n0 + 2 * unit);
+    const double t0 = priced_once(n0);
+    const double t1 = priced_once(n0 + unit);
+    const double t2 = priced_once(n0 + 2 * unit);
     const double step = t2 - t1;
     // Extending by `step` for the remaining rounds errs by about their number times this
     // settling, which is then a fraction 1e-10 of the steady round: far below 1e-9 of the total.
@@ -236,7 +305,7 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
       return t2 + static_cast<double>(rounds - short_rounds - 2) * step;
     }
   }
-  return priced(count);
+  return priced_once(count);
 }
 
 CostModel::CostModel(const topo::Topology& topology) : CostModel(topology, topology.num_ranks()) {}

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/collectives/step_source.hpp"
@@ -182,6 +183,49 @@ TEST(CostHints, PipelineExtrapolationMatchesTheWholeSchedule) {
   }
   EXPECT_GT(cases, 20);
   EXPECT_EQ(extrapolated, cases) << "every case is a long pipeline: each must take the shortcut";
+}
+
+// price_pipeline keeps the short pipelines it prices: buffers with the same last chunks reuse
+// them, and a change of any input (costs, ports, layout, chunk, element size) prices anew. Each
+// case is held to its own whole schedule, priced after the others so that a stale reuse shows.
+TEST(CostHints, PipelineMemoReusesOnlyIdenticalShortPipelines) {
+  const Algorithm& a = find_algorithm("dbtree");
+  struct Case {
+    RankLayout layout;
+    std::size_t count;
+    std::size_t chunk;
+    std::size_t elem;
+    bool separate;
+    double gamma;
+  };
+  const RankLayout two = RankLayout::uniform(2, 4);
+  const RankLayout three = RankLayout::uniform(4, 2);
+  const std::vector<Case> cases = {
+      {two, 40000, 37, 4, false, 3e-5}, {two, 40000 + 10 * 74, 37, 4, false, 3e-5},  // same last chunks
+      {two, 40000, 37, 4, true, 3e-5},  {two, 40000, 37, 4, false, 9e-5},            // other costs
+      {three, 40000, 37, 4, false, 3e-5}, {two, 40000, 41, 4, false, 3e-5},          // layout, chunk
+      {two, 40000, 37, 2, false, 3e-5}};
+  std::vector<double> predicted_times;
+  for (const Case& k : cases) {
+    AlgoOptions o;
+    o.chunk_elems = k.chunk;
+    LevelCosts c = test_costs();
+    c.separate_level_ports = k.separate;
+    c.gamma_us_per_byte = k.gamma;
+    bool shortcut = false;
+    predicted_times.push_back(sim::price_pipeline(a, k.layout, k.count, k.elem, o, c, &shortcut));
+    EXPECT_TRUE(shortcut);
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& k = cases[i];
+    AlgoOptions o;
+    o.chunk_elems = k.chunk;
+    LevelCosts c = test_costs();
+    c.separate_level_ports = k.separate;
+    c.gamma_us_per_byte = k.gamma;
+    const double whole = sim::price_schedule(StoredSteps(build_schedule(a.id, k.layout, k.count, o)), k.layout, k.elem, c);
+    EXPECT_LT(rel(predicted_times[i], whole), 1e-9) << "case " << i;
+  }
 }
 
 // Hierarchical over an inner algorithm without a closed form (dbtree): the hint prices the

@@ -181,5 +181,47 @@ TEST(CostModel, GrowsWithSizeAndLatency) {
   EXPECT_LT(priced(model, "ring", 4 * KiB), priced(slow, "ring", 4 * KiB));
 }
 
+// dbtree's chunked pipeline has no closed form: price_pipeline prices it and keeps the schedules
+// it priced. A repeated request gets the first answer, never a neighbour's: every knob of the
+// request and the level costs are in the memo's key.
+TEST(CostModel, RepeatedPipelineRequestsComeFromTheMemoUnchanged) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  CostModel model(t);
+  CollectiveRequest req;
+  req.algorithm = "dbtree";
+  req.bytes = 3 * MiB + 4096;
+  req.options.chunk_elems = 16 * 1024;
+  const double direct = hint_or_price(coll::find_algorithm("dbtree"), model.layout, req.bytes, 4,
+                                      model.options_for(coll::find_algorithm("dbtree"), req.options), model.levels);
+  EXPECT_EQ(model.time_us(req), direct);
+  EXPECT_EQ(model.time_us(req), direct);  // from the memo
+  // Each knob changes the answer, so each must be in the key.
+  CollectiveRequest other = req;
+  other.options.chunk_elems = 32 * 1024;
+  EXPECT_NE(model.time_us(other), direct);
+  other = req;
+  other.bytes += 4096;
+  EXPECT_NE(model.time_us(other), direct);
+  other = req;
+  other.fp16_compress = true;
+  EXPECT_NE(model.time_us(other), direct);
+  other = req;
+  other.algorithm = "ring";
+  EXPECT_NE(model.time_us(other), direct);
+  other = req;
+  other.algorithm = "hierarchical";
+  other.options.inner = "rhd";
+  const double rhd = model.time_us(other);
+  other.options.inner = "ring";
+  EXPECT_NE(model.time_us(other), rhd);
+  // A model whose level costs change after a request prices the new machine.
+  model.levels.beta_inter_us_per_byte *= 2;
+  EXPECT_GT(model.time_us(req), direct);
+  // A copy prices its own levels.
+  CostModel copy = model;
+  copy.levels.alpha_inter_us += 10;
+  EXPECT_GT(copy.time_us(req), model.time_us(req));
+}
+
 }  // namespace
 }  // namespace colltune::sim
