@@ -41,8 +41,11 @@ TEST(InNetworkSwitches, EveryHostGetsItsNvSwitchAsARankAfterTheGpus) {
     const int sw = base.num_ranks() + h;
     EXPECT_EQ(t.device(t.device_of_rank(sw)).kind, topo::DeviceKind::nvswitch);
     EXPECT_EQ(layout.ranks_on_host(h).back(), sw);  // the host's last rank
-    for (int g : layout.ranks_on_host(h))
-      if (g != sw) EXPECT_EQ(t.route(g, sw).links.size(), 1U) << g;  // the GPU's own NVLink
+    for (int g : layout.ranks_on_host(h)) {
+      if (g != sw) {
+        EXPECT_EQ(t.route(g, sw).links.size(), 1U) << g;  // the GPU's own NVLink
+      }
+    }
   }
   EXPECT_FALSE(coll::find_algorithm("nccl_nvls_tree").not_applicable(layout, 100, {}).has_value());
   const CostModel model(t);
