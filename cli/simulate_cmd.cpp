@@ -110,12 +110,14 @@ bool in_switch(const std::string& algo) {
   return algo != "auto" && algo != "nccl" && coll::find_algorithm(algo).in_switch;
 }
 
-// An in-switch algorithm (nccl_nvls) runs on the machine plus its switch as the last rank.
+// An in-switch algorithm runs on the machine plus its switches as the last ranks: every host's
+// NVSwitch (nccl_nvls, nccl_nvls_tree) or the network's SHARP switch (nccl_collnet).
 topo::Topology machine_for(const SimulateArgs& args, topo::Topology topology) {
   if (!in_switch(args.algo)) return topology;
   if (args.ranks > 0)
-    throw Error("--ranks: not with --algo " + args.algo + " (it runs on every GPU of the host and its NVSwitch)");
+    throw Error("--ranks: not with --algo " + args.algo + " (it runs on every GPU of the machine and its switches)");
   try {
+    if (coll::find_algorithm(args.algo).in_network_switch) return topo::with_sharp_switch(topology);
     return topo::with_nvls_switch(topology);
   } catch (const Error& e) {
     throw Error("--algo " + args.algo + ": not applicable (" + e.what() + ")");
@@ -137,8 +139,13 @@ class Predictor {
     if (!args.chunk.empty()) options_.chunk_elems = chunk_elements(args.chunk);
   }
   int ranks() const { return model_.layout.nranks(); }
-  // The GPUs: an in-switch algorithm's last rank is the switch (Algorithm::in_switch).
-  int data_ranks() const { return ranks() - (in_switch(args_.algo) ? 1 : 0); }
+  // The GPUs: an in-switch algorithm's last ranks are switches (Algorithm::in_switch), one per
+  // host (every host's NVSwitch) or one for the machine (the network's SHARP switch).
+  int data_ranks() const {
+    if (!in_switch(args_.algo)) return ranks();
+    const int switches = coll::find_algorithm(args_.algo).in_network_switch ? 1 : model_.layout.nhosts();
+    return ranks() - switches;
+  }
   // --late: when each rank starts (empty: all at 0).
   void set_starts(std::vector<double> starts) { starts_ = std::move(starts); }
 

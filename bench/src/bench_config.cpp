@@ -59,9 +59,10 @@ void check_algorithms(const BenchConfig& config) {
       throw Error("--algo '" + id + "' is a " + std::string(coll::to_string(algo.collective)) +
                   " algorithm; bench measures allreduce");
     }
-    if (algo.in_switch) {  // its last rank is the switch, which no GPU or CPU rank can stand for
-      throw Error("--algo '" + id + "' reduces in the switch (its last rank is the NVSwitch); bench runs GPU and CPU "
-                  "ranks only: price it with 'colltune simulate --algo " + id + "'");
+    if (algo.in_switch) {  // its last ranks are switches, which no GPU or CPU rank can stand for
+      const std::string which = algo.in_network_switch ? "the network's SHARP switch" : "an NVSwitch";
+      throw Error("--algo '" + id + "' reduces in the switch (its last rank is " + which +
+                  "); bench runs GPU and CPU ranks only: price it with 'colltune simulate --algo " + id + "'");
     }
   }
 }

@@ -114,6 +114,19 @@ std::vector<Algorithm> make_table() {
        .collective = ar, .runtimes = kColltuneOnly, .in_switch = true, .summation_depth = one_depth,
        .not_applicable = nccl_nvls_not_applicable, .schedule = stored<build_nccl_nvls>,
        .pipeline_pieces = nccl_nvls_pipeline_pieces},
+      // NCCL's NVLS_TREE across hosts; NCCL's own is priced by its model (--nccl-algo NVLS_TREE).
+      {.id = "nccl_nvls_tree", .name = "NCCL NVLS-Tree allreduce: NVSwitch sums in hosts, double binary tree across",
+       .description = "H hosts of L GPUs + H NVSwitches (helpers): switch sums, 2L segments on NCCL's double binary "
+                      "tree across hosts (GPU g heads 2 of them), switch writes the sums back: R+2T+3 steps",
+       .collective = ar, .runtimes = kColltuneOnly, .in_switch = true, .summation_depth = nccl_nvls_tree_depth,
+       .not_applicable = nccl_nvls_tree_not_applicable, .schedule = stored<build_nccl_nvls_tree>},
+      // NCCL's COLLNET_DIRECT with SHARP; NCCL's own is priced by its model (--nccl-algo COLLNET_DIRECT).
+      {.id = "nccl_collnet", .name = "NCCL CollNet Direct allreduce: heads sum in hosts, the SHARP switch across",
+       .description = "H hosts of L GPUs + the network switch (a helper): shard g reduced at GPU g, summed in the "
+                      "switch, broadcast from GPU g: R+3 steps, n each way per host over its NICs (tree: 2n)",
+       .collective = ar, .runtimes = kColltuneOnly, .in_switch = true, .in_network_switch = true,
+       .summation_depth = nccl_collnet_depth, .not_applicable = nccl_collnet_not_applicable,
+       .schedule = stored<build_nccl_collnet>},
       {.id = "ps", .name = "parameter server (push shards, servers sum, pull)",
        .description = "S shards on S servers (dedicated helper ranks or colocated): push + pull, R+1 steps; a worker "
                       "moves n each way, a server 2Wn/S",

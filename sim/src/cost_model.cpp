@@ -189,6 +189,19 @@ double host_beta(const topo::Topology& topology, int nranks) {
   return us_per_byte(narrowest);
 }
 
+bool reduces_in_switch(const topo::Device& d) {
+  return (d.kind == topo::DeviceKind::nvswitch && d.switch_reduction == topo::SwitchReduction::nvls) ||
+         (d.kind == topo::DeviceKind::net_switch && d.switch_reduction == topo::SwitchReduction::sharp);
+}
+
+// How many of the first nranks ranks, counted from the last, are switches that reduce in the
+// network (topo::with_nvls_switch, with_sharp_switch): the in-switch algorithms' helpers.
+int trailing_switch_ranks(const topo::Topology& topology, int nranks) {
+  int n = 0;
+  while (n < nranks && reduces_in_switch(topology.device(topology.device_of_rank(nranks - 1 - n)))) ++n;
+  return n;
+}
+
 // The level costs of `layout`'s ranks (the first layout.nranks() of the topology).
 coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& layout) {
   WorstRoute intra;
@@ -210,18 +223,22 @@ coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& l
   levels.beta_intra_us_per_byte = intra.beta_us_per_byte;
   levels.alpha_inter_us = inter.alpha_us;
   levels.beta_inter_us_per_byte = inter.beta_us_per_byte;
+  const int switches = trailing_switch_ranks(topology, layout.nranks());
   const int last = layout.nranks() - 1;
+  const int data = layout.nranks() - switches;
+  levels.switch_helpers = switches > 0 && data > 0;
   const topo::Device& last_device = topology.device(topology.device_of_rank(last));
-  levels.switch_helpers = last > 0 && last_device.kind == topo::DeviceKind::nvswitch &&
-                          last_device.switch_reduction == topo::SwitchReduction::nvls;
   // The switch's rate is its own; the GPUs' gamma is theirs (the switch's 0 would not count).
   levels.switch_gamma_us_per_byte = levels.switch_helpers ? us_per_byte(last_device.reduce_gbps) : 0.0;
-  if (levels.switch_helpers) {  // the worst GPU-switch latency, both ways
-    for (int r = 0; r < last; ++r)
+  if (levels.switch_helpers) {  // the worst GPU-switch latency, both ways, over the GPUs it serves
+    const bool nvswitch = last_device.kind == topo::DeviceKind::nvswitch;
+    for (int r = 0; r < data; ++r) {
+      if (nvswitch && layout.host_of(r) != layout.host_of(last)) continue;  // a host's NVSwitch serves its GPUs
       levels.switch_alpha_us = std::max(
           {levels.switch_alpha_us, topology.route(r, last).latency_us, topology.route(last, r).latency_us});
+    }
   }
-  levels.gamma_us_per_byte = reduce_us_per_byte(topology, levels.switch_helpers ? last : layout.nranks());
+  levels.gamma_us_per_byte = reduce_us_per_byte(topology, levels.switch_helpers ? data : layout.nranks());
   levels.separate_level_ports = separate_level_ports(topology, layout);
   levels.beta_host_us_per_byte = host_beta(topology, layout.nranks());
   return levels;

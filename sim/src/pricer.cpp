@@ -228,9 +228,9 @@ class Pricer {
       join(in_switch(from) ? switch_port(from, to, true) : port_of(from, true, inter), work, id, t);
       join(in_switch(to) ? switch_port(to, from, false) : port_of(to, false, inter), work, id, t);
     }
-    if (host_work > 0) {
-      join(host_port(layout_.host_of(from), true), host_work, id, t);
-      join(host_port(layout_.host_of(to), false), host_work, id, t);
+    if (host_work > 0) {  // a network switch's own ports are per link (switch_port), not a host's NICs
+      if (!in_switch(from)) join(host_port(layout_.host_of(from), true), host_work, id, t);
+      if (!in_switch(to)) join(host_port(layout_.host_of(to), false), host_work, id, t);
     }
     if (messages_[id].ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
   }

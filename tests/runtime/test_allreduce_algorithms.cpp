@@ -247,6 +247,50 @@ TEST(AllreduceAlgorithms, NcclNvlsWithTheSwitchAsAHelper) {
   EXPECT_EQ(log.count(), 0u) << log.summary();
 }
 
+// nccl_nvls_tree (every host's NVSwitch as a helper) and nccl_collnet (the network's SHARP switch
+// as one helper) on the threads executor: every GPU ends with the sum over the GPUs alone, bit
+// for bit, the helpers' buffers starting as garbage; 1-3 hosts of 1-3 GPUs, uneven counts.
+TEST(AllreduceAlgorithms, NcclNvlsTreeAndCollnetWithTheSwitchesAsHelpers) {
+  test::FailureLog log;
+  for (const std::string id : {"nccl_nvls_tree", "nccl_collnet"}) {
+    for (int hosts = 1; hosts <= 3; ++hosts) {
+      for (int gpus = 1; gpus <= 3; ++gpus) {
+        std::vector<int> host_of;
+        for (int r = 0; r < hosts * gpus; ++r) host_of.push_back(r / gpus);
+        if (id == "nccl_collnet") {
+          host_of.push_back(hosts);  // the network switch, outside every host
+        } else {
+          for (int h = 0; h < hosts; ++h) host_of.push_back(h);  // host h's NVSwitch
+        }
+        const RankLayout layout(host_of);
+        coll::run_threads(layout, [&](coll::Communicator& comm) {
+          for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1001}, std::size_t{65537}}) {
+            for (std::size_t chunk : {std::size_t{0}, std::size_t{5}}) {
+              if (chunk == 5 && count > 1001) continue;
+              coll::AlgoOptions algo;
+              algo.chunk_elems = chunk;
+              const coll::Schedule s = coll::build_schedule(id, layout, count, algo);
+              const bool gpu = !s.is_helper(comm.rank());
+              auto buf = gpu ? test::make_input(DType::f32, ReduceOp::sum, comm.rank(), count)
+                             : std::vector<std::byte>(count * 4, std::byte{0x7f});
+              const coll::PlainCodec codec(DType::f32, ReduceOp::sum);
+              coll::execute(s, comm, buf.data(), 4, codec, 30);
+              if (!gpu) continue;
+              const auto ref = test::make_reference(DType::f32, ReduceOp::sum, s.data_ranks(), count);
+              const auto bad = test::first_mismatch(buf.data(), ref.data(), count, 4);
+              if (bad >= 0)
+                log.add(id + " H=" + std::to_string(hosts) + " L=" + std::to_string(gpus) + " rank " +
+                        std::to_string(comm.rank()) + " count " + std::to_string(count) + " chunk " +
+                        std::to_string(chunk) + ": element " + std::to_string(bad));
+            }
+          }
+        });
+      }
+    }
+  }
+  EXPECT_EQ(log.count(), 0u) << log.summary();
+}
+
 // coll::allreduce wants every rank's result, so a schedule with helpers (the NVSwitch rank of
 // nccl_nvls, dedicated parameter servers) is refused with the reason rather than run with the
 // last ranks left unreduced.

@@ -1,29 +1,79 @@
-// with_nvls_switch(): the host's NVSwitch as one more rank (topology.hpp), for nccl_nvls, whose
-// last participant is the switch that reduces in the network (NVLink SHARP).
-#include <limits>
+// with_nvls_switch() and with_sharp_switch(): switches that reduce in the network as ranks of
+// their own (topology.hpp), for the in-switch algorithms (nccl_nvls, nccl_nvls_tree: every host's
+// NVSwitch; nccl_collnet: the network's SHARP switch), whose last participants are those switches.
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "colltune/common/error.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::topo {
+namespace {
+
+std::optional<VertexId> nvls_switch_of(const Topology& topology, int host) {
+  for (VertexId v = 0; v < topology.num_devices(); ++v) {
+    const Device& d = topology.device(v);
+    if (d.kind == DeviceKind::nvswitch && d.host == host && d.switch_reduction == SwitchReduction::nvls) return v;
+  }
+  return std::nullopt;
+}
+
+// The hosts that hold ranks, in the order their first ranks come.
+std::vector<int> rank_hosts(const Topology& topology) {
+  std::vector<int> hosts;
+  std::set<int> seen;
+  for (int r = 0; r < topology.num_ranks(); ++r)
+    if (seen.insert(topology.host_of_rank(r)).second) hosts.push_back(topology.host_of_rank(r));
+  return hosts;
+}
+
+bool is_sharp(const Device& d) {
+  return d.kind == DeviceKind::net_switch && d.switch_reduction == SwitchReduction::sharp;
+}
+
+// Links from v to other SHARP switches: the spine has one to every leaf, a leaf one.
+int sharp_neighbours(const Topology& topology, VertexId v) {
+  int n = 0;
+  for (auto [e, end] = boost::out_edges(v, topology.graph()); e != end; ++e)
+    if (is_sharp(topology.device(boost::target(*e, topology.graph())))) ++n;
+  return n;
+}
+
+}  // namespace
 
 Topology with_nvls_switch(const Topology& topology) {
   if (topology.num_ranks() < 1) throw Error("topology '" + topology.name + "' has no ranks");
-  const int host = topology.host_of_rank(0);
-  std::optional<VertexId> nvswitch;
-  for (VertexId v = 0; v < topology.num_devices(); ++v) {
-    const Device& d = topology.device(v);
-    if (d.kind == DeviceKind::nvswitch && d.host == host && d.switch_reduction == SwitchReduction::nvls) {
-      nvswitch = v;
-      break;
-    }
-  }
-  if (!nvswitch)
-    throw Error("topology '" + topology.name + "': no NVSwitch that reduces in the switch (switch_reduction nvls)");
   Topology t = topology;
-  t.map_rank(t.num_ranks(), *nvswitch);
-  t.name = topology.name + " + nvswitch rank";
+  const std::vector<int> hosts = rank_hosts(topology);
+  for (int host : hosts) {
+    const std::optional<VertexId> nvswitch = nvls_switch_of(topology, host);
+    if (!nvswitch)  // the host named where there are several
+      throw Error("topology '" + topology.name + "': no NVSwitch that reduces in the switch (switch_reduction nvls)" +
+                  (host >= 0 && hosts.size() > 1 ? " on host " + topology.host_name(host) : std::string()));
+    t.map_rank(t.num_ranks(), *nvswitch);
+  }
+  t.name = topology.name + " + nvswitch rank" + (t.num_ranks() - topology.num_ranks() > 1 ? "s" : "");
+  t.validate();
+  return t;
+}
+
+Topology with_sharp_switch(const Topology& topology) {
+  if (topology.num_ranks() < 1) throw Error("topology '" + topology.name + "' has no ranks");
+  std::optional<VertexId> root;
+  int best = -1;
+  for (VertexId v = 0; v < topology.num_devices(); ++v) {
+    if (!is_sharp(topology.device(v))) continue;
+    const int links = sharp_neighbours(topology, v);
+    if (links > best) root = v, best = links;
+  }
+  if (!root)
+    throw Error("topology '" + topology.name +
+                "': no network switch that reduces in the switch (switch_reduction sharp; a preset's sharp=1)");
+  Topology t = topology;
+  t.map_rank(t.num_ranks(), *root);
+  t.name = topology.name + " + sharp switch rank";
   t.validate();
   return t;
 }

@@ -123,10 +123,14 @@ struct Algorithm {
   bool nccl_ring_channels = false;
   // Likewise for NCCL's tree channels (their chains and pattern: AlgoOptions::nccl_simple_tree).
   bool nccl_tree_channels = false;
-  // Its last rank is a switch that reduces in the network (nccl_nvls: the host's NVSwitch), not a
-  // GPU: the simulator runs it on the machine with that rank added (topo::with_nvls_switch).
+  // Its last ranks are switches that reduce in the network (nccl_nvls, nccl_nvls_tree: every
+  // host's NVSwitch; nccl_collnet: the SHARP switch), not GPUs: the simulator runs it on the
+  // machine with those ranks added (topo::with_nvls_switch, topo::with_sharp_switch).
   // auto, the tuner and step price algorithms on the machine's own ranks, so they skip it.
   bool in_switch = false;
+  // With in_switch: the switch is the network's (SHARP in the leaf/spine: nccl_collnet, one rank
+  // added by topo::with_sharp_switch), not every host's NVSwitch (topo::with_nvls_switch).
+  bool in_network_switch = false;
   // The longest chain of reductions an element passes through (fp16 rounding accumulates along
   // it): p-1 around a ring, the tree height in a tree.
   std::function<int(const RankLayout&, const AlgoOptions&)> summation_depth;

@@ -12,9 +12,10 @@
 //   A machine with one rank per host uses the inter-host figures for both levels; a machine
 //   with one host uses the intra-host figures for both.
 // - gamma: 1 / the slowest rank device's reduce_gbps (0 when no device states a rate).
-// - switch_helpers: the last rank is an NVSwitch that reduces (topo::with_nvls_switch): its
-//   ports are per peer, it reduces at its own device's rate (gamma is the GPUs') and its
-//   messages cost the worst GPU-switch route latency (one NVLink).
+// - switch_helpers: the last ranks are switches that reduce (topo::with_nvls_switch: every
+//   host's NVSwitch; topo::with_sharp_switch: the network's SHARP switch): their ports are per
+//   peer, they reduce at the last switch's own rate (gamma is the GPUs') and their messages cost
+//   the worst route latency between the last switch and the GPUs it serves (its host's, or all).
 // - beta_host: 1 / the capacity of the narrowest host's links to other hosts (its NICs'
 //   network links, summed, in the weaker direction), so that messages leaving one host at once
 //   share them: eight GPUs behind one NIC get an eighth each.

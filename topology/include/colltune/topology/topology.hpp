@@ -202,12 +202,20 @@ class Topology {
 // to a network switch (hosts linked directly, one host without NICs).
 Topology with_server_hosts(const Topology& topology, int servers, double reduce_gbps);
 
-// The machine plus one rank on its first rank's host's NVSwitch, for nccl_nvls (nvls_switch.cpp):
-// rank num_ranks() maps to that host's device of kind nvswitch with switch_reduction nvls,
-// keeping its reduce_gbps (a preset sets none: 0, it reduces at line rate, in the data path).
-// Throws colltune::Error "no NVSwitch that reduces in the switch (switch_reduction nvls)" where
-// the host has none (dgx-a100's NVSwitch does not reduce).
+// The machine plus one rank on every host's NVSwitch, for nccl_nvls and nccl_nvls_tree
+// (nvls_switch.cpp): for each host that holds ranks, in the order of the hosts of ranks 0, 1, ...,
+// rank num_ranks() + i maps to the i-th such host's first device of kind nvswitch with
+// switch_reduction nvls, keeping its reduce_gbps (a preset sets none: 0, it reduces at line rate,
+// in the data path). Throws colltune::Error "no NVSwitch that reduces in the switch
+// (switch_reduction nvls)" naming the host where a host has none (dgx-a100's does not reduce).
 Topology with_nvls_switch(const Topology& topology);
+
+// The machine plus one rank on its network's SHARP switch, for nccl_collnet (nvls_switch.cpp):
+// rank num_ranks() maps to the net_switch with switch_reduction sharp that has the most links to
+// other such switches (the spine of a leaf/spine network; the leaf where there is one), ties to
+// the first. Throws colltune::Error "no network switch that reduces in the switch
+// (switch_reduction sharp; a preset's sharp=1)" where there is none.
+Topology with_sharp_switch(const Topology& topology);
 
 // Loads SPEC: a preset spec ("dgx-h100:nodes=4"), a topology JSON file (*.json) or an NCCL
 // topology XML dump (*.xml). The result is validated. Throws colltune::Error.

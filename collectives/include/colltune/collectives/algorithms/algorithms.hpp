@@ -166,4 +166,23 @@ std::size_t nvls_chunk_elems(std::size_t shard_elems, std::size_t chunk_elems);
 Schedule build_nccl_nvls(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 std::size_t nccl_nvls_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options);
 
+// ---- NCCL's multi-node NVLS-Tree (nccl_nvls_tree.cpp) ------------------------------------------
+// H hosts of L GPUs, each host's last rank its NVSwitch (the last H ranks, helpers): the switch
+// sums the host's GPUs, NCCL's double binary tree across hosts (GPU g of each host the endpoint of
+// the segments it heads), the switch writes the final sums back to the GPUs.
+std::optional<std::string> nccl_nvls_tree_not_applicable(const RankLayout& layout, std::size_t count,
+                                                         const AlgoOptions& options);
+Schedule build_nccl_nvls_tree(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+// 1 (the in-switch sum) + the host trees' height.
+int nccl_nvls_tree_depth(const RankLayout& layout, const AlgoOptions& options);
+
+// ---- NCCL's CollNet Direct with SHARP (nccl_collnet.cpp) ---------------------------------------
+// H hosts of L GPUs and, as the last rank alone on a host of its own, the network's SHARP switch
+// (a helper): heads reduce their shard in the host, the switch sums the hosts, heads broadcast.
+std::optional<std::string> nccl_collnet_not_applicable(const RankLayout& layout, std::size_t count,
+                                                       const AlgoOptions& options);
+Schedule build_nccl_collnet(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+// L-1 (a head adds its host-mates' shards) + 1 (the in-switch sum).
+int nccl_collnet_depth(const RankLayout& layout, const AlgoOptions& options);
+
 }  // namespace colltune::coll::algo
