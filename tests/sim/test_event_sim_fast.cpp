@@ -132,6 +132,18 @@ TEST(FastPath, SharedLinksFoldTheEventQueue) {
   }
 }
 
+// One GPU's link to the NVSwitch twice as fast: every route keeps its bottleneck and latency, so
+// the routes still rotate, but that link's class would share two bandwidths. Not folded.
+TEST(FastPath, AClassOfUnequalLinksIsNotFoldedInTheEventQueue) {
+  topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  const std::size_t l = t.route(8, 9, 0).links.front();
+  t.set_link_figures(l, 2 * t.link(l).bandwidth_gbps, t.link(l).latency_us);
+  const auto source = coll::open_schedule("nccl_ring", t.rank_layout(), 16 * 96 * 8);
+  const EventSimResult fast = run(*source, t, true);
+  expect_same(fast, run(*source, t, false));
+  EXPECT_EQ(fast.event_fold_period, 0);
+}
+
 TEST(FastPath, UnevenChannelsAreNotFoldedInTheEventQueue) {
   const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
   const auto source = coll::open_schedule("nccl_ring", t.rank_layout(), 16 * 96 * 8 + 3);
