@@ -9,6 +9,7 @@
 // route lookups a first run pays; *_Queue runs force the event queue (fast_path = false) for the
 // same schedule: the baseline the fast path is measured against in the same run.
 // *_ReferenceVsFast times the reference engine against the fast one on one mid-size case.
+// NcclRing* run NCCL-style channels that share links: the event queue folded by rotation.
 #include <benchmark/benchmark.h>
 
 #include <ctime>
@@ -51,11 +52,12 @@ const Fixture& fixture(const std::string& spec, const std::string& algo, std::si
   return *slot;
 }
 
-void report(benchmark::State& state, std::size_t events, std::size_t flows, int period) {
+void report(benchmark::State& state, std::size_t events, std::size_t flows, int period, int fold = 0) {
   state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["flows_per_s"] = benchmark::Counter(static_cast<double>(flows), benchmark::Counter::kIsRate);
   state.counters["events"] = static_cast<double>(events) / static_cast<double>(state.iterations());
   state.counters["fast_path_period"] = period;  // 0 = event queue; see EventSimResult
+  state.counters["event_fold_period"] = fold;    // > 0: the event queue folded by rotation
 }
 
 void run(benchmark::State& state, const Fixture& f, bool fast_path = true) {
@@ -64,14 +66,16 @@ void run(benchmark::State& state, const Fixture& f, bool fast_path = true) {
   std::size_t events = 0;
   std::size_t flows = 0;
   int period = 0;
+  int fold = 0;
   for (auto _ : state) {
     const sim::EventSimResult r = sim::simulate_schedule(*f.source, f.topology, options);
     events += r.events;
     flows += r.flows;
     period = r.fast_path_period;
+    fold = r.event_fold_period;
     benchmark::DoNotOptimize(r.time_us);
   }
-  report(state, events, flows, period);
+  report(state, events, flows, period, fold);
 }
 
 // Everything a first `colltune simulate --engine event` pays: topology, routes, schedule, run.
@@ -95,6 +99,19 @@ void run_cold(benchmark::State& state, const std::string& spec, const std::strin
 const char* const kFlat4096 = "flat:ranks=4096";
 const char* const kFatTree4096 = "fat-tree:nodes=512,gpus=8,nics=8,oversub=2";
 constexpr std::size_t kRingCount = 4096 * 256;  // one chunk per segment, 1 KiB segments of fp32
+
+// NCCL-style channels (nccl_ring without NCCL's orders: one ring per local rank, 8 on a DGX)
+// share each GPU's NVLink port, so the sweep refuses them and the event queue runs, folded by
+// the channels' rotation symmetry to one server's ranks. 1 GiB of fp32, as the target;
+// the _Queue case runs 512 ranks unfolded (fast_path = false) as the baseline in the same run.
+const char* const kDgx4096 = "dgx-h100:nodes=512";
+const char* const kDgx512 = "dgx-h100:nodes=64";
+constexpr std::size_t kGiBCount = std::size_t{1} << 28;
+void BM_EventSim_NcclRing4096_DgxH100(benchmark::State& state) { run(state, fixture(kDgx4096, "nccl_ring", kGiBCount)); }
+void BM_EventSim_NcclRing512_DgxH100(benchmark::State& state) { run(state, fixture(kDgx512, "nccl_ring", kGiBCount)); }
+void BM_EventSim_NcclRing512_DgxH100_Queue(benchmark::State& state) {
+  run(state, fixture(kDgx512, "nccl_ring", kGiBCount), false);
+}
 
 void BM_EventSim_Ring4096_Flat(benchmark::State& state) { run(state, fixture(kFlat4096, "ring", kRingCount)); }
 void BM_EventSim_Ring4096_Flat_Cold(benchmark::State& state) { run_cold(state, kFlat4096, "ring", kRingCount); }
@@ -160,6 +177,9 @@ BENCHMARK(BM_EventSim_Ring4096_FatTree_Cold)->Unit(benchmark::kMillisecond)->Ite
 BENCHMARK(BM_EventSim_Dbtree1024_Flat)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_EventSim_Dbtree1024_FatTree)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_EventSim_Dbtree1024_FatTree_Cold)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_EventSim_NcclRing4096_DgxH100)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_EventSim_NcclRing512_DgxH100)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_EventSim_NcclRing512_DgxH100_Queue)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_EventSim_Dbtree128_ReferenceVsFast)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_CostModel_Ring)->Unit(benchmark::kMicrosecond);
 

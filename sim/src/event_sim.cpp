@@ -77,10 +77,13 @@ double start_of(const EventSimOptions& options, int rank) {
   return options.rank_start_us.empty() ? 0.0 : options.rank_start_us[static_cast<std::size_t>(rank)];
 }
 
-Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options)
+Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options,
+               int period)
     : source_(source), header_(source.header()), topology_(topology), options_(options) {
   check_simulable(source, topology, options);
-  const auto n = static_cast<std::size_t>(header_.nranks);
+  const bool folded = period > 0 && period < header_.nranks;
+  if (folded) fold_.emplace(topology, header_.nranks, period);
+  const auto n = static_cast<std::size_t>(folded ? period : header_.nranks);
   ranks_.resize(n);
   gamma_.resize(n);
   device_.resize(n);
@@ -90,13 +93,14 @@ Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, c
     gamma_[r] = rank_gamma(topology, static_cast<int>(r));
     device_[r] = topology.device_of_rank(static_cast<int>(r));
   }
+  if (folded) return;  // links_ are the link classes, added as routes meet them (folded_route)
   links_.resize(topology.num_links());
   for (std::size_t l = 0; l < links_.size(); ++l) links_[l].capacity = topology.link(l).bandwidth_gbps * 1e3;
 }
 
 EventSimResult Engine::run() {
   // Ranks that start late enter their first step from the queue, as a step start.
-  for (int r = 0; r < header_.nranks; ++r) {
+  for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
     const double start = start_of(options_, r);
     if (start > 0) {
       ranks_[static_cast<std::size_t>(r)].waiting_to_start = true;
@@ -160,8 +164,15 @@ void Engine::post(int rank, std::uint32_t op_index, const coll::Op& op, double t
                 ": peer " + std::to_string(op.peer) + " out of range or self");
   const Pending me{op_index, op.channel, op.kind == coll::OpKind::recv_reduce, op.block.count};
   const bool is_send = op.kind == coll::OpKind::send;
-  const int src = is_send ? rank : op.peer;
-  const int dst = is_send ? op.peer : rank;
+  int src = is_send ? rank : op.peer;
+  int dst = is_send ? op.peer : rank;
+  if (fold_ && !is_send) {
+    // The receive at a representative from `peer` is the rotation of the channel from peer's
+    // representative, so both ends name one channel (sender a representative).
+    const int k = fold_->copies() - op.peer / fold_->period();
+    src = fold_->representative(op.peer);
+    dst = fold_->shift(rank, k);
+  }
   const std::uint32_t c = channel(src, dst);
   Pending other;
   if (!channels_[c].posted.pair(is_send, me, other)) return;
@@ -190,9 +201,39 @@ std::uint32_t Engine::route_of(std::uint32_t chan, int src, int dst, std::uint16
   for (const auto& [c, id] : routes)
     if (c == op_channel) return id;
   const auto id = static_cast<std::uint32_t>(routes_.size());
-  routes_.push_back(&topology_.route(src, dst, op_channel));
+  routes_.push_back(fold_ ? folded_route(src, dst, op_channel) : &topology_.route(src, dst, op_channel));
   routes.emplace_back(op_channel, id);
   return id;
+}
+
+// The route src -> dst (src a representative) as link classes, each hop once; NotFoldable when
+// its copies are not its rotation, its links' bandwidths differ among copies, or two hops share
+// a class (their multiplicities would differ from the class's other flows').
+const topo::Path* Engine::folded_route(int src, int dst, std::uint16_t op_channel) {
+  const std::optional<FoldedRoute> route = fold_->add_channel(src, dst, op_channel);
+  if (!route || !route->uniform_links) throw NotFoldable{};
+  const topo::Path& path = topology_.route(src, dst, op_channel);
+  if (links_.size() < fold_->num_classes()) {
+    links_.resize(fold_->num_classes());
+    multiplicity_.resize(fold_->num_classes(), 0);
+  }
+  topo::Path& folded = folded_paths_.emplace_back();
+  folded.bottleneck_gbps = path.bottleneck_gbps;
+  folded.latency_us = path.latency_us;
+  for (std::size_t hop = 0; hop < path.links.size(); ++hop) {
+    const std::uint32_t cls = route->classes[hop];
+    if (std::find(folded.links.begin(), folded.links.end(), cls) != folded.links.end()) throw NotFoldable{};
+    const int m = fold_->multiplicity(cls);
+    const double capacity = topology_.link(path.links[hop]).bandwidth_gbps * 1e3 / m;
+    if (multiplicity_[cls] == 0) {
+      multiplicity_[cls] = m;
+      links_[cls].capacity = capacity;
+    } else if (multiplicity_[cls] != m || links_[cls].capacity != capacity) {
+      throw NotFoldable{};
+    }
+    folded.links.push_back(cls);
+  }
+  return &folded;
 }
 
 const coll::Op& Engine::current_op(int rank, std::uint32_t index) const {
@@ -214,16 +255,16 @@ void Engine::start_flow(std::uint32_t chan, const Pending& send, const Pending& 
   if (send.count != recv.count)
     throw Error("schedule '" + header_.algorithm + "': send of " + std::to_string(send.count) +
                 " elements at " + where(src, ranks_[static_cast<std::size_t>(src)].step) + " is received as " +
-                std::to_string(recv.count) + " elements at " + where(dst, ranks_[static_cast<std::size_t>(dst)].step));
+                std::to_string(recv.count) + " elements at " + where(rank_of(dst), ranks_[static_cast<std::size_t>(rank_of(dst))].step));
   if (send.channel != recv.channel)
     throw Error("schedule '" + header_.algorithm + "': send on channel " + std::to_string(send.channel) + " at " +
                 where(src, ranks_[static_cast<std::size_t>(src)].step) + " is received on channel " +
-                std::to_string(recv.channel) + " at " + where(dst, ranks_[static_cast<std::size_t>(dst)].step));
+                std::to_string(recv.channel) + " at " + where(rank_of(dst), ranks_[static_cast<std::size_t>(rank_of(dst))].step));
   const std::uint32_t route = route_of(chan, src, dst, send.channel);
   const std::uint32_t f = new_flow();
   FlowState& fl = flows_[f];
   fl.src = src;
-  fl.dst = dst;
+  fl.dst = rank_of(dst);  // the receiving representative when folded
   fl.send_op = send.op;
   fl.recv_op = recv.op;
   fl.chan = route;
@@ -346,17 +387,55 @@ void Engine::check_finished() const {
 
 EventSimResult Engine::collect() {
   EventSimResult out = std::move(result_);
-  out.rank_finish_us.reserve(ranks_.size());
-  for (const RankState& rs : ranks_) {
-    out.rank_finish_us.push_back(rs.finish_us);
-    out.time_us = std::max(out.time_us, rs.finish_us);
+  out.rank_finish_us.reserve(static_cast<std::size_t>(header_.nranks));
+  for (int r = 0; r < header_.nranks; ++r) {
+    const double finish = ranks_[static_cast<std::size_t>(rank_of(r))].finish_us;
+    out.rank_finish_us.push_back(finish);
+    out.time_us = std::max(out.time_us, finish);
   }
-  for (std::size_t l = 0; l < links_.size(); ++l)
-    if (links_[l].bytes > 0) out.links.push_back({l, links_[l].bytes, links_[l].busy_us});
+  if (fold_) {
+    unfold(out);
+  } else {
+    for (std::size_t l = 0; l < links_.size(); ++l)
+      if (links_[l].bytes > 0) out.links.push_back({l, links_[l].bytes, links_[l].busy_us});
+  }
   out.incremental_solves = solver_.counts().incremental;
   out.recalled_solves = solver_.counts().recalled;
   out.full_solves = solver_.counts().filled;
   return out;
+}
+
+// A folded run's counts and links as the unfolded run's: every flow and event stands for its
+// copies, every link of a class carries the class's flows `multiplicity` times at once.
+void Engine::unfold(EventSimResult& out) const {
+  const auto copies = static_cast<std::size_t>(fold_->copies());
+  out.event_fold_period = fold_->period();
+  out.events *= copies;
+  out.flows *= copies;
+  for (std::size_t l = 0; l < topology_.num_links(); ++l) {
+    const std::uint32_t c = fold_->class_of(l);
+    if (c == Fold::kNone || c >= links_.size() || links_[c].bytes <= 0) continue;
+    out.links.push_back({l, links_[c].bytes * multiplicity_[c], links_[c].busy_us});
+  }
+}
+
+std::optional<EventSimResult> event_queue_folded(const coll::StepSource& source, const topo::Topology& topology,
+                                                 const EventSimOptions& options) {
+  const int n = source.header().nranks;
+  if (n < 2 || n > topology.num_ranks() || source.rotation_period() == 0) return std::nullopt;
+  if (ranks_share_a_reducing_device(topology, n)) return std::nullopt;
+  for (int period : fold_periods(n, source.rotation_period())) {
+    if (period == n || !ranks_rotate(source, topology, period)) continue;
+    try {
+      Engine engine(source, topology, options, period);
+      return engine.run();
+    } catch (const NotFoldable&) {
+      continue;  // the machine breaks this period's symmetry: try a longer one
+    } catch (const Error&) {
+      return std::nullopt;  // a malformed schedule: the unfolded engine names the ranks
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace colltune::sim::detail

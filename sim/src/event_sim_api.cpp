@@ -18,6 +18,7 @@ EventSimResult simulate_schedule(const coll::StepSource& source, const topo::Top
                                      [](double t) { return t == 0; });
   if (options.fast_path && !options.record_trace && one_start) {
     if (auto result = detail::sweep_without_contention(source, topology, options)) return std::move(*result);
+    if (auto result = detail::event_queue_folded(source, topology, options)) return std::move(*result);
   }
   detail::Engine engine(source, topology, options);
   return engine.run();

@@ -5,6 +5,8 @@
 // filling), re-solved where it can have changed (RateSolver, event_sim_solver.hpp).
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "colltune/collectives/step_source.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/topology/topology.hpp"
+#include "event_sim_fold.hpp"
 #include "event_sim_queue.hpp"
 #include "event_sim_solver.hpp"
 
@@ -119,9 +122,16 @@ void check_simulable(const coll::StepSource& source, const topo::Topology& topol
 // When the rank starts its first step (EventSimOptions::rank_start_us; 0 when empty).
 double start_of(const EventSimOptions& options, int rank);
 
+// Thrown by a folded Engine when a route it meets is not the rotation of its copies (the machine
+// does not share the schedule's symmetry at that period): the run is redone at a longer one.
+struct NotFoldable {};
+
 class Engine {
  public:
-  Engine(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options);
+  // `period` in 1..nranks-1 folds the run by rotation symmetry (see event_queue_folded); 0 or
+  // nranks simulates every rank.
+  Engine(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options,
+         int period = 0);
   EventSimResult run();
 
  private:
@@ -136,6 +146,8 @@ class Engine {
   void post(int rank, std::uint32_t op_index, const coll::Op& op, double t);
   std::uint32_t channel(int src, int dst);
   std::uint32_t route_of(std::uint32_t chan, int src, int dst, std::uint16_t op_channel);
+  const topo::Path* folded_route(int src, int dst, std::uint16_t op_channel);
+  int rank_of(int rank) const { return fold_ ? fold_->representative(rank) : rank; }
   void start_flow(std::uint32_t chan, const Pending& send, const Pending& recv, int src, int dst, double t);
   std::uint32_t new_flow();
   void end_flow(std::uint32_t f, double t);
@@ -147,6 +159,7 @@ class Engine {
   const coll::Op& current_op(int rank, std::uint32_t index) const;
   void check_finished() const;
   EventSimResult collect();
+  void unfold(EventSimResult& out) const;
 
   // event_sim_rates.cpp
   void update_rates(double t);
@@ -173,6 +186,23 @@ class Engine {
   std::vector<std::size_t> dirty_links_;
   RateSolver solver_;  // max-min rates, kept between instants
   EventSimResult result_;
+  // Folded runs: ranks_ are the representatives 0..d-1, links_ the link classes (Fold), each
+  // with its links' bandwidth over its multiplicity; routes_ point into folded_paths_.
+  std::optional<Fold> fold_;
+  std::deque<topo::Path> folded_paths_;
+  std::vector<int> multiplicity_;  // by class
 };
+
+// The event queue folded by rotation symmetry: the engine's result computed on ranks 0..d-1, d
+// the smallest of the source's rotation periods (StepSource::rotation_period) that the machine
+// shares, each flow standing for its p/d rotated copies. nullopt when no period below p applies
+// (none declared, ranks that differ, a device whose reduction queue ranks share, routes that
+// are not rotations of each other, a link class whose links differ in bandwidth or that one
+// route crosses twice) or when the schedule is malformed (the unfolded engine then reports it).
+// Exact: by symmetry every copy of a flow has the same rate (max-min fair shares are unique),
+// and a link class carrying m copies of each of its flows shares its bandwidth as one link of
+// 1/m of it would.
+std::optional<EventSimResult> event_queue_folded(const coll::StepSource& source, const topo::Topology& topology,
+                                                 const EventSimOptions& options);
 
 }  // namespace colltune::sim::detail

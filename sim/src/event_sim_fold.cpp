@@ -1,6 +1,8 @@
 // Rotation symmetry of the machine, checked from the routes (see event_sim_fold.hpp).
 #include "event_sim_fold.hpp"
 
+#include "event_sim_engine.hpp"
+
 namespace colltune::sim::detail {
 
 Fold::Fold(const topo::Topology& topology, int nranks, int period)
@@ -67,6 +69,9 @@ std::optional<FoldedRoute> Fold::add_channel(int src, int dst, std::uint16_t op_
   route.latency_us = path.latency_us;
   for (std::size_t hop = 0; hop < path.links.size(); ++hop) {
     if (copies_ > 1 && !link_rotation(copies, hop)) return std::nullopt;
+    for (const topo::Path* copy : copies)
+      if (topology_.link(copy->links[hop]).bandwidth_gbps != topology_.link(path.links[hop]).bandwidth_gbps)
+        route.uniform_links = false;
     route.classes.push_back(classify(copies, hop));
   }
   return route;
@@ -80,6 +85,26 @@ std::vector<int> fold_periods(int nranks, int declared) {
   }
   periods.push_back(nranks);
   return periods;
+}
+
+bool ranks_rotate(const coll::StepSource& source, const topo::Topology& topology, int period) {
+  for (int r = period; r < source.header().nranks; ++r) {
+    const int rep = r % period;
+    if (source.num_steps(r) != source.num_steps(rep) || rank_gamma(topology, r) != rank_gamma(topology, rep))
+      return false;
+  }
+  return true;
+}
+
+bool ranks_share_a_reducing_device(const topo::Topology& topology, int nranks) {
+  std::vector<bool> taken(topology.num_devices(), false);
+  for (int r = 0; r < nranks; ++r) {
+    if (rank_gamma(topology, r) == 0) continue;
+    const std::size_t device = topology.device_of_rank(r);
+    if (taken[device]) return true;
+    taken[device] = true;
+  }
+  return false;
 }
 
 }  // namespace colltune::sim::detail

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "colltune/collectives/step_source.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::sim::detail {
@@ -24,6 +25,9 @@ struct FoldedRoute {
   double rate = 0;                     // bytes per us: the bottleneck
   double latency_us = 0;
   std::vector<std::uint32_t> classes;  // the link class of every hop, in order
+  // Whether the copies' links at each hop have one bandwidth (the sweep needs only the
+  // bottleneck; the folded event queue shares each class's bandwidth, so it needs this).
+  bool uniform_links = true;
 };
 
 class Fold {
@@ -68,5 +72,13 @@ class Fold {
 // (0 = none): the divisors of nranks that are multiples of `declared`, smallest first, ending
 // with nranks itself (no folding), which is the only one when nothing is declared.
 std::vector<int> fold_periods(int nranks, int declared);
+
+// Whether every rank r of the source looks like r mod period: as many steps, the same reduction
+// rate (the rest of the symmetry is the source's rotation_period and the routes' Fold).
+bool ranks_rotate(const coll::StepSource& source, const topo::Topology& topology, int period);
+
+// Whether two of the first `nranks` ranks share a device with a reduction rate. Such ranks share
+// its reduction queue in arrival order across them, which folding does not model.
+bool ranks_share_a_reducing_device(const topo::Topology& topology, int nranks);
 
 }  // namespace colltune::sim::detail

@@ -315,20 +315,6 @@ EventSimResult Sweep::result() const {
   return out;
 }
 
-// Whether two of the first `nranks` ranks share a device with a reduction rate. Such
-// ranks share its reduction queue, in arrival order across them, while the sweep orders each
-// rank's reductions on its own when the rank's step is resolved: those runs go to the event queue.
-bool ranks_share_a_reducing_device(const topo::Topology& topology, int nranks) {
-  std::vector<bool> taken(topology.num_devices(), false);
-  for (int r = 0; r < nranks; ++r) {
-    if (rank_gamma(topology, r) == 0) continue;
-    const std::size_t device = topology.device_of_rank(r);
-    if (taken[device]) return true;
-    taken[device] = true;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::optional<EventSimResult> sweep_without_contention(const coll::StepSource& source,

@@ -42,6 +42,7 @@ void expect_rotation_invariant(const StepSource& src, int d) {
         EXPECT_EQ(a[i].kind, b[i].kind);
         EXPECT_EQ((a[i].peer + d) % p, b[i].peer);
         EXPECT_EQ(a[i].block.count, b[i].block.count);
+        EXPECT_EQ(a[i].channel, b[i].channel);
       }
     }
   }
@@ -76,6 +77,15 @@ TEST(StepSource, RingFamilyIsGeneratedAndSymmetricWhenSegmentsAreEqual) {
     EXPECT_EQ(open_schedule(id, RankLayout::uniform(8, 1), 8 * 5 + 3)->rotation_period(), 0) << id;
   }
   EXPECT_NE(dynamic_cast<const StoredSteps*>(open_schedule("dbtree", RankLayout::uniform(8, 1), 40).get()), nullptr);
+}
+
+// Several rings (NCCL's channels, one per local rank without NCCL's orders) repeat per host:
+// the rotation is one host's ranks, checked by brute force, and none with uneven segments.
+TEST(StepSource, NcclChannelsDeclareOneHostsRotation) {
+  const auto even = open_schedule("nccl_ring", RankLayout::uniform(4, 8), 32 * 8 * 5);
+  EXPECT_EQ(even->rotation_period(), 8);
+  expect_rotation_invariant(*even, 8);
+  EXPECT_EQ(open_schedule("nccl_ring", RankLayout::uniform(4, 8), 32 * 8 * 5 + 3)->rotation_period(), 0);
 }
 
 TEST(StepSource, LargeRingIsNotMaterialised) {

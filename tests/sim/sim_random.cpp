@@ -272,6 +272,24 @@ Workload random_algorithm(Rng& rng, const topo::Topology& topology, const Sizes&
   return w;
 }
 
+Workload random_ring_family(Rng& rng, const topo::Topology& topology, const Sizes& sizes) {
+  const RankLayout layout = topology.rank_layout();
+  const std::vector<std::string> family{"ring", "reduce_scatter_ring", "allgather_ring", "nccl_ring", "nccl_ring"};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string& id = pick(rng, family);
+    const std::size_t count = random_count(rng, layout.nranks(), sizes);
+    coll::AlgoOptions options;
+    if (chance(rng, 0.5) && count > 0) options.chunk_elems = static_cast<std::size_t>(uniform_int(rng, 1, static_cast<int>(count)));
+    if (coll::find_algorithm(id).not_applicable(layout, count, options)) continue;
+    Workload w;
+    w.elem_size = random_elem_size(rng);
+    w.what = describe(id, count, options) + " elem " + std::to_string(w.elem_size);
+    w.source = coll::open_schedule(id, layout, count, options);
+    return w;
+  }
+  return random_algorithm(rng, topology, sizes);
+}
+
 Workload random_concurrent(Rng& rng, const topo::Topology& topology, const Sizes& sizes) {
   const int p = topology.num_ranks();
   std::vector<int> ranks(static_cast<std::size_t>(p));

@@ -50,6 +50,10 @@ struct Workload {
 // chunking and inner algorithm: generated step by step where the algorithm has a generator
 // (the ring family, which declares its rotation symmetry), else stored.
 Workload random_algorithm(Rng& rng, const topo::Topology& topology, const Sizes& sizes);
+// One of the ring family (ring, reduce_scatter_ring, allgather_ring, nccl_ring: generated, with
+// their declared rotation symmetry) with a drawn count and chunking: on a symmetric machine
+// nccl_ring's channels share links, which the event queue folds.
+Workload random_ring_family(Rng& rng, const topo::Topology& topology, const Sizes& sizes);
 // Two or three registered algorithms at once on disjoint random rank sets (run_concurrently).
 Workload random_concurrent(Rng& rng, const topo::Topology& topology, const Sizes& sizes);
 // Random pairwise transfers (copies and reductions, zero-byte ones, several on one channel at

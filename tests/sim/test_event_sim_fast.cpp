@@ -107,6 +107,51 @@ TEST(FastPath, AnAsymmetricMachineIsNotFolded) {
   EXPECT_EQ(fast.fast_path_period, 8);
 }
 
+// nccl_ring's channels (one per local rank here: no NCCL orders) share every GPU's link to its
+// switch from the first step, so the sweep refuses; the event queue then folds by the schedule's
+// rotation symmetry (one server's ranks) and must give the unfolded event queue's results.
+TEST(FastPath, SharedLinksFoldTheEventQueue) {
+  for (const char* spec : {"dgx-h100:nodes=4", "fat-tree:nodes=8,gpus=4,nics=4,leaf_ports=8"}) {
+    const topo::Topology t = topo::load_topology(spec);
+    const RankLayout layout = t.rank_layout();
+    const int p = layout.nranks();
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{40}}) {
+      coll::AlgoOptions options;
+      options.chunk_elems = chunk;
+      const auto source = coll::open_schedule("nccl_ring", layout, static_cast<std::size_t>(p) * 96 * 8, options);
+      SCOPED_TRACE(std::string(spec) + " chunk " + std::to_string(chunk));
+      const EventSimResult fast = run(*source, t, true);
+      const EventSimResult queue = run(*source, t, false);
+      expect_same(fast, queue);
+      EXPECT_EQ(fast.fast_path_period, 0);
+      EXPECT_GT(fast.event_fold_period, 0);
+      EXPECT_LT(fast.event_fold_period, p);
+      EXPECT_EQ(p % fast.event_fold_period, 0);
+      EXPECT_EQ(queue.event_fold_period, 0);
+    }
+  }
+}
+
+// One GPU's link to the NVSwitch twice as fast: every route keeps its bottleneck and latency, so
+// the routes still rotate, but that link's class would share two bandwidths. Not folded.
+TEST(FastPath, AClassOfUnequalLinksIsNotFoldedInTheEventQueue) {
+  topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  const std::size_t l = t.route(8, 9, 0).links.front();
+  t.set_link_figures(l, 2 * t.link(l).bandwidth_gbps, t.link(l).latency_us);
+  const auto source = coll::open_schedule("nccl_ring", t.rank_layout(), 16 * 96 * 8);
+  const EventSimResult fast = run(*source, t, true);
+  expect_same(fast, run(*source, t, false));
+  EXPECT_EQ(fast.event_fold_period, 0);
+}
+
+TEST(FastPath, UnevenChannelsAreNotFoldedInTheEventQueue) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  const auto source = coll::open_schedule("nccl_ring", t.rank_layout(), 16 * 96 * 8 + 3);
+  const EventSimResult fast = run(*source, t, true);
+  expect_same(fast, run(*source, t, false));
+  EXPECT_EQ(fast.event_fold_period, 0);
+}
+
 TEST(FastPath, AnOversizedTraceIsRefused) {
   const topo::Topology t = topo::load_topology("flat:ranks=8");
   const auto source = coll::open_schedule("ring", t.rank_layout(), 800);

@@ -72,6 +72,7 @@ struct Coverage {
   int folded = 0;        // sweep over fewer ranks than the schedule's (rotation folding)
   int unfolded = 0;      // sweep over every rank
   int queue = 0;         // event queue by default (contention, or no sweep possible)
+  int queue_folded = 0;  // of those, the event queue over fewer ranks (rotation folding)
   std::size_t incremental = 0;  // event-queue solves, default and forced runs together
   std::size_t recalled = 0;
   std::size_t full = 0;
@@ -81,6 +82,7 @@ struct Coverage {
     ++cases;
     if (fast.fast_path_period == 0) {
       ++queue;
+      if (fast.event_fold_period > 0 && fast.event_fold_period < nranks) ++queue_folded;
     } else if (fast.fast_path_period < nranks) {
       ++folded;
     } else {
@@ -94,7 +96,8 @@ struct Coverage {
   }
   std::string summary() const {
     return std::to_string(cases) + " cases: sweep folded " + std::to_string(folded) + ", unfolded " +
-           std::to_string(unfolded) + ", event queue " + std::to_string(queue) + "; solves incremental " +
+           std::to_string(unfolded) + ", event queue " + std::to_string(queue) + " (folded " +
+           std::to_string(queue_folded) + "); solves incremental " +
            std::to_string(incremental) + ", recalled " + std::to_string(recalled) + ", full " + std::to_string(full);
   }
 };
@@ -129,8 +132,19 @@ Case draw_case(std::uint64_t seed, const Sizes& sizes) {
   return c;
 }
 
-void check_case(std::uint64_t seed, const Sizes& sizes, Coverage& coverage) {
-  const Case c = draw_case(seed, sizes);
+// Seed -> a symmetric machine (or now and then a preset) and one of the ring family: where
+// nccl_ring's channels share links, the event queue folds.
+Case draw_ring_case(std::uint64_t seed, const Sizes& sizes) {
+  Rng rng(seed);
+  Case c;
+  c.machine = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? testing::random_preset(rng, sizes)
+                                                                 : testing::random_symmetric(rng, sizes);
+  c.work = testing::random_ring_family(rng, c.machine.topology, sizes);
+  return c;
+}
+
+void check_case(std::uint64_t seed, const Sizes& sizes, Coverage& coverage, Case (*draw)(std::uint64_t, const Sizes&) = draw_case) {
+  const Case c = draw(seed, sizes);
   const coll::StepSource& source = *c.work.source;
   EventSimOptions options;
   options.elem_size = c.work.elem_size;
@@ -140,7 +154,8 @@ void check_case(std::uint64_t seed, const Sizes& sizes, Coverage& coverage) {
   options.engine = EventEngine::reference;
   const EventSimResult ref = simulate_schedule(source, c.machine.topology, options);
   const std::string what = "seed " + std::to_string(seed) + ": " + c.machine.what + ", " + c.work.what;
-  EXPECT_TRUE(agree(fast, ref)) << "default engine (fast_path_period " << fast.fast_path_period << "), " << what;
+  EXPECT_TRUE(agree(fast, ref)) << "default engine (fast_path_period " << fast.fast_path_period << ", event_fold_period "
+                                 << fast.event_fold_period << "), " << what;
   EXPECT_TRUE(agree(queued, ref)) << "event queue, " << what;
   EXPECT_EQ(ref.fast_path_period, 0) << what;
   coverage.add(fast, queued, source.header().nranks);
@@ -167,6 +182,21 @@ TEST(ReferenceEngine, FastEngineAgreesOnRandomMachinesAndSchedules) {
   Sizes sizes;
   sizes.max_preset_ranks = 48;
   run_cases(1, 5000, sizes, 50);
+}
+
+// The event queue folded by rotation symmetry (shared links, a declared rotation): ring-family
+// schedules on symmetric machines and presets, each path counted as above.
+TEST(ReferenceEngine, FoldedEventQueueAgreesWithTheReference) {
+  Sizes sizes;
+  Coverage coverage;
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    check_case(seed, sizes, coverage, draw_ring_case);
+    if (::testing::Test::HasFailure()) return;
+  }
+  std::cout << coverage.summary() << "\n";
+  EXPECT_GE(coverage.queue_folded, 150) << coverage.summary();
+  EXPECT_GE(coverage.queue - coverage.queue_folded, 50) << coverage.summary();  // asymmetric or uneven: unfolded
+  EXPECT_GE(coverage.folded, 50) << coverage.summary();
 }
 
 // Ranks that start at different times (EventSimOptions::rank_start_us): the event queue against

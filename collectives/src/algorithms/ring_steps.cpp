@@ -70,16 +70,26 @@ class RingSteps final : public StepSource {
     return first_[r] == first_[r + 1] ? 0 : rounds_ * per_round_;
   }
 
-  // One ring over all ranks in rank order, covering the buffer in equal segments: every rank's
-  // steps are the rotation of rank 0's (peers r+-1, segment index shifting with r). Uneven
-  // segments give ranks different block sizes; several rings or other orders: none declared.
+  // Rings over all ranks, each cut into equal segments, whose successor maps commute with
+  // rotating ranks by d: succ(r + d) = succ(r) + d (mod p) in every ring. Rank r + d then sits in
+  // every ring where r sits, shifted, so its step s has rank r's ops with peers shifted by d,
+  // the same channels and, the segments being equal, the same counts (segment indices differ).
+  // One ring in rank order has d = 1; NCCL's channels, each visiting every server's ranks in
+  // one local order, have d = the ranks per server. Uneven segments: none declared.
   int rotation_period() const override {
-    if (rings_.size() != 1) return 0;
-    const Ring& ring = rings_.front();
-    if (ring.q != header().nranks || ring.remainder != 0 || ring.spec.range.offset != 0) return 0;
-    for (int i = 0; i < ring.q; ++i)
-      if (ring.spec.members[static_cast<std::size_t>(i)] != i) return 0;
-    return 1;
+    const int p = header().nranks;
+    if (rings_.empty() || p < 2) return 0;
+    std::vector<std::vector<int>> succ;
+    succ.reserve(rings_.size());
+    for (const Ring& ring : rings_) {
+      if (ring.q != p || ring.remainder != 0) return 0;
+      succ.push_back(successors(ring));
+      if (succ.back().empty()) return 0;
+    }
+    for (int d = 1; d < p; ++d)
+      if (p % d == 0 && std::all_of(succ.begin(), succ.end(), [&](const std::vector<int>& s) { return commutes(s, d); }))
+        return d;
+    return 0;
   }
 
   std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override {
@@ -98,6 +108,26 @@ class RingSteps final : public StepSource {
 
  private:
   int per_ring_phase() const { return rings_.front().q - 1; }
+
+  // Each rank's next member in the ring (a ring of every rank); empty if a rank repeats.
+  std::vector<int> successors(const Ring& ring) const {
+    const auto& members = ring.spec.members;
+    std::vector<int> succ(members.size(), -1);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      int& next = succ[static_cast<std::size_t>(members[i])];
+      if (next >= 0) return {};
+      next = members[(i + 1) % members.size()];
+    }
+    return succ;
+  }
+
+  // Whether succ(r + d) = succ(r) + d (mod p) for every rank r.
+  static bool commutes(const std::vector<int>& succ, int d) {
+    const int p = static_cast<int>(succ.size());
+    for (int r = 0; r < p; ++r)
+      if (succ[static_cast<std::size_t>((r + d) % p)] != (succ[static_cast<std::size_t>(r)] + d) % p) return false;
+    return true;
+  }
 
   void add_ring(RingSpec spec, std::size_t index, std::vector<std::vector<Membership>>& of_rank) {
     const int q = static_cast<int>(spec.members.size());

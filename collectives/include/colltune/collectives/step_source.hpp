@@ -46,8 +46,8 @@ class StepSource {
   virtual std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const = 0;
   // A rotation the schedule is invariant under, for interpreters that exploit symmetry: the
   // smallest d > 0 such that rank (r + d) mod p has as many steps as rank r and its step s has
-  // the ops of rank r's step s with every peer q replaced by (q + d) mod p and the same kinds
-  // and element counts (offsets may differ). 0 when the source declares none.
+  // the ops of rank r's step s with every peer q replaced by (q + d) mod p and the same kinds,
+  // channels and element counts (offsets may differ). 0 when the source declares none.
   virtual int rotation_period() const { return 0; }
 
  private:

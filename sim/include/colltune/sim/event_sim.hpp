@@ -99,6 +99,9 @@ struct EventSimResult {
   // How the run was simulated: 0 = the event queue; d > 0 = the contention-free fast path over
   // ranks 0..d-1, each standing for its rotations by d (d = number of ranks: no folding).
   int fast_path_period = 0;
+  // The event queue folded by rotation symmetry (event_queue_folded in event_sim_engine.hpp):
+  // d > 0 = it ran ranks 0..d-1, each flow standing for its rotations by d; 0 = not folded.
+  int event_fold_period = 0;
   // How the event queue re-solved the max-min rates where links are shared (0 for the sweep and
   // the reference engine): replayed incrementally (event_sim_solver.cpp), a remembered
   // solution (event_sim_recall.cpp), or progressive filling of the changed components.
