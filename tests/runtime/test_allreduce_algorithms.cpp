@@ -147,7 +147,8 @@ TEST(AllreduceAlgorithms, EveryDtypeAndOp) {
 TEST(AllreduceAlgorithms, HierarchicalOnEmulatedHosts) {
   // 3 hosts of 4, 4 hosts of 2, and an uneven 3+3+2 (hierarchical_leader only).
   test::FailureLog log;
-  for (const auto& layout : {RankLayout::uniform(3, 4), RankLayout::uniform(4, 2), RankLayout({0, 0, 0, 1, 1, 1, 2, 2})}) {
+  for (const auto& layout :
+       {RankLayout::uniform(3, 4), RankLayout::uniform(4, 2), RankLayout({0, 0, 0, 1, 1, 1, 2, 2})}) {
     for (const std::string inner : {"ring", "rhd", "tree", "dbtree"}) {
       for (const std::string id : {"hierarchical", "hierarchical_leader"}) {
         std::vector<Case> cases{{0, DType::f32, ReduceOp::sum, 0, true},
@@ -171,7 +172,8 @@ TEST(AllreduceAlgorithms, NcclRingOnEmulatedHostsWithAndWithoutChannelOrders) {
   const std::vector<std::vector<int>> four{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}};
   const std::vector<std::vector<int>> two{{1, 0}};
   test::FailureLog log;
-  for (const auto& [layout, orders] : {std::pair{RankLayout::uniform(3, 4), four}, std::pair{RankLayout::uniform(4, 2), two}}) {
+  for (const auto& [layout, orders] :
+       {std::pair{RankLayout::uniform(3, 4), four}, std::pair{RankLayout::uniform(4, 2), two}}) {
     for (const auto& channel_orders : {std::vector<std::vector<int>>{}, orders}) {
       std::vector<Case> cases{{0, DType::f32, ReduceOp::sum, 0, true},
                               {2, DType::f32, ReduceOp::sum, 0, false},
@@ -213,6 +215,24 @@ TEST(AllreduceAlgorithms, NcclTreeOnEmulatedHosts) {
   EXPECT_EQ(log.count(), 0u) << log.summary();
 }
 
+// Runs schedule `id` with its helpers as ranks of `comm` (their buffers start as garbage and are
+// not checked) and returns the first element where a data rank's result differs from the sum
+// over the data ranks, or -1.
+long long run_with_helpers(coll::Communicator& comm, const std::string& id, const RankLayout& layout, std::size_t count,
+                           std::size_t chunk) {
+  coll::AlgoOptions algo;
+  algo.chunk_elems = chunk;
+  const coll::Schedule s = coll::build_schedule(id, layout, count, algo);
+  const bool data_rank = !s.is_helper(comm.rank());
+  auto buf = data_rank ? test::make_input(DType::f32, ReduceOp::sum, comm.rank(), count)
+                       : std::vector<std::byte>(count * 4, std::byte{0x7f});
+  const coll::PlainCodec codec(DType::f32, ReduceOp::sum);
+  coll::execute(s, comm, buf.data(), 4, codec, 30);
+  if (!data_rank) return -1;
+  const auto ref = test::make_reference(DType::f32, ReduceOp::sum, s.data_ranks(), count);
+  return test::first_mismatch(buf.data(), ref.data(), count, 4);
+}
+
 // nccl_nvls on the threads executor: L GPU ranks and the NVSwitch (the last rank, a helper whose
 // buffer starts as garbage and is not checked); every GPU ends with the sum over the GPUs alone,
 // bit for bit, for L = 1..8, uneven counts, with and without small chunks.
@@ -221,23 +241,13 @@ TEST(AllreduceAlgorithms, NcclNvlsWithTheSwitchAsAHelper) {
   for (int gpus = 1; gpus <= 8; ++gpus) {
     const RankLayout layout = RankLayout::single_host(gpus + 1);
     std::vector<std::pair<std::size_t, std::size_t>> cases;  // (count, chunk)
-    for (std::size_t n : {std::size_t{1}, static_cast<std::size_t>(gpus) + 1, std::size_t{7}, std::size_t{1001},
-                          std::size_t{65537}})
+    for (std::size_t n :
+         {std::size_t{1}, static_cast<std::size_t>(gpus) + 1, std::size_t{7}, std::size_t{1001}, std::size_t{65537}})
       for (std::size_t chunk : {std::size_t{0}, std::size_t{5}})
         if (!(chunk == 5 && n > 1001)) cases.emplace_back(n, chunk);
     coll::run_threads(layout, [&](coll::Communicator& comm) {
       for (const auto& [count, chunk] : cases) {
-        coll::AlgoOptions algo;
-        algo.chunk_elems = chunk;
-        const coll::Schedule s = coll::build_schedule("nccl_nvls", layout, count, algo);
-        const bool gpu = !s.is_helper(comm.rank());
-        auto buf = gpu ? test::make_input(DType::f32, ReduceOp::sum, comm.rank(), count)
-                       : std::vector<std::byte>(count * 4, std::byte{0x7f});
-        const coll::PlainCodec codec(DType::f32, ReduceOp::sum);
-        coll::execute(s, comm, buf.data(), 4, codec, 30);
-        if (!gpu) continue;
-        const auto ref = test::make_reference(DType::f32, ReduceOp::sum, s.data_ranks(), count);
-        const auto bad = test::first_mismatch(buf.data(), ref.data(), count, 4);
+        const long long bad = run_with_helpers(comm, "nccl_nvls", layout, count, chunk);
         if (bad >= 0)
           log.add("nccl_nvls L=" + std::to_string(gpus) + " rank " + std::to_string(comm.rank()) + " count " +
                   std::to_string(count) + " chunk " + std::to_string(chunk) + ": element " + std::to_string(bad));
@@ -267,17 +277,7 @@ TEST(AllreduceAlgorithms, NcclNvlsTreeAndCollnetWithTheSwitchesAsHelpers) {
           for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1001}, std::size_t{65537}}) {
             for (std::size_t chunk : {std::size_t{0}, std::size_t{5}}) {
               if (chunk == 5 && count > 1001) continue;
-              coll::AlgoOptions algo;
-              algo.chunk_elems = chunk;
-              const coll::Schedule s = coll::build_schedule(id, layout, count, algo);
-              const bool gpu = !s.is_helper(comm.rank());
-              auto buf = gpu ? test::make_input(DType::f32, ReduceOp::sum, comm.rank(), count)
-                             : std::vector<std::byte>(count * 4, std::byte{0x7f});
-              const coll::PlainCodec codec(DType::f32, ReduceOp::sum);
-              coll::execute(s, comm, buf.data(), 4, codec, 30);
-              if (!gpu) continue;
-              const auto ref = test::make_reference(DType::f32, ReduceOp::sum, s.data_ranks(), count);
-              const auto bad = test::first_mismatch(buf.data(), ref.data(), count, 4);
+              const long long bad = run_with_helpers(comm, id, layout, count, chunk);
               if (bad >= 0)
                 log.add(id + " H=" + std::to_string(hosts) + " L=" + std::to_string(gpus) + " rank " +
                         std::to_string(comm.rank()) + " count " + std::to_string(count) + " chunk " +

@@ -10,19 +10,17 @@
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "in_switch_util.hpp"
 #include "reference.hpp"
 
 using namespace colltune;
 using namespace colltune::coll;
 using ::testing::HasSubstr;
 
-namespace {
+using test::chunked;
+using test::received_by;
 
-AlgoOptions chunked(std::size_t chunk) {
-  AlgoOptions o;
-  o.chunk_elems = chunk;
-  return o;
-}
+namespace {
 
 // H hosts of L GPUs (ranks h*L .. h*L+L-1), then host h's NVSwitch as rank H*L + h.
 RankLayout nvls_tree_layout(int hosts, int gpus) {
@@ -93,10 +91,7 @@ TEST(NcclNvlsTree, HostsMoveAboutTwiceTheBufferAcrossAndTheSwitchSumsInside) {
     EXPECT_LE(in, 3 * n) << h;
     // The switch takes in every GPU's buffer and the final shards from the heads: n(L+1).
     const int sw = hosts * gpus + h;
-    std::size_t to_switch = 0;
-    for (const Step& st : s.steps(sw))
-      for (const Op& op : st.ops) to_switch += op.kind != OpKind::send ? op.block.count : 0;
-    EXPECT_EQ(to_switch, n * (gpus + 1)) << h;
+    EXPECT_EQ(received_by(s, sw), n * (gpus + 1)) << h;
   }
   // Every GPU of a host crosses hosts: the heads share the host's NICs.
   for (int g = 0; g < gpus; ++g) EXPECT_GT(crossing(s, layout, g, true), 0U) << g;

@@ -7,35 +7,16 @@
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "in_switch_util.hpp"
 #include "reference.hpp"
 
 using namespace colltune;
 using namespace colltune::coll;
 using ::testing::HasSubstr;
 
-namespace {
-
-AlgoOptions chunked(std::size_t chunk) {
-  AlgoOptions o;
-  o.chunk_elems = chunk;
-  return o;
-}
-
-std::size_t sent_by(const Schedule& s, int rank) {
-  std::size_t e = 0;
-  for (const Step& st : s.steps(rank))
-    for (const Op& op : st.ops) e += op.kind == OpKind::send ? op.block.count : 0;
-  return e;
-}
-
-std::size_t received_by(const Schedule& s, int rank) {
-  std::size_t e = 0;
-  for (const Step& st : s.steps(rank))
-    for (const Op& op : st.ops) e += op.kind != OpKind::send ? op.block.count : 0;
-  return e;
-}
-
-}  // namespace
+using test::chunked;
+using test::received_by;
+using test::sent_by;
 
 TEST(NcclNvls, ExactForOneToEightGpusAndUnevenCounts) {
   for (int gpus = 1; gpus <= 8; ++gpus) {
@@ -45,7 +26,8 @@ TEST(NcclNvls, ExactForOneToEightGpusAndUnevenCounts) {
                               std::size_t{65537}, std::size_t{300007}}) {
       for (std::size_t chunk : {std::size_t{0}, std::size_t{3}, std::size_t{1000}}) {
         if (chunk == 3 && count > 1001) continue;  // tens of thousands of chunks add nothing but time
-        SCOPED_TRACE("L=" + std::to_string(gpus) + " count=" + std::to_string(count) + " chunk=" + std::to_string(chunk));
+        SCOPED_TRACE("L=" + std::to_string(gpus) + " count=" + std::to_string(count) +
+                     " chunk=" + std::to_string(chunk));
         const Schedule s = build_schedule("nccl_nvls", layout, count, chunked(chunk));
         ASSERT_NO_THROW(validate(s));
         EXPECT_EQ(s.helpers, 1);
@@ -76,8 +58,7 @@ TEST(NcclNvls, EveryGpuLinkCarriesTheBufferEachWay) {
 TEST(NcclNvls, DefaultPipelineIsSixteenRoundsOfLargeShards) {
   const int gpus = 8;
   const std::size_t big = 8 * algo::kNvlsRounds * algo::kNvlsMinChunk * 4;  // shards of 64 min chunks
-  EXPECT_EQ(build_schedule("nccl_nvls", RankLayout::single_host(gpus + 1), big).steps(0).size(),
-            algo::kNvlsRounds + 1);
+  EXPECT_EQ(build_schedule("nccl_nvls", RankLayout::single_host(gpus + 1), big).steps(0).size(), algo::kNvlsRounds + 1);
   // A small buffer: one chunk up, one down.
   EXPECT_EQ(build_schedule("nccl_nvls", RankLayout::single_host(gpus + 1), 4096).steps(0).size(), 2U);
 }

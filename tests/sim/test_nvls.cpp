@@ -12,24 +12,14 @@
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/topology/topology.hpp"
+#include "sim_request.hpp"
 
 using namespace colltune;
 using namespace colltune::sim;
 using ::testing::HasSubstr;
 
-namespace {
-
-constexpr std::size_t kGiB = std::size_t{1} << 30;
-
-CollectiveRequest request(const std::string& algo, std::size_t bytes, std::size_t chunk_elems = 0) {
-  CollectiveRequest r;
-  r.algorithm = algo;
-  r.bytes = bytes;
-  r.options.chunk_elems = chunk_elems;
-  return r;
-}
-
-}  // namespace
+using colltune::sim::test::kGiB;
+using colltune::sim::test::request;
 
 TEST(NvlsSwitch, DgxH100GetsTheSwitchAsItsLastRank) {
   const topo::Topology base = topo::load_topology("dgx-h100");
@@ -47,8 +37,9 @@ TEST(NvlsSwitch, DgxH100GetsTheSwitchAsItsLastRank) {
 }
 
 TEST(NvlsSwitch, DgxA100HasNoSwitchThatReduces) {
-  EXPECT_THAT([] { topo::with_nvls_switch(topo::load_topology("dgx-a100")); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("no NVSwitch that reduces in the switch (switch_reduction nvls)")));
+  EXPECT_THAT(
+      [] { topo::with_nvls_switch(topo::load_topology("dgx-a100")); },
+      ::testing::ThrowsMessage<Error>(HasSubstr("no NVSwitch that reduces in the switch (switch_reduction nvls)")));
   EXPECT_THAT([] { topo::with_nvls_switch(topo::load_topology("flat:ranks=4")); },
               ::testing::ThrowsMessage<Error>(HasSubstr("no NVSwitch that reduces")));
 }
