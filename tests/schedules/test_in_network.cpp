@@ -102,6 +102,9 @@ TEST(NcclNvlsTree, NeedsTheSwitchesAsTheLastRanksAndFacts) {
   EXPECT_FALSE(a.not_applicable(nvls_tree_layout(4, 8), 100, {}).has_value());
   // No switch ranks: the hosts' last ranks are GPUs.
   EXPECT_THAT(a.not_applicable(RankLayout::uniform(4, 8), 100, {}).value_or(""), HasSubstr("is not its NVSwitch"));
+  // The layout decides, with or without data; without switch ranks there is no depth either.
+  EXPECT_THAT(a.not_applicable(RankLayout::uniform(4, 8), 0, {}).value_or(""), HasSubstr("is not its NVSwitch"));
+  EXPECT_EQ(a.summation_depth(RankLayout::uniform(4, 8), {}), 0);
   EXPECT_THAT([&] { build_schedule("nccl_nvls_tree", RankLayout::uniform(2, 4), 10); },
               ::testing::ThrowsMessage<Error>(HasSubstr("not applicable")));
   EXPECT_TRUE(a.in_switch);
@@ -138,6 +141,8 @@ TEST(NcclCollnet, NeedsTheSwitchAloneAsTheLastRankAndFacts) {
   const Algorithm& a = find_algorithm("nccl_collnet");
   EXPECT_FALSE(a.not_applicable(collnet_layout(4, 8), 100, {}).has_value());
   EXPECT_THAT(a.not_applicable(RankLayout::uniform(4, 8), 100, {}).value_or(""), HasSubstr("SHARP switch"));
+  EXPECT_THAT(a.not_applicable(RankLayout::uniform(4, 8), 0, {}).value_or(""), HasSubstr("SHARP switch"));
+  EXPECT_EQ(a.summation_depth(RankLayout::uniform(4, 8), {}), 0);
   EXPECT_TRUE(a.in_switch);
   EXPECT_TRUE(a.in_network_switch);
   EXPECT_EQ(a.summation_depth(collnet_layout(4, 8), {}), 8);

@@ -49,8 +49,8 @@ std::vector<std::vector<int>> data_hosts(const RankLayout& layout) {
 
 std::optional<std::string> nccl_collnet_not_applicable(const RankLayout& layout, std::size_t count,
                                                        const AlgoOptions& /*options*/) {
-  // A GPU alone or nothing to reduce: an empty schedule on any layout.
-  if (layout.nranks() < 2 || count == 0) return std::nullopt;
+  // A GPU alone: an empty schedule, no switch to take part.
+  if (layout.nranks() < 2) return std::nullopt;
   const int sw = switch_rank(layout);
   if (layout.nhosts() < 2 || layout.ranks_on_host(layout.host_of(sw)).size() != 1)
     return "needs the network's SHARP switch as the last rank, alone outside every host (topo::with_sharp_switch)";
@@ -65,8 +65,7 @@ Schedule build_nccl_collnet(const RankLayout& layout, std::size_t count, const A
     throw Error("nccl_collnet: " + *why);
   ScheduleBuilder b("nccl_collnet", Collective::allreduce, layout.nranks(), count);
   if (layout.nranks() < 2) return b.finish();  // a GPU alone, nothing to reduce
-  // The switches are helpers wherever the layout has them (count 0 applies to any layout).
-  if (!nccl_collnet_not_applicable(layout, 1, options)) b.set_helpers(1);
+  b.set_helpers(1);  // the layout has the switch ranks: checked above
   if (count == 0) return b.finish();
   const int sw = switch_rank(layout);
   const std::vector<std::vector<int>> hosts = data_hosts(layout);

@@ -91,8 +91,8 @@ std::vector<HostRanks> host_ranks(const RankLayout& layout) {
 
 std::optional<std::string> nccl_nvls_tree_not_applicable(const RankLayout& layout, std::size_t count,
                                                          const AlgoOptions& /*options*/) {
-  // A GPU alone or nothing to reduce: an empty schedule on any layout.
-  if (layout.nranks() < 2 || count == 0) return std::nullopt;
+  // A GPU alone: an empty schedule, no switch to take part.
+  if (layout.nranks() < 2) return std::nullopt;
   if (!layout.is_uniform()) return "needs the same number of GPUs on every host";
   if (layout.min_ranks_per_host() < 2)
     return "needs every host's NVSwitch as its last rank after at least one GPU (topo::with_nvls_switch)";
@@ -111,8 +111,7 @@ Schedule build_nccl_nvls_tree(const RankLayout& layout, std::size_t count, const
     throw Error("nccl_nvls_tree: " + *why);
   ScheduleBuilder b("nccl_nvls_tree", Collective::allreduce, layout.nranks(), count);
   if (layout.nranks() < 2) return b.finish();  // a GPU alone, nothing to reduce
-  // The switches are helpers wherever the layout has them (count 0 applies to any layout).
-  if (!nccl_nvls_tree_not_applicable(layout, 1, options)) b.set_helpers(layout.nhosts());
+  b.set_helpers(layout.nhosts());  // the layout has the switch ranks: checked above
   if (count == 0) return b.finish();
   const std::vector<HostRanks> hosts = host_ranks(layout);
   const int nhosts = layout.nhosts();
