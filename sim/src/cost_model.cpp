@@ -73,7 +73,9 @@ void append_raw(std::string& key, const T& value) {
   key.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
-// The algorithm, its options and the level costs (every number the pricer reads of them).
+// The algorithm, its options and the level costs (every number the pricer reads of them). A field
+// added to coll::AlgoOptions or coll::LevelCosts that changes a price must join this key, or the
+// memo would answer a request with another request's price.
 std::string options_key(const coll::Algorithm& algorithm, const coll::AlgoOptions& o, const coll::LevelCosts& c) {
   std::string key = algorithm.id;
   key += '\0';
