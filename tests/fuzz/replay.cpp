@@ -65,7 +65,10 @@ class Watchdog {
     thread_ = std::thread([this, limit_ms] {
       while (!stop_) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        if (g_started_ms > 0 && now_ms() - g_started_ms > limit_ms) {
+        // One load: the main thread resets the start to 0 between inputs, and reading it twice
+        // could see a start, then 0, and call a fast input a hang.
+        const long long started = g_started_ms.load();
+        if (started > 0 && now_ms() - started > limit_ms) {
           std::fprintf(stderr, "\nfuzz replay: hang (over %lld ms) on %s\n", limit_ms, g_current);
           std::abort();
         }
