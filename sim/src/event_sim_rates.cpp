@@ -18,7 +18,6 @@
 // (PopTime) with the link that fixed each flow: the incremental solve starts from them. Flows
 // whose rate did not change keep their end event.
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <limits>
 
@@ -38,7 +37,11 @@ void Engine::set_rate(std::uint32_t f, double rate, double t) {
   FlowState& fl = flows_[f];
   // Shares are positive in exact arithmetic; keep rounding from stalling a flow forever.
   rate = std::max(rate, 1e-9);
-  if (fl.rate > 0 && std::abs(rate - fl.rate) <= 1e-12 * fl.rate) return;  // its end event stands
+  // Its end event stands only when the rate is exactly the same, as in the reference engine (R3).
+  // A rate that moved by a rounding error is re-accounted too: keeping the old one would move
+  // the flow's end by that error, and where ends tie (reductions queued at one instant, in
+  // order of receiving rank) a different order changes the run.
+  if (fl.rate > 0 && rate == fl.rate) return;
   fl.left = std::max(0.0, fl.left - fl.rate * (t - fl.last_t));
   fl.last_t = t;
   fl.rate = rate;

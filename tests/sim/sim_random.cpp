@@ -240,9 +240,14 @@ std::string describe(const std::string& algo, std::size_t count, const coll::Alg
 // repeated until one applies; a single rank has none: nullopt).
 std::optional<std::pair<std::string, std::pair<std::size_t, coll::AlgoOptions>>> applicable(Rng& rng, const RankLayout& layout,
                                                                                              const Sizes& sizes) {
-  const std::vector<coll::Algorithm>& all = coll::algorithms();
+  std::vector<const coll::Algorithm*> all;
+  for (const coll::Algorithm& a : coll::algorithms())
+    if (sizes.algorithms.empty() || std::find(sizes.algorithms.begin(), sizes.algorithms.end(), a.id) != sizes.algorithms.end())
+      all.push_back(&a);
+  if (!sizes.algorithms.empty() && all.size() != sizes.algorithms.size())
+    throw std::logic_error("Sizes::algorithms names an algorithm that is not registered (renamed?)");
   for (int attempt = 0; attempt < 100; ++attempt) {
-    const coll::Algorithm& a = pick(rng, all);
+    const coll::Algorithm& a = *pick(rng, all);
     const std::size_t count = random_count(rng, layout.nranks(), sizes);
     const coll::AlgoOptions options = random_options(rng, count);
     if (!a.not_applicable(layout, count, options)) return std::make_pair(a.id, std::make_pair(count, options));

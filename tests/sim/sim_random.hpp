@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "colltune/collectives/step_source.hpp"
 #include "colltune/topology/topology.hpp"
@@ -19,6 +20,10 @@ struct Sizes {
   int max_random_ranks = 12;   // ranks of a random multigraph
   int max_preset_ranks = 32;   // ranks of a drawn preset (flat, fat-tree, torus, dgx-h100:nodes=2)
   std::size_t max_count = 4096;  // elements of a collective or of one random transfer
+  // The registered algorithms random_algorithm draws from, in registry order; empty: all of
+  // them. A seed names a case only together with this list: registering an algorithm changes
+  // the draws, so a regression test that keeps a seed keeps the list it was found with.
+  std::vector<std::string> algorithms;
 };
 
 struct Machine {
