@@ -223,7 +223,9 @@ TEST(ReferenceEngine, LateRanksAgreeWithTheReference) {
     const std::string what = "seed " + std::to_string(seed) + ": " + c.machine.what + ", " + c.work.what;
     ASSERT_TRUE(agree(fast, ref)) << what;
     const bool late = std::any_of(options.rank_start_us.begin(), options.rank_start_us.end(), [](double t) { return t > 0; });
-    if (late) EXPECT_EQ(fast.fast_path_period, 0) << what;  // late ranks go through the event queue
+    if (late) {
+      EXPECT_EQ(fast.fast_path_period, 0) << what;  // late ranks go through the event queue
+    }
     for (int r = 0; r < n; ++r) EXPECT_GE(ref.rank_finish_us[static_cast<std::size_t>(r)], options.rank_start_us[static_cast<std::size_t>(r)]) << what;
   }
 }
