@@ -11,6 +11,7 @@
 #include "colltune/collectives/registry.hpp"
 #include "colltune/collectives/threads.hpp"
 #include "colltune/common/error.hpp"
+#include "../common/switch_layouts.hpp"
 #include "runtime_test_util.hpp"
 
 namespace colltune {
@@ -265,14 +266,8 @@ TEST(AllreduceAlgorithms, NcclNvlsTreeAndCollnetWithTheSwitchesAsHelpers) {
   for (const std::string id : {"nccl_nvls_tree", "nccl_collnet"}) {
     for (int hosts = 1; hosts <= 3; ++hosts) {
       for (int gpus = 1; gpus <= 3; ++gpus) {
-        std::vector<int> host_of;
-        for (int r = 0; r < hosts * gpus; ++r) host_of.push_back(r / gpus);
-        if (id == "nccl_collnet") {
-          host_of.push_back(hosts);  // the network switch, outside every host
-        } else {
-          for (int h = 0; h < hosts; ++h) host_of.push_back(h);  // host h's NVSwitch
-        }
-        const RankLayout layout(host_of);
+        const RankLayout layout =
+            id == "nccl_collnet" ? test::collnet_layout(hosts, gpus) : test::nvls_tree_layout(hosts, gpus);
         coll::run_threads(layout, [&](coll::Communicator& comm) {
           for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1001}, std::size_t{65537}}) {
             for (std::size_t chunk : {std::size_t{0}, std::size_t{5}}) {

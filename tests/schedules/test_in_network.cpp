@@ -10,6 +10,7 @@
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "../common/switch_layouts.hpp"
 #include "in_switch_util.hpp"
 #include "reference.hpp"
 
@@ -18,25 +19,11 @@ using namespace colltune::coll;
 using ::testing::HasSubstr;
 
 using test::chunked;
+using test::collnet_layout;
+using test::nvls_tree_layout;
 using test::received_by;
 
 namespace {
-
-// H hosts of L GPUs (ranks h*L .. h*L+L-1), then host h's NVSwitch as rank H*L + h.
-RankLayout nvls_tree_layout(int hosts, int gpus) {
-  std::vector<int> host_of;
-  for (int r = 0; r < hosts * gpus; ++r) host_of.push_back(r / gpus);
-  for (int h = 0; h < hosts; ++h) host_of.push_back(h);
-  return RankLayout(host_of);
-}
-
-// H hosts of L GPUs, then the network switch alone on host H.
-RankLayout collnet_layout(int hosts, int gpus) {
-  std::vector<int> host_of;
-  for (int r = 0; r < hosts * gpus; ++r) host_of.push_back(r / gpus);
-  host_of.push_back(hosts);
-  return RankLayout(host_of);
-}
 
 // Elements rank `rank` sends to (or receives from) ranks on other hosts.
 std::size_t crossing(const Schedule& s, const RankLayout& layout, int rank, bool send) {
