@@ -19,6 +19,7 @@
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/runtime_model.hpp"
 #include "commands.hpp"
+#include "cost_option.hpp"
 #include "options.hpp"
 #include "step_whatif.hpp"
 
@@ -182,8 +183,7 @@ void run_step(const StepArgs& a) {
   config.fp16_compress = a.fp16_compress;
   config.algorithm = a.algorithm;
   const sim::Engine engine = sim::parse_engine(a.engine);
-  sim::StepCosts costs;
-  for (const std::string& assignment : a.costs) sim::set_step_cost(costs, assignment);
+  const sim::StepCosts costs = step_costs(a.costs);
   const topo::Topology topology = topo::load_topology(a.topology);
   std::vector<std::string> notes;
   const sim::Workload workload = sim::load_workload(a.model, &notes, topo::gpu_of(topology).name);
@@ -247,10 +247,7 @@ void add_step_command(CLI::App& app) {
                                             "normal:SD or uniform:HALFWIDTH");
   sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)");
   sub->add_option("--seed", args->seed, "seed of the jitter's and --uneven-spread's draws")->capture_default_str();
-  sub->add_option("--cost", args->costs,
-                  "set a step cost NAME=VALUE (repeatable): fusion_copy_gbps, negotiation_base_us, "
-                  "negotiation_us_per_rank, tensor_us, launch_us, interference, nvlink_efficiency, "
-                  "pcie_efficiency, ib_efficiency, roce_efficiency, tcp_efficiency (docs/step-model.md)");
+  add_step_cost_option(*sub, args->costs);
   add_whatif_options(*sub, args->whatif);
   add_json_option(*sub, args->json, "The step");
   sub->callback([args] { run_step(*args); });

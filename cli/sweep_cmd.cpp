@@ -13,6 +13,7 @@
 #include "colltune/tuner/size_sweep.hpp"
 #include "colltune/tuner/sweep.hpp"
 #include "commands.hpp"
+#include "cost_option.hpp"
 #include "options.hpp"
 
 namespace colltune::cli {
@@ -23,6 +24,7 @@ struct SweepArgs {
   std::string model;
   std::vector<std::string> vary;
   std::vector<std::string> fixes;
+  std::vector<std::string> costs;  // --cost NAME=VALUE
   std::string runtime;  // empty: horovod
   std::string bytes;    // --bytes: a message-size sweep instead of a training step
   std::string algo;     // --bytes only: nccl (default) or a registry allreduce
@@ -57,6 +59,7 @@ void write_outputs(const SweepArgs& a, const std::string& csv, const std::string
 // --bytes: busbw against size on every topology of the axes.
 void run_size_sweep_command(const SweepArgs& a) {
   if (!a.fixes.empty()) throw Error("--fix: tunes a training step; not with --bytes (a message-size sweep)");
+  if (!a.costs.empty()) throw Error("--cost: prices a training step; not with --bytes (a message-size sweep)");
   if (!a.runtime.empty()) throw Error("--runtime: tunes a training step; not with --bytes (use --algo)");
   tuner::SizeSweepSpec spec;
   spec.topology = a.topology;
@@ -79,6 +82,7 @@ void run_sweep_command(const SweepArgs& a) {
   spec.model = a.model;
   for (const std::string& v : a.vary) spec.axes.push_back(tuner::parse_sweep_axis(v));
   spec.tune.fixes = a.fixes;
+  spec.costs = step_costs(a.costs);
   spec.runtime = tuner::parse_runtime_spec(a.runtime.empty() ? "horovod" : a.runtime);
   const tuner::SweepResult result =
       tuner::run_sweep(spec, [&spec](std::size_t done, std::size_t total, const tuner::SweepPoint& p) {
@@ -105,6 +109,7 @@ void add_sweep_command(CLI::App& app) {
                                         "model or batch; once or twice")
       ->required();
   cmd->add_option("--fix", args->fixes, "pin a tuner knob at every point (as tune --fix)");
+  add_step_cost_option(*cmd, args->costs);
   cmd->add_option("--runtime", args->runtime, "horovod (default) | nccl | colltune | ps:servers=S[,colocated][,agg_gbps=X]: what each point is tuned for, as "
                                               "tune --runtime");
   cmd->add_option("--out", args->out, "also write sweep.csv, sweep.json and sweep.html to this directory");

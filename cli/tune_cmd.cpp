@@ -23,6 +23,7 @@
 #include "colltune/tuner/measured.hpp"
 #include "colltune/tuner/tuner.hpp"
 #include "commands.hpp"
+#include "cost_option.hpp"
 #include "options.hpp"
 
 #ifdef COLLTUNE_HAVE_MPI
@@ -42,6 +43,7 @@ struct TuneArgs {
   std::size_t budget = 0;
   std::uint64_t seed = 1;
   std::vector<std::string> fixes;
+  std::vector<std::string> costs;  // --cost NAME=VALUE
   double max_fp16_error = tuner::kDefaultMaxFp16Error;
   JsonOutput json;
 };
@@ -151,6 +153,10 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
   const coll::Runtime runtime = tuner::parse_runtime_spec(a.runtime).runtime;  // --fix: tune() checks it before any work
   if (a.objective != "analytic" && a.objective != "event" && a.objective != "measured")
     throw Error("--objective " + a.objective + ": unknown (expected analytic, event or measured)");
+  step_costs(a.costs);  // a bad --cost is an error before any work
+  if (a.objective == "measured" && !a.costs.empty())
+    throw Error("--cost " + a.costs.front() + ": --objective measured times real steps; the step model's costs do "
+                "not apply");
   if (a.objective == "measured" && runtime != coll::Runtime::colltune)
     throw Error("--objective measured runs colltune's executors: it needs --runtime colltune (got --runtime " +
                 a.runtime + ")");
@@ -164,7 +170,7 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
     objective = make_measured(a, topology, workload);
   else
     objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective),
-                                                            tuner::parse_runtime_spec(a.runtime));
+                                                            tuner::parse_runtime_spec(a.runtime), step_costs(a.costs));
   const bool leader = tuner::mpi_world_rank() == 0;
   if (leader && isatty(STDERR_FILENO)) {
     options.progress = progress_bar();
@@ -224,6 +230,7 @@ void add_tune_command(CLI::App& app) {
       ->take_all();
   cmd->add_option("--max-fp16-error", args->max_fp16_error,
                   "accept fp16 compression only when its predicted rms relative error is at most this (default 0.01)");
+  add_step_cost_option(*cmd, args->costs);
   add_json_option(*cmd, args->json, "The summary");
   cmd->callback([args] { run_tune(*args); });
 }

@@ -36,20 +36,26 @@ TEST(Sweep, PointSpecsOverrideOrAddParameters) {
   EXPECT_EQ(sweep_topology_spec("dgx-h100:nodes=2", models, {"vgg16"}), "dgx-h100:nodes=2");
 }
 
-// A sweep is a loop over tune(): each point equals the tune of its topology and model.
+// A sweep is a loop over tune(): each point equals the tune of its topology and model, with the
+// same step costs (sweep --cost, as tune --cost; not the defaults, so that they must be passed on).
 TEST(Sweep, EachPointIsTheTuneOfThatPoint) {
   SweepSpec spec;
   spec.topology = "dgx-h100";
   spec.model = "resnet50";
   spec.axes = {{"nodes", {"1", "2"}}, {"model", {"resnet50", "bert-base"}}};
+  sim::set_step_cost(spec.costs, "tensor_us=20");
   const SweepResult r = run_sweep(spec);
   ASSERT_EQ(r.points.size(), 4u);
   EXPECT_EQ(r.points[1].values, (std::vector<std::string>{"1", "bert-base"}));
   for (const SweepPoint& p : r.points) {
     const topo::Topology t = topo::load_topology(p.topology);
     const sim::Workload w = sim::load_workload(p.model);
-    SimulatedObjective objective(t, w, sim::Engine::analytic, spec.runtime);
+    SimulatedObjective objective(t, w, sim::Engine::analytic, spec.runtime, spec.costs);
     const TuneResult alone = tune(t, w, objective, TuneOptions{});
+    if (t.num_ranks() > 1) {  // one GPU reduces nothing: no buffers to charge
+      SimulatedObjective defaults(t, w, sim::Engine::analytic, spec.runtime);
+      EXPECT_GT(p.default_step_us, defaults.evaluate(alone.baseline.candidate)) << p.topology << " " << p.model;
+    }
     EXPECT_EQ(p.tuned_step_us, alone.best.step_time_us) << p.topology << " " << p.model;
     EXPECT_EQ(p.default_step_us, alone.baseline.step_time_us) << p.topology << " " << p.model;
     EXPECT_EQ(p.tuned, alone.best.candidate) << p.topology << " " << p.model;

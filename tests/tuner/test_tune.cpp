@@ -3,8 +3,12 @@
 // the fp16 accuracy limit.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "colltune/common/error.hpp"
 #include "colltune/sim/profiles.hpp"
+#include "colltune/sim/step_costs.hpp"
+#include "colltune/tuner/emit.hpp"
 #include "tuner_test_util.hpp"
 
 using namespace colltune;
@@ -179,6 +183,31 @@ TEST(Tune, EventObjectiveWithBayes) {
   EXPECT_EQ(r.history.size(), 8u);
   EXPECT_LE(r.best.step_time_us, r.baseline.step_time_us);
   EXPECT_GE(r.best.step_time_us, workload.forward_us + workload.backward_us);
+}
+
+// `tune --cost`: the search prices every candidate with the given step costs, so its prediction
+// is what `step --cost` gives for the chosen configuration, and colltune.json records them.
+TEST(Tune, StepCostsPriceTheSearchAndAreRecorded) {
+  const auto t = cluster(2, 4, 25.0);
+  const auto workload = sim::load_workload(TUNER_TEST_DATA "/tiny_workload.json");
+  sim::StepCosts costs;
+  sim::set_step_cost(costs, "tensor_us=20");
+  sim::set_step_cost(costs, "interference=1.4");
+  SimulatedObjective objective(t, workload, sim::Engine::analytic, coll::Runtime::horovod, costs);
+  const TuneResult r = tune(t, workload, objective, {});
+  const sim::StepSimulator step(t, costs);
+  const RuntimeModel runtime(t, coll::Runtime::horovod);
+  EXPECT_EQ(r.best.step_time_us, step.run(workload, runtime.step_config(r.best.candidate)).step_time_us);
+  EXPECT_EQ(r.baseline.step_time_us, step.run(workload, runtime.step_config(r.baseline.candidate)).step_time_us);
+  // 20 us per tensor of a buffer (default 0.5) and compute slowed 1.4x (default 1.1) where it
+  // overlaps communication: every step is slower.
+  EXPECT_GT(r.best.step_time_us, tune_analytic(t, workload).best.step_time_us);
+  ASSERT_TRUE(r.step_costs.has_value());
+  EXPECT_EQ(r.step_costs->tensor_us, 20);
+  const auto doc = nlohmann::json::parse(emit_colltune_json(r));
+  EXPECT_EQ(doc["input"]["step_costs"]["tensor_us"], 20);
+  EXPECT_EQ(doc["input"]["step_costs"]["interference"], 1.4);
+  EXPECT_GT(doc["input"]["step_costs"]["fusion_copy_gbps"].get<double>(), 0);  // derived, resolved
 }
 
 namespace {

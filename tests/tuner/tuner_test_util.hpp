@@ -25,8 +25,11 @@ inline topo::Topology cluster(int hosts, int gpus, double nic_gbps) {
   const auto core = t.add_device({"core", DeviceKind::net_switch, -1, 0});
   int rank = 0;
   for (int h = 0; h < hosts; ++h) {
-    const std::string p = "h" + std::to_string(h) + "/";
-    const int host = t.add_host("h" + std::to_string(h));
+    // Appended, not "h" + std::to_string(h): GCC 12 warns falsely (-Wrestrict, GCC bug 105651)
+    // on a literal plus a temporary string where this is inlined.
+    const std::string name = std::string("h").append(std::to_string(h));
+    const std::string p = name + "/";
+    const int host = t.add_host(name);
     const auto sw = t.add_device({p + "nvswitch", DeviceKind::nvswitch, host, 0});
     const auto nic = t.add_device({p + "nic", DeviceKind::nic, host, 0});
     t.add_duplex_link(sw, nic, LinkKind::pcie, 32.0, 1.0);

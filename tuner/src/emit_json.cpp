@@ -33,14 +33,23 @@ json table_json(const std::vector<SizeRange>& table) {
   return rows;
 }
 
+// Every named step cost (step_costs.hpp) by its --cost name, derived ones resolved.
+json step_costs_json(const sim::StepCosts& costs) {
+  json out = json::object();
+  for (const sim::StepCostField& f : sim::step_cost_fields()) out[std::string(f.name)] = costs.*f.member;
+  return out;
+}
+
 json input_json(const TuneResult& r) {
-  return json{{"topology", r.topology},        {"ranks", r.ranks},
-              {"hosts", r.hosts},              {"model", r.model},
-              {"gradient_bytes", r.gradient_bytes}, {"objective", r.objective},
-              {"runtime", std::string(coll::to_string(r.runtime))},
-              {"strategy", std::string(to_string(r.strategy))}, {"seed", r.seed},
-              {"space_size", r.space_size},    {"evaluations", r.history.size()},
-              {"fixed", r.fixes},              {"search_ms", r.search_ms}};
+  json in{{"topology", r.topology},        {"ranks", r.ranks},
+          {"hosts", r.hosts},              {"model", r.model},
+          {"gradient_bytes", r.gradient_bytes}, {"objective", r.objective},
+          {"runtime", std::string(coll::to_string(r.runtime))},
+          {"strategy", std::string(to_string(r.strategy))}, {"seed", r.seed},
+          {"space_size", r.space_size},    {"evaluations", r.history.size()},
+          {"fixed", r.fixes},              {"search_ms", r.search_ms}};
+  if (r.step_costs) in["step_costs"] = step_costs_json(*r.step_costs);
+  return in;
 }
 
 json fp16_json(const TuneResult& r) {

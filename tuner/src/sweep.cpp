@@ -189,7 +189,7 @@ SweepResult run_sweep(const SweepSpec& spec,
   TuneOptions options = spec.tune;
   options.progress = nullptr;
   const auto tune_point = [&](std::size_t i) {
-    SimulatedObjective objective(topologies[i], workloads[i], sim::Engine::analytic, runtimes[i]);
+    SimulatedObjective objective(topologies[i], workloads[i], sim::Engine::analytic, runtimes[i], spec.costs);
     const TuneResult t = tune(topologies[i], workloads[i], objective, options);
     return SweepPoint{combos[i],        sweep_topology_spec(spec.topology, spec.axes, combos[i]),
                       sweep_model_spec(spec.model, spec.axes, combos[i]), t.ranks, t.best_step.compute_us,

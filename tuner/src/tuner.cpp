@@ -140,6 +140,13 @@ std::vector<BusbwCurve> make_busbw_curves(const sim::CostModel& model, const Sea
   return out;
 }
 
+// The step costs `objective` prices with, for the tuner's own objectives beside it (the report's
+// heatmap, the parameter-server comparison): the same costs, so every figure agrees.
+sim::StepCosts costs_of(const Objective& objective) {
+  const auto* simulated = dynamic_cast<const SimulatedObjective*>(&objective);
+  return simulated ? simulated->given_costs() : sim::StepCosts{};
+}
+
 // Everything the emitters and the report need beyond the search itself.
 void add_report_material(const topo::Topology& topology, const sim::Workload& workload, Objective& objective,
                          const RuntimeModel& runtime, TuneResult& r) {
@@ -150,7 +157,7 @@ void add_report_material(const topo::Topology& topology, const sim::Workload& wo
   SimulatedObjective& analytic = simulated && simulated->engine() == sim::Engine::analytic
                                      ? *simulated
                                      : own_analytic.emplace(topology, workload, sim::Engine::analytic,
-                                                            runtime.runtime());
+                                                            runtime.runtime(), costs_of(objective));
   r.best_step = simulated ? simulated->step(r.best.candidate) : analytic.step(r.best.candidate);
   r.hierarchical_allreduce = hierarchical_flag(runtime, r.best.candidate, r.best_step);
   r.algo_table = runtime.size_table(r.best.candidate);
@@ -221,10 +228,12 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
   r.runtime = runtime.runtime();
   r.baseline_description = runtime.baseline_description();
   if (runtime.ps()) {
-    SimulatedObjective allreduce(topology, workload, sim::Engine::analytic, coll::Runtime::horovod);
+    SimulatedObjective allreduce(topology, workload, sim::Engine::analytic, coll::Runtime::horovod,
+                                 costs_of(objective));
     r.allreduce_step_us = allreduce.evaluate(RuntimeModel(topology, coll::Runtime::horovod).baseline());
   }
   r.nccl_priced = runtime.nccl_priced();
+  if (const auto* simulated = dynamic_cast<const SimulatedObjective*>(&objective)) r.step_costs = simulated->costs();
   r.strategy = options.strategy;
   r.seed = options.seed;
   r.space_size = space.size();

@@ -36,17 +36,23 @@ class Objective {
 // under either engine).
 class SimulatedObjective : public Objective {
  public:
-  // `topology` and `workload` must outlive the objective.
+  // `topology` and `workload` must outlive the objective. `costs` are the step model's named
+  // costs (step_costs.hpp; `tune --cost` sets them as `step --cost` does).
   SimulatedObjective(const topo::Topology& topology, const sim::Workload& workload, sim::Engine engine,
-                     const RuntimeSpec& runtime = coll::Runtime::horovod);
+                     const RuntimeSpec& runtime = coll::Runtime::horovod, const sim::StepCosts& costs = {});
   std::string name() const override;
   double evaluate(const Candidate& candidate) override;
   const RuntimeModel* runtime_model() const override { return &runtime_; }
   // The full step (buffers with their start/end times) for the report's timeline.
   sim::StepResult step(const Candidate& candidate) const;
   sim::Engine engine() const { return engine_; }
+  // The costs as given (for another objective on the same costs) and as the step model
+  // resolved them (derived ones filled in: what the step was priced with).
+  const sim::StepCosts& given_costs() const { return given_costs_; }
+  const sim::StepCosts& costs() const { return simulator_.costs(); }
 
  private:
+  sim::StepCosts given_costs_;
   RuntimeModel runtime_;
   sim::StepSimulator simulator_;
   const sim::Workload& workload_;

@@ -30,6 +30,7 @@ struct SweepSpec {
   std::vector<SweepAxis> axes;  // one or two
   RuntimeSpec runtime = coll::Runtime::horovod;  // as tune --runtime; an axis `runtime` overrides it
   TuneOptions tune;             // the search at each point (progress is ignored)
+  sim::StepCosts costs;         // the step model's costs at every point (as tune --cost)
 };
 
 struct SweepPoint {

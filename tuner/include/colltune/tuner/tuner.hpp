@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,9 @@ struct TuneResult {
   // model. 0 for the other runtimes.
   double allreduce_step_us = 0;
   bool nccl_priced = false;          // NCCL's allreduces priced by NCCL's model
+  // The step model's costs the search priced with, derived ones resolved (a simulated
+  // objective; nullopt for a measured one, whose steps are real).
+  std::optional<sim::StepCosts> step_costs;
   StrategyKind strategy = StrategyKind::grid;
   std::uint64_t seed = 1;
   std::size_t space_size = 0;
