@@ -97,7 +97,6 @@ class Sweep {
   EventSimResult result() const;
 
  private:
-  bool symmetric_ranks() const;
   Outcome enter_step(int rank, double t);
   Outcome post(int rank, const coll::Op& op, double t);
   std::uint32_t channel_of(int rank, const coll::Op& op);
@@ -135,17 +134,9 @@ Sweep::Sweep(const coll::StepSource& source, const topo::Topology& topology, con
   }
 }
 
-// Every rank must look like its representative: as many steps, the same reduction rate.
-bool Sweep::symmetric_ranks() const {
-  for (int r = fold_.period(); r < nranks_; ++r) {
-    const SweepRank& rep = ranks_[static_cast<std::size_t>(fold_.representative(r))];
-    if (source_.num_steps(r) != rep.nsteps || rank_gamma(topology_, r) != rep.gamma) return false;
-  }
-  return true;
-}
-
 Outcome Sweep::run() {
-  if (!symmetric_ranks()) return Outcome::asymmetric;
+  // Every rank must look like its representative: as many steps, the same reduction rate.
+  if (!ranks_rotate(source_, topology_, fold_.period())) return Outcome::asymmetric;
   for (int r = 0; r < fold_.period(); ++r)
     if (Outcome o = enter_step(r, 0.0); o != Outcome::done) return o;
   while (!queue_.empty()) {
