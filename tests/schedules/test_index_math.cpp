@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "colltune/collectives/algorithms/index_math.hpp"
@@ -114,5 +115,32 @@ TEST(Trees, DoubleTreeLeavesAndInteriors) {
       // Every rank is a leaf in at least one tree, except rank 0 (root of the first) for odd q.
       EXPECT_TRUE(!both || (q % 2 == 1 && r == 0)) << "q=" << q << " rank " << r;
     }
+  }
+}
+
+// double_tree is in_order_tree with positions renamed to ranks: the first tree is it unchanged;
+// in either, a rank's parent and children are the ranks of its position's parent and children,
+// in the positions' order, at the position's depth.
+TEST(Trees, DoubleTreeByRankIsTheInOrderTreeRenamed) {
+  for (int q = 1; q <= 33; ++q) {
+    const BinaryTree pos = in_order_tree(q);
+    for (int tree : {0, 1}) {
+      const BinaryTree t = double_tree(q, tree);
+      EXPECT_EQ(t.height, pos.height) << "q=" << q;
+      for (int v = 0; v < q; ++v) {
+        const auto r = static_cast<std::size_t>(double_tree_rank(tree, v, q));
+        const auto sv = static_cast<std::size_t>(v);
+        EXPECT_EQ(t.depth[r], pos.depth[sv]) << "q=" << q << " tree " << tree << " v " << v;
+        const int up = pos.parent[sv];
+        EXPECT_EQ(t.parent[r], up < 0 ? -1 : double_tree_rank(tree, up, q)) << "q=" << q << " tree " << tree;
+        std::vector<int> positions = pos.children[sv];
+        std::sort(positions.begin(), positions.end());
+        std::vector<int> children;
+        for (int c : positions) children.push_back(double_tree_rank(tree, c, q));
+        EXPECT_EQ(t.children[r], children) << "q=" << q << " tree " << tree << " v " << v;
+      }
+    }
+    EXPECT_EQ(double_tree(q, 0).parent, pos.parent) << "q=" << q;
+    EXPECT_EQ(double_tree(q, 0).depth, pos.depth) << "q=" << q;
   }
 }

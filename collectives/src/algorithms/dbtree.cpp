@@ -24,7 +24,6 @@
 namespace colltune::coll::algo {
 namespace {
 
-int tree_rank(int tree, int v, int p) { return tree == 0 ? v : second_tree_rank(v, p); }
 
 struct Plan {
   int p = 0;
@@ -58,10 +57,10 @@ void messages_at(const Plan& pl, long long t, F f) {
     for (int v = 0; v < pl.p; ++v) {
       const auto sv = static_cast<std::size_t>(v);
       const long long d = pl.tree.depth[sv];
-      const int me = tree_rank(which, v, pl.p);
-      if (v != 0 && valid(t - (h - d))) f(me, tree_rank(which, pl.tree.parent[sv], pl.p), chunk(t - (h - d)), true);
+      const int me = double_tree_rank(which, v, pl.p);
+      if (v != 0 && valid(t - (h - d))) f(me, double_tree_rank(which, pl.tree.parent[sv], pl.p), chunk(t - (h - d)), true);
       if (!valid(t - (h + d))) continue;
-      for (int c : pl.tree.children[sv]) f(me, tree_rank(which, c, pl.p), chunk(t - (h + d)), false);
+      for (int c : pl.tree.children[sv]) f(me, double_tree_rank(which, c, pl.p), chunk(t - (h + d)), false);
     }
   }
 }

@@ -42,34 +42,6 @@
 namespace colltune::coll::algo {
 namespace {
 
-// One host tree of the double binary tree: parent host (-1: root), children and depth by host.
-struct HostTree {
-  std::vector<int> parent;
-  std::vector<std::vector<int>> children;
-  std::vector<int> depth;
-  int height = 0;
-};
-
-HostTree host_tree(int nhosts, int tree) {
-  const BinaryTree t = in_order_tree(nhosts);
-  auto host_at = [&](int v) { return tree == 0 ? v : second_tree_rank(v, nhosts); };
-  HostTree h;
-  const auto n = static_cast<std::size_t>(nhosts);
-  h.parent.assign(n, -1);
-  h.children.assign(n, {});
-  h.depth.assign(n, 0);
-  h.height = t.height;
-  for (int v = 0; v < nhosts; ++v) {
-    const auto host = static_cast<std::size_t>(host_at(v));
-    h.depth[host] = t.depth[static_cast<std::size_t>(v)];
-    const int up = t.parent[static_cast<std::size_t>(v)];
-    if (up < 0) continue;
-    h.parent[host] = host_at(up);
-    h.children[static_cast<std::size_t>(host_at(up))].push_back(static_cast<int>(host));
-  }
-  return h;
-}
-
 // Host h's GPUs (its ranks but the last) and its switch (the last).
 struct HostRanks {
   std::vector<int> gpus;
@@ -116,17 +88,17 @@ Schedule build_nccl_nvls_tree(const RankLayout& layout, std::size_t count, const
   const std::vector<HostRanks> hosts = host_ranks(layout);
   const int nhosts = layout.nhosts();
   const auto gpus = static_cast<int>(hosts.front().gpus.size());
-  const std::vector<HostTree> trees{host_tree(nhosts, 0), host_tree(nhosts, 1)};
+  const std::vector<BinaryTree> trees{double_tree(nhosts, 0), double_tree(nhosts, 1)};  // by host
   const auto segments = static_cast<std::size_t>(2 * gpus);
   const std::size_t chunk = nvls_chunk_elems(segment_of(0, segments, count).count, options.chunk_elems);
   const std::size_t rounds = chunk_count(segment_of(0, segments, count).count, chunk);
-  const long long height = std::max(trees[0].height, trees[1].height);
+  const long long height = trees[0].height;  // the second tree is the first relabelled
   const long long steps = static_cast<long long>(rounds) + 2 * height + 3;
   auto valid = [&](long long c) { return c >= 0 && c < static_cast<long long>(rounds); };
   for (long long t = 0; t < steps; ++t) {
     const int step = static_cast<int>(t);
     for (std::size_t j = 0; j < segments; ++j) {
-      const HostTree& tree = trees[j / static_cast<std::size_t>(gpus)];
+      const BinaryTree& tree = trees[j / static_cast<std::size_t>(gpus)];
       const auto head_index = static_cast<std::size_t>(j % static_cast<std::size_t>(gpus));
       const auto channel = static_cast<std::uint16_t>(j);
       const Block segment = segment_of(j, segments, count);
@@ -162,7 +134,7 @@ Schedule build_nccl_nvls_tree(const RankLayout& layout, std::size_t count, const
 int nccl_nvls_tree_depth(const RankLayout& layout, const AlgoOptions& options) {
   if (layout.nranks() < 2 || nccl_nvls_tree_not_applicable(layout, 0, options)) return 0;
   const int nhosts = layout.nhosts();
-  return 1 + std::max(host_tree(nhosts, 0).height, host_tree(nhosts, 1).height);
+  return 1 + in_order_tree(nhosts).height;  // both trees have its height
 }
 
 }  // namespace colltune::coll::algo

@@ -52,10 +52,6 @@ struct ChannelTree {
   std::size_t rounds = 0;
 };
 
-int host_in_tree(int tree, int position, int nhosts) {
-  return tree == 0 ? position : second_tree_rank(position, nhosts);
-}
-
 // Depths from the root down (parents are set; children derived here).
 void finish_tree(ChannelTree& ct) {
   const std::size_t p = ct.parent.size();
@@ -96,8 +92,8 @@ ChannelTree channel_tree(const RankLayout& layout, const std::vector<int>& order
   const BinaryTree hosts = in_order_tree(nhosts);
   for (int v = 1; v < nhosts; ++v) {
     const int up = hosts.parent[static_cast<std::size_t>(v)];
-    const int host = host_in_tree(tree, v, nhosts);
-    const int parent_host = host_in_tree(tree, up, nhosts);
+    const int host = double_tree_rank(tree, v, nhosts);
+    const int parent_host = double_tree_rank(tree, up, nhosts);
     ct.parent[static_cast<std::size_t>(rank_at(host, 0))] = rank_at(parent_host, v < up ? first_child_at : 0);
   }
   finish_tree(ct);

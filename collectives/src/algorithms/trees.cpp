@@ -51,4 +51,25 @@ BinaryTree in_order_tree(int q) {
 
 int second_tree_rank(int v, int q) { return q % 2 == 0 ? q - 1 - v : (v + 1) % q; }
 
+int double_tree_rank(int tree, int v, int q) { return tree == 0 ? v : second_tree_rank(v, q); }
+
+BinaryTree double_tree(int q, int tree) {
+  const BinaryTree positions = in_order_tree(q);
+  BinaryTree ranks;
+  const auto n = static_cast<std::size_t>(q);
+  ranks.parent.assign(n, -1);
+  ranks.children.assign(n, {});
+  ranks.depth.assign(n, 0);
+  ranks.height = positions.height;
+  for (int v = 0; v < q; ++v) {
+    const auto r = static_cast<std::size_t>(double_tree_rank(tree, v, q));
+    ranks.depth[r] = positions.depth[static_cast<std::size_t>(v)];
+    const int up = positions.parent[static_cast<std::size_t>(v)];
+    if (up < 0) continue;
+    ranks.parent[r] = double_tree_rank(tree, up, q);
+    ranks.children[static_cast<std::size_t>(ranks.parent[r])].push_back(static_cast<int>(r));
+  }
+  return ranks;
+}
+
 }  // namespace colltune::coll::algo

@@ -28,4 +28,13 @@ BinaryTree in_order_tree(int q);
 // tree (for odd q rank 0 is the root of the first tree and interior in the second).
 int second_tree_rank(int v, int q);
 
+// Rank at position v of tree `tree` (0 or 1) of the double binary tree over q ranks: v in the
+// first, second_tree_rank(v, q) in the second.
+int double_tree_rank(int tree, int v, int q);
+
+// Tree `tree` (0 or 1) of the double binary tree over q ranks, indexed by rank rather than
+// position: in_order_tree(q) with position v at double_tree_rank(tree, v, q). A rank's children
+// are in order of their positions; depths and height are the positions'.
+BinaryTree double_tree(int q, int tree);
+
 }  // namespace colltune::coll::algo
