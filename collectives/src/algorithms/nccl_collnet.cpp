@@ -47,7 +47,7 @@ std::vector<std::vector<int>> data_hosts(const RankLayout& layout) {
 
 }  // namespace
 
-std::optional<std::string> nccl_collnet_not_applicable(const RankLayout& layout, std::size_t count,
+std::optional<std::string> nccl_collnet_not_applicable(const RankLayout& layout, std::size_t /*count*/,
                                                        const AlgoOptions& /*options*/) {
   // A GPU alone: an empty schedule, no switch to take part.
   if (layout.nranks() < 2) return std::nullopt;

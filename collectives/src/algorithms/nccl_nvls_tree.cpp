@@ -61,7 +61,7 @@ std::vector<HostRanks> host_ranks(const RankLayout& layout) {
 
 }  // namespace
 
-std::optional<std::string> nccl_nvls_tree_not_applicable(const RankLayout& layout, std::size_t count,
+std::optional<std::string> nccl_nvls_tree_not_applicable(const RankLayout& layout, std::size_t /*count*/,
                                                          const AlgoOptions& /*options*/) {
   // A GPU alone: an empty schedule, no switch to take part.
   if (layout.nranks() < 2) return std::nullopt;
