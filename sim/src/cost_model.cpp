@@ -191,16 +191,11 @@ double host_beta(const topo::Topology& topology, int nranks) {
   return us_per_byte(narrowest);
 }
 
-bool reduces_in_switch(const topo::Device& d) {
-  return (d.kind == topo::DeviceKind::nvswitch && d.switch_reduction == topo::SwitchReduction::nvls) ||
-         (d.kind == topo::DeviceKind::net_switch && d.switch_reduction == topo::SwitchReduction::sharp);
-}
-
 // How many of the first nranks ranks, counted from the last, are switches that reduce in the
 // network (topo::with_nvls_switch, with_sharp_switch): the in-switch algorithms' helpers.
 int trailing_switch_ranks(const topo::Topology& topology, int nranks) {
   int n = 0;
-  while (n < nranks && reduces_in_switch(topology.device(topology.device_of_rank(nranks - 1 - n)))) ++n;
+  while (n < nranks && topo::reduces_in_switch(topology.device(topology.device_of_rank(nranks - 1 - n)))) ++n;
   return n;
 }
 

@@ -62,16 +62,6 @@ void check_uniform(const topo::Topology& t, int nranks, int ppn) {
                   std::to_string(ppn));
 }
 
-bool host_has_nvls(const topo::Topology& t, int host) {
-  const auto [begin, end] = boost::vertices(t.graph());
-  for (auto it = begin; it != end; ++it) {
-    const topo::Device& d = t.device(*it);
-    if (d.host == host && d.kind == topo::DeviceKind::nvswitch && d.switch_reduction == topo::SwitchReduction::nvls)
-      return true;
-  }
-  return false;
-}
-
 bool network_has_sharp(const topo::Topology& t) {
   const auto [begin, end] = boost::vertices(t.graph());
   for (auto it = begin; it != end; ++it) {
@@ -169,7 +159,7 @@ NcclModel::NcclModel(const topo::Topology& topology, NcclOptions options)
   const nccl::SearchBounds bounds = nccl::search_bounds(graph, system_.nnodes > 1);
   system_.max_bw = bounds.max_bw;
   system_.total_bw = bounds.total_bw;
-  system_.switch_reduces = host_has_nvls(topology, topology.host_of_rank(0));
+  system_.switch_reduces = topo::nvls_switch_of(topology, topology.host_of_rank(0)).has_value();
   system_.network_reduces = network_has_sharp(topology);
   system_.nvls_support = system_.switch_reduces && system_.cc_min >= 90 && ppn >= 2;
   system_.collnet_support = options_.collnet && system_.nnodes >= 2 && system_.network_reduces;

@@ -12,14 +12,6 @@
 namespace colltune::topo {
 namespace {
 
-std::optional<VertexId> nvls_switch_of(const Topology& topology, int host) {
-  for (VertexId v = 0; v < topology.num_devices(); ++v) {
-    const Device& d = topology.device(v);
-    if (d.kind == DeviceKind::nvswitch && d.host == host && d.switch_reduction == SwitchReduction::nvls) return v;
-  }
-  return std::nullopt;
-}
-
 // The hosts that hold ranks, in the order their first ranks come.
 std::vector<int> rank_hosts(const Topology& topology) {
   std::vector<int> hosts;
@@ -42,6 +34,18 @@ int sharp_neighbours(const Topology& topology, VertexId v) {
 }
 
 }  // namespace
+
+bool reduces_in_switch(const Device& d) {
+  return (d.kind == DeviceKind::nvswitch && d.switch_reduction == SwitchReduction::nvls) || is_sharp(d);
+}
+
+std::optional<VertexId> nvls_switch_of(const Topology& topology, int host) {
+  for (VertexId v = 0; v < topology.num_devices(); ++v) {
+    const Device& d = topology.device(v);
+    if (d.host == host && d.kind == DeviceKind::nvswitch && reduces_in_switch(d)) return v;
+  }
+  return std::nullopt;
+}
 
 Topology with_nvls_switch(const Topology& topology) {
   if (topology.num_ranks() < 1) throw Error("topology '" + topology.name + "' has no ranks");

@@ -202,6 +202,14 @@ class Topology {
 // to a network switch (hosts linked directly, one host without NICs).
 Topology with_server_hosts(const Topology& topology, int servers, double reduce_gbps);
 
+// Whether `d` reduces in the switch: an NVSwitch with NVLink SHARP (switch_reduction nvls) or a
+// network switch with SHARP (sharp). validate() allows each only on its kind of switch.
+bool reduces_in_switch(const Device& d);
+
+// The device of `host` that is an NVSwitch reducing in the switch (switch_reduction nvls), the
+// first where there are several; nullopt where the host has none (dgx-a100's does not reduce).
+std::optional<VertexId> nvls_switch_of(const Topology& topology, int host);
+
 // The machine plus one rank on every host's NVSwitch, for nccl_nvls and nccl_nvls_tree
 // (nvls_switch.cpp): for each host that holds ranks, in the order of the hosts of ranks 0, 1, ...,
 // rank num_ranks() + i maps to the i-th such host's first device of kind nvswitch with
