@@ -20,7 +20,7 @@
 # cannot run here (no GPU, no toolchain).
 set -uo pipefail
 
-# ---- summaries (also used by tests/gpu/test_gpu_check.sh on recorded outputs) -----------------
+# ---- summaries (also used by tests/collectives/gpu/test_gpu_check.sh on recorded outputs) -----------------
 
 # micro_summary CSV: the kernels' bandwidth (memory traffic) and their ratio to the copy of the
 # same size, from micro_gpu_reduce's --benchmark_format=csv output; then one line per target,
@@ -182,7 +182,7 @@ grep -q "missed" "$LOGDIR/micro.txt" && FAILED+=("kernel bandwidth targets")
 # run_test NAME SECONDS: one GPU test executable, its gtest summary into the summary.
 run_test() {
   local name=$1 secs=$2 exe rc passed skipped failed
-  exe=$BUILD/tests/gpu/$name
+  exe=$BUILD/tests/collectives/gpu/$name
   [ -x "$exe" ] || { note "$name: not built"; FAILED+=("$name (not built)"); return; }
   bounded "$secs" "$exe" --gtest_brief=1 > "$LOGDIR/$name.log" 2>&1
   rc=$?
@@ -209,7 +209,7 @@ cap() { local n=$(($(left) - $1)); [ "$n" -gt "$2" ] && n=$2; echo "$n"; }  # mi
 note "" "== GPU tests"
 run_test test_gpu_kernels "$(cap 90 60)"
 run_test test_gpu_virtual "$(cap 65 100)"
-[ -x "$BUILD/tests/gpu/test_gpu_nccl" ] && run_test test_gpu_nccl "$(cap 55 30)"
+[ -x "$BUILD/tests/collectives/gpu/test_gpu_nccl" ] && run_test test_gpu_nccl "$(cap 55 30)"
 
 # ---- the virtual-rank sweep ----------------------------------------------------------------------
 wait "$CLI_BUILD"

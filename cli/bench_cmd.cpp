@@ -10,7 +10,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/topology/topology.hpp"
-#include "colltune/tuner/compare.hpp"
+#include "colltune/calibrate/compare.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #ifdef COLLTUNE_HAVE_MPI

@@ -10,9 +10,9 @@
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/topology/topology.hpp"
-#include "colltune/tuner/calibrate.hpp"
-#include "colltune/tuner/compare.hpp"
-#include "colltune/tuner/measurements.hpp"
+#include "colltune/calibrate/calibrate.hpp"
+#include "colltune/calibrate/compare.hpp"
+#include "colltune/calibrate/measurements.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 

@@ -113,6 +113,18 @@ function(colltune_module target)
     $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${target} PUBLIC ${M_PUBLIC_DEPS} PRIVATE ${M_PRIVATE_DEPS} $<BUILD_INTERFACE:colltune_warnings>)
+  get_target_property(kind ${target} TYPE)
+  if(kind STREQUAL "SHARED_LIBRARY")
+    # A symbol from a module this one does not link is a link error here, not at load time.
+    # (Not with clang's sanitizers, whose runtime only the executable carries.)
+    if(NOT (CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND CMAKE_CXX_FLAGS MATCHES "-fsanitize"))
+      target_link_options(${target} PRIVATE -Wl,--no-undefined)
+    endif()
+    # Calls inside a module may be inlined as in a static library.
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-semantic-interposition>)
+    endif()
+  endif()
   install(TARGETS ${target} EXPORT colltuneTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -13,9 +13,9 @@
 #include "colltune/sim/timeline.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "colltune/topology/topology.hpp"
-#include "colltune/tuner/calibrate.hpp"
-#include "colltune/tuner/compare.hpp"
-#include "colltune/tuner/measurements.hpp"
+#include "colltune/calibrate/calibrate.hpp"
+#include "colltune/calibrate/compare.hpp"
+#include "colltune/calibrate/measurements.hpp"
 
 namespace colltune::tuner {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // Rank layouts of the in-switch allreduces, with their switches as helper ranks after the GPUs
 // (as topo::with_nvls_switch and topo::with_sharp_switch number them): shared by the schedule
-// tests (tests/schedules) and the executor tests (tests/runtime).
+// tests (tests/collectives/schedules) and the executor tests (tests/collectives/runtime).
 #include <vector>
 
 #include "colltune/common/rank_layout.hpp"

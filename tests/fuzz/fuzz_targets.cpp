@@ -6,7 +6,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
-#include "colltune/tuner/measurements.hpp"
+#include "colltune/calibrate/measurements.hpp"
 #include "colltune/sim/timeline.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/json_io.hpp"

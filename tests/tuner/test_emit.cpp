@@ -15,7 +15,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/tuner/emit.hpp"
-#include "colltune/tuner/nccl_plugin.hpp"
+#include "colltune/tuner/plugin_location.hpp"
 #include "tuner_test_util.hpp"
 
 using namespace colltune;

@@ -18,7 +18,7 @@
 //    listed direction (its own element lists the reverse); class 0x060400 is a CPU (POWER9).
 //  - <nic><net name speed .../></nic>: one nic device per <net>, linked to the <pci> parent and
 //    to a "fabric" network switch at speed Mb/s / 8000 GB/s.
-// Figures and their sources: topology/src/hw_figures.hpp.
+// Figures and their sources: topology/src/hardware/hw_figures.hpp.
 #include <filesystem>
 #include <string>
 #include <string_view>

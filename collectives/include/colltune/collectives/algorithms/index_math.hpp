@@ -1,7 +1,7 @@
 #pragma once
 // Index arithmetic shared by the algorithms: which block a rank works on, who its peers are,
 // how a block is cut into pipeline chunks. Small, pure and tested on their own
-// (tests/schedules/test_index_math.cpp), so each algorithm file reads like its sketch.
+// (tests/collectives/schedules/test_index_math.cpp), so each algorithm file reads like its sketch.
 #include <algorithm>
 #include <cstddef>
 

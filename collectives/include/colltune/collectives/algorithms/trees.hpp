@@ -1,5 +1,5 @@
 #pragma once
-// Tree shapes, as positions 0..q-1 (tests/schedules/test_index_math.cpp checks them).
+// Tree shapes, as positions 0..q-1 (tests/collectives/schedules/test_index_math.cpp checks them).
 #include <vector>
 
 namespace colltune::coll::algo {

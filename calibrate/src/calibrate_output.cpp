@@ -1,0 +1,247 @@
+// Calibration's outputs (calibrate.hpp): the calibrated topology, its JSON, and the report.
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "colltune/common/error.hpp"
+#include "colltune/topology/json_io.hpp"
+#include "colltune/calibrate/calibrate.hpp"
+
+namespace colltune::tuner {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr int kCalibrationFormatVersion = 1;
+constexpr int kFigureIterations = 8;  // fixed-point rounds of apply_calibration
+
+bool inside_a_host(const topo::Topology& t, std::size_t link) {
+  const int from = t.device(t.link_source(link)).host;
+  return from >= 0 && from == t.device(t.link_target(link)).host;
+}
+
+// Rank pairs whose routes the cost model measures each level on: rank 0 and a host-mate, rank 0
+// and the first rank of the next host (either may be absent).
+struct LevelPairs {
+  std::optional<std::pair<int, int>> intra, inter;
+};
+LevelPairs level_pairs(const topo::Topology& t, int nranks) {
+  LevelPairs p;
+  for (int r = 1; r < nranks; ++r) {
+    const bool same = t.host_of_rank(r) == t.host_of_rank(0);
+    if (same && !p.intra) p.intra = std::make_pair(0, r);
+    if (!same && !p.inter) p.inter = std::make_pair(0, r);
+  }
+  return p;
+}
+
+// Multiplies the figures of the links `pick` selects.
+template <class Pick>
+void scale_links(topo::Topology& t, Pick pick, double bw_factor, double latency_factor) {
+  for (std::size_t i = 0; i < t.num_links(); ++i) {
+    if (!pick(i)) continue;
+    const topo::Link l = t.link(i);
+    t.set_link_figures(i, l.bandwidth_gbps * bw_factor, l.latency_us * latency_factor);
+  }
+}
+
+// Latency of the links of a route that `pick` selects, and how many there are.
+template <class Pick>
+std::pair<double, int> route_latency(const topo::Topology& t, const topo::Path& path, Pick pick) {
+  double sum = 0;
+  int count = 0;
+  for (std::size_t i : path.links)
+    if (pick(i)) sum += t.link(i).latency_us, ++count;
+  return {sum, count};
+}
+
+// Sets the latency of the picked links on the level's route so that the route's total becomes
+// `target`: scaled where they have latency, spread evenly where they have none.
+template <class Pick>
+void fit_latency(topo::Topology& t, std::pair<int, int> pair, double target, Pick pick) {
+  const topo::Path path = t.route(pair.first, pair.second);
+  const auto [own, count] = route_latency(t, path, pick);
+  if (count == 0) return;
+  const double others = path.latency_us - own;
+  const double want = std::max(target - others, 0.0);
+  if (own > 0) {
+    scale_links(t, pick, 1.0, want / own);
+  } else {
+    for (std::size_t i = 0; i < t.num_links(); ++i)
+      if (pick(i)) t.set_link_figures(i, t.link(i).bandwidth_gbps, want / count);
+  }
+}
+
+double rel_diff(double a, double b) { return b == 0 ? std::abs(a) : std::abs(a / b - 1); }
+
+ojson values_json(const CalibValues& v) {
+  ojson j;
+  const auto& names = calibration_parameter_names();
+  for (int i = 0; i < CalibValues::kCount; ++i) j[names[static_cast<std::size_t>(i)]] = v.at(i);
+  return j;
+}
+
+ojson result_json(const CalibrationResult& r) {
+  ojson rows = ojson::array();
+  for (const RowFit& f : r.rows)
+    rows.push_back(ojson{{"source", f.source},
+                         {"model", f.model},
+                         {"bytes", f.bytes},
+                         {"measured_us", f.measured_us},
+                         {"predicted_us", f.predicted_us},
+                         {"rel_error", f.rel_error},
+                         {"flag", f.flag}});
+  ojson j;
+  j["format"] = "colltune-calibration";
+  j["version"] = kCalibrationFormatVersion;
+  j["nranks"] = r.nranks;
+  j["fitted"] = r.fitted;
+  j["held"] = r.held;
+  j["before"] = values_json(r.before);
+  j["values"] = values_json(r.after);
+  ojson spread = ojson::object();
+  for (const std::string& name : r.fitted)
+    spread[name] = r.uncertainty[static_cast<std::size_t>(calibration_parameter_index(name))];
+  j["rel_uncertainty"] = spread;
+  j["iterations"] = r.iterations;
+  j["median_abs_error"] = r.median_abs_error;
+  j["max_abs_error"] = r.max_abs_error;
+  if (r.holdout_median_abs_error >= 0) {
+    j["holdout_median_abs_error"] = r.holdout_median_abs_error;
+    j["holdout_max_abs_error"] = r.holdout_max_abs_error;
+  }
+  if (r.fusion_copy_gbps > 0) j["step_costs"] = ojson{{"fusion_copy_gbps", r.fusion_copy_gbps}};
+  j["rows"] = rows;
+  j["not_modelled"] = r.not_modelled;
+  j["skipped"] = r.skipped;
+  return j;
+}
+
+std::string percent(double x) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(1);
+  o << (x >= 0 ? "+" : "") << 100 * x << "%";
+  return o.str();
+}
+
+std::string figure(double x) {
+  std::ostringstream o;
+  o.precision(4);
+  o << x;
+  return o.str();
+}
+
+void list_some(std::ostringstream& o, const std::string& title, const std::vector<std::string>& items) {
+  if (items.empty()) return;
+  o << title << " (" << items.size() << "):\n";
+  constexpr std::size_t kShown = 5;
+  for (std::size_t i = 0; i < std::min(items.size(), kShown); ++i) o << "  " << items[i] << "\n";
+  if (items.size() > kShown) o << "  ... and " << items.size() - kShown << " more (--json lists all)\n";
+}
+
+}  // namespace
+
+topo::Topology apply_calibration(const topo::Topology& topology, int nranks, const CalibValues& v,
+                                 double* max_mismatch) {
+  topo::Topology t = topology;
+  const LevelPairs pairs = level_pairs(t, nranks);
+  // Intra-host links: those inside a host, and those the routes between host-mates take (a
+  // machine whose ranks meet in a switch outside any host, like the flat preset).
+  std::vector<bool> is_intra(t.num_links(), false);
+  for (std::size_t i = 0; i < t.num_links(); ++i) is_intra[i] = inside_a_host(t, i);
+  if (pairs.intra)
+    for (const auto& [a, b] : {*pairs.intra, std::make_pair(pairs.intra->second, pairs.intra->first)})
+      for (std::size_t i : t.route(a, b).links) is_intra[i] = true;
+  const auto intra = [&](std::size_t i) { return is_intra[i]; };
+  const auto inter = [&](std::size_t i) { return !is_intra[i]; };
+  for (int round = 0; round < kFigureIterations; ++round) {
+    CalibValues d = values_of(t, nranks);
+    if (pairs.intra) {
+      if (d.intra_gbps > 0) scale_links(t, intra, v.intra_gbps / d.intra_gbps, 1.0);
+      fit_latency(t, *pairs.intra, v.alpha_intra_us, intra);
+    }
+    if (pairs.inter) {
+      d = values_of(t, nranks);
+      if (d.inter_gbps > 0) scale_links(t, inter, v.inter_gbps / d.inter_gbps, 1.0);
+      fit_latency(t, *pairs.inter, v.alpha_inter_us, inter);
+    }
+    if (!pairs.intra && !pairs.inter) break;  // one rank: no route to fit
+  }
+  for (int r = 0; r < nranks; ++r) t.set_reduce_gbps(t.device_of_rank(r), v.reduce_gbps);
+  if (max_mismatch) {
+    const CalibValues d = values_of(t, nranks);
+    double worst = rel_diff(d.reduce_gbps, v.reduce_gbps);
+    if (pairs.intra)
+      worst = std::max({worst, rel_diff(d.intra_gbps, v.intra_gbps), std::abs(d.alpha_intra_us - v.alpha_intra_us) /
+                                                                         std::max(v.alpha_intra_us, 1e-3)});
+    if (pairs.inter)
+      worst = std::max({worst, rel_diff(d.inter_gbps, v.inter_gbps), std::abs(d.alpha_inter_us - v.alpha_inter_us) /
+                                                                         std::max(v.alpha_inter_us, 1e-3)});
+    *max_mismatch = worst;
+  }
+  return t;
+}
+
+std::string calibrated_topology_json(const topo::Topology& topology, const CalibrationResult& result) {
+  double mismatch = 0;
+  topo::Topology t = apply_calibration(topology, result.nranks, result.after, &mismatch);
+  ojson j = result_json(result);
+  // The protocol efficiencies live only here: the topology has no notion of NCCL's protocols.
+  j["written_figures_mismatch"] = mismatch;
+  if (t.description.find("(calibrated)") == std::string::npos) t.description += " (calibrated)";
+  t.calibration = j.dump();
+  return topo::to_json(t);
+}
+
+std::string calibration_json(const CalibrationResult& result) { return result_json(result).dump(2) + "\n"; }
+
+std::string calibration_text(const CalibrationResult& r) {
+  std::ostringstream o;
+  std::size_t fitted = 0, warm = 0, held_out = 0;
+  std::vector<std::string> outliers, warmups;
+  for (const RowFit& f : r.rows) {
+    const std::string line = f.source + " (" + f.model + ", " + std::to_string(f.bytes) + " B): measured " +
+                             figure(f.measured_us) + " us, predicted " + figure(f.predicted_us) + " us (" +
+                             percent(f.rel_error) + ")";
+    if (f.flag == "warm-up") ++warm, warmups.push_back(line);
+    else if (f.flag == "held out") ++held_out;
+    else if (f.flag == "outlier") outliers.push_back(line);
+    else ++fitted;
+  }
+  o << "calibrated " << r.nranks << " ranks: " << fitted << " rows fitted";
+  if (held_out) o << ", " << held_out << " held out";
+  if (warm) o << ", " << warm << " left out (warm-up)";
+  if (!outliers.empty()) o << ", " << outliers.size() << " left out (outliers)";
+  if (!r.not_modelled.empty()) o << ", " << r.not_modelled.size() << " not modelled";
+  o << "; " << r.iterations << " iterations\n";
+  o << "parameter           topology      fitted  (+- relative standard error)\n";
+  const auto& names = calibration_parameter_names();
+  for (int i = 0; i < CalibValues::kCount; ++i) {
+    const std::string& n = names[static_cast<std::size_t>(i)];
+    const bool is_fitted = std::find(r.fitted.begin(), r.fitted.end(), n) != r.fitted.end();
+    char line[128];
+    const double u = r.uncertainty.empty() ? 0 : r.uncertainty[static_cast<std::size_t>(i)];
+    char spread[32] = "  (held)";
+    if (is_fitted) std::snprintf(spread, sizeof spread, "  +-%.1f%%", 100 * u);
+    std::snprintf(line, sizeof line, "%-18s %10.4g  %10.4g%s\n", n.c_str(), r.before.at(i), r.after.at(i), spread);
+    o << line;
+  }
+  for (const auto& h : r.held) o << "held: " << h << "\n";
+  o << "error |predicted/measured - 1| on fitted rows: median " << percent(r.median_abs_error).substr(1) << ", max "
+    << percent(r.max_abs_error).substr(1) << "\n";
+  if (r.holdout_median_abs_error >= 0)
+    o << "error on held-out rows (predicted, not fitted): median " << percent(r.holdout_median_abs_error).substr(1)
+      << ", max " << percent(r.holdout_max_abs_error).substr(1) << "\n";
+  if (r.fusion_copy_gbps > 0)
+    o << "fusion-buffer copies (Horovod timeline) ran at " << figure(r.fusion_copy_gbps)
+      << " GB/s: the calibrated topology's step model uses it\n";
+  list_some(o, "outliers (beyond 3 robust sigmas of the first fit, left out)", outliers);
+  list_some(o, "warm-up rows (slower than the next larger size by 1.5x, left out)", warmups);
+  list_some(o, "not modelled", r.not_modelled);
+  list_some(o, "skipped lines", r.skipped);
+  return o.str();
+}
+
+}  // namespace colltune::tuner

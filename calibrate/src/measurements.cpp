@@ -1,0 +1,401 @@
+#include "colltune/calibrate/measurements.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "colltune/collectives/dtype.hpp"
+#include "colltune/common/atomic_file.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/common/text.hpp"
+#include "colltune/common/json_input.hpp"
+#include "colltune/common/limits.hpp"
+#include "colltune/sim/timeline.hpp"
+
+namespace colltune::tuner {
+namespace {
+
+using nlohmann::json;
+
+// A whole token as a number; nullopt for "N/A", "-", text.
+std::optional<double> number(const std::string& token) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(token, &used);
+    if (used != token.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Element sizes of the types nccl-tests prints (its test_typenames).
+std::optional<std::size_t> nccl_tests_type_size(const std::string& name) {
+  static const std::map<std::string, std::size_t> sizes{
+      {"int8", 1},  {"uint8", 1},  {"int32", 4},    {"uint32", 4},  {"int64", 8}, {"uint64", 8},
+      {"half", 2},  {"float", 4},  {"double", 8},   {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1},
+      {"fp8_e4m3", 1}, {"fp8_e5m2", 1}};
+  const auto it = sizes.find(name);
+  if (it == sizes.end()) return std::nullopt;
+  return it->second;
+}
+
+// ---- nccl-tests ---------------------------------------------------------------------------
+
+// The label a launcher puts before each line of a rank's output: srun --label (" 0: ") and
+// mpirun --tag-output ("[1,0]<stdout>:").
+std::string without_launcher_prefix(const std::string& line) {
+  static const std::regex prefix(R"(^\s*(\d+:|\[\d+,\d+\]<std(out|err)>:)\s?)");
+  return std::regex_replace(line, prefix, "", std::regex_constants::format_first_only);
+}
+
+// The table's columns, from its "#  size  count  type  redop  root  time  algbw ..." line:
+// leading columns that describe the row, then one or two measurements (out of place, in
+// place) of time, algbw, busbw and a correctness column (#wrong, or "error" before 2.13).
+struct NcclTestsColumns {
+  std::vector<std::string> leading;  // size, count, type, redop, root: those present
+  int groups = 0;                    // measurements per row (1 or 2)
+  int group_width = 0;               // 3 (no correctness column) or 4
+  std::size_t width() const { return leading.size() + static_cast<std::size_t>(groups * group_width); }
+  int index(const std::string& name) const {
+    const auto it = std::find(leading.begin(), leading.end(), name);
+    return it == leading.end() ? -1 : static_cast<int>(it - leading.begin());
+  }
+};
+
+bool is_column_header(const std::vector<std::string>& t) {
+  return std::find(t.begin(), t.end(), "size") != t.end() && std::find(t.begin(), t.end(), "busbw") != t.end() &&
+         std::find(t.begin(), t.end(), "time") != t.end();
+}
+
+NcclTestsColumns parse_columns(std::vector<std::string> t, const std::string& where) {
+  if (!t.empty() && t.front() == "#") t.erase(t.begin());
+  NcclTestsColumns c;
+  static const std::set<std::string> leading{"size", "count", "type", "redop", "root"};
+  std::size_t i = 0;
+  for (; i < t.size() && leading.count(t[i]); ++i) c.leading.push_back(t[i]);
+  if (c.leading.empty() || c.leading.front() != "size")
+    throw Error(where + ": nccl-tests columns not recognised: the table must start with 'size' (got '" +
+                (t.empty() ? std::string() : t.front()) + "')");
+  const std::vector<std::string> rest(t.begin() + static_cast<long>(i), t.end());
+  const auto is_group = [&](std::size_t at, int width) {
+    if (at + static_cast<std::size_t>(width) > rest.size()) return false;
+    if (rest[at] != "time" || rest[at + 1] != "algbw" || rest[at + 2] != "busbw") return false;
+    return width == 3 || rest[at + 3] == "#wrong" || rest[at + 3] == "error" || rest[at + 3] == "wrong";
+  };
+  for (int width : {4, 3}) {
+    std::size_t at = 0;
+    int groups = 0;
+    while (is_group(at, width)) at += static_cast<std::size_t>(width), ++groups;
+    if (groups >= 1 && groups <= 2 && at == rest.size()) {
+      c.groups = groups;
+      c.group_width = width;
+      return c;
+    }
+  }
+  std::string shown;
+  for (const auto& s : rest) shown += (shown.empty() ? "" : " ") + s;
+  throw Error(where + ": nccl-tests columns not recognised after '" + c.leading.back() + "': '" + shown +
+              "' (expected one or two groups of 'time algbw busbw [#wrong]')");
+}
+
+// What the log's text says about the run besides the table.
+struct NcclTestsRun {
+  std::set<int> ranks;         // from "#  Rank  3 Group  0 Pid ... on HOST device ..." lines
+  std::string binary;          // "all_reduce_perf" from a command line, if any
+  std::string algo, proto;     // NCCL_ALGO / NCCL_PROTO, from a command line or NCCL's log
+};
+
+void scan_run_text(const std::string& line, NcclTestsRun& run) {
+  static const std::regex rank_line(R"(^#\s*Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device)");
+  static const std::regex binary(R"(\b(all_reduce|reduce_scatter|all_gather|broadcast|reduce|alltoall|sendrecv|gather|scatter|hypercube)_perf\b)");
+  static const std::regex algo_env(R"(NCCL_ALGO(?:=|\s+set by environment to\s+)([A-Za-z0-9_^,:;]+))");
+  static const std::regex proto_env(R"(NCCL_PROTO(?:=|\s+set by environment to\s+)([A-Za-z0-9_^,:;]+))");
+  std::smatch m;
+  if (std::regex_search(line, m, rank_line)) {
+    // Beyond any machine (limits.hpp): a garbled line, not a rank.
+    if (m[1].length() > 7 || std::stol(m[1]) >= limits::kMaxTopologyRanks)
+      throw Error("rank " + m[1].str() + " in '#  Rank' line: beyond " + std::to_string(limits::kMaxTopologyRanks) + " ranks");
+    run.ranks.insert(static_cast<int>(std::stol(m[1])));
+  }
+  if (run.binary.empty() && std::regex_search(line, m, binary)) run.binary = m[1].str() + "_perf";
+  if (run.algo.empty() && std::regex_search(line, m, algo_env)) run.algo = m[1];
+  if (run.proto.empty() && std::regex_search(line, m, proto_env)) run.proto = m[1];
+}
+
+std::optional<coll::Collective> collective_of_binary(const std::string& binary, const std::string& where) {
+  if (binary.empty()) return std::nullopt;
+  if (binary == "all_reduce_perf") return coll::Collective::allreduce;
+  if (binary == "reduce_scatter_perf") return coll::Collective::reduce_scatter;
+  if (binary == "all_gather_perf") return coll::Collective::allgather;
+  throw Error(where + ": " + binary + " measures a collective colltune does not model (it reads all_reduce_perf, "
+              "reduce_scatter_perf and all_gather_perf)");
+}
+
+struct RawRow {
+  int line = 0;
+  std::vector<std::string> t;
+};
+
+// busbw / algbw of the largest row: nccl-tests' bus factor, 2(n-1)/n for allreduce and (n-1)/n
+// for reduce-scatter and allgather.
+std::optional<double> bus_factor(const std::vector<RawRow>& rows, const NcclTestsColumns& c) {
+  const std::size_t first = c.leading.size();
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+    const auto alg = number(it->t[first + 1]), bus = number(it->t[first + 2]);
+    if (alg && bus && *alg > 0 && *bus > 0) return *bus / *alg;
+  }
+  return std::nullopt;
+}
+
+coll::Collective infer_collective(const NcclTestsRun& run, const std::vector<RawRow>& rows,
+                                  const NcclTestsColumns& c, const MeasurementHints& hints, const std::string& where) {
+  if (!hints.collective.empty()) return parse_collective_name(hints.collective);
+  if (auto from_binary = collective_of_binary(run.binary, where)) return *from_binary;
+  // No command line: allreduce's bus factor is above 1 from 3 ranks on, the others' below 1.
+  const auto factor = bus_factor(rows, c);
+  if (!factor || std::abs(*factor - 1.0) < 0.02)
+    throw Error(where + ": cannot tell which collective this log measured (no *_perf command line, and busbw/algbw "
+                "does not say): pass --collective");
+  if (*factor > 1.0) return coll::Collective::allreduce;
+  const int redop = c.index("redop");
+  if (redop < 0)
+    throw Error(where + ": cannot tell reduce_scatter from allgather (no command line, no redop column): "
+                "pass --collective");
+  return rows.front().t[static_cast<std::size_t>(redop)] == "none" ? coll::Collective::allgather
+                                                                   : coll::Collective::reduce_scatter;
+}
+
+int infer_ranks(const NcclTestsRun& run, coll::Collective collective, const std::vector<RawRow>& rows,
+                const NcclTestsColumns& c, const MeasurementHints& hints, const std::string& where) {
+  const int listed = run.ranks.empty() ? 0 : *run.ranks.rbegin() + 1;
+  if (hints.nranks > 0 && listed > 0 && listed != hints.nranks)
+    throw Error(where + ": the log lists " + std::to_string(listed) + " ranks, --ranks says " +
+                std::to_string(hints.nranks));
+  if (hints.nranks > 0) return hints.nranks;
+  if (listed > 0) return listed;
+  // No rank lines: invert the bus factor (rounded: busbw and algbw are printed to 0.01 GB/s).
+  const auto factor = bus_factor(rows, c);
+  const double per = collective == coll::Collective::allreduce ? 2.0 : 1.0;
+  if (factor && *factor < per - 1e-3) {
+    const double n = per / (per - *factor);
+    if (n >= 1.5 && n < 1e6) return static_cast<int>(std::lround(n));
+  }
+  throw Error(where + ": cannot tell the rank count (no '#  Rank N ... device' lines): pass --ranks");
+}
+
+}  // namespace
+
+coll::Collective parse_collective_name(const std::string& name) {
+  for (auto c : {coll::Collective::allreduce, coll::Collective::reduce_scatter, coll::Collective::allgather})
+    if (name == coll::to_string(c)) return c;
+  if (name == "all_reduce") return coll::Collective::allreduce;
+  if (name == "all_gather") return coll::Collective::allgather;
+  throw Error("unknown collective '" + name + "' (valid: allreduce, reduce_scatter, allgather)");
+}
+
+MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& source,
+                                    const MeasurementHints& hints) {
+  const auto lines = text::lines(text);
+  NcclTestsRun run;
+  std::optional<NcclTestsColumns> columns;
+  std::vector<RawRow> rows;
+  MeasurementSet set;
+  set.files.push_back(source);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string line = without_launcher_prefix(lines[i]);
+    const std::string where = source + ":" + std::to_string(i + 1);
+    scan_run_text(line, run);
+    auto t = text::words(line);
+    if (t.empty()) continue;
+    if (t.front().front() == '#') {
+      if (t.front() != "#") t.front().erase(0, 1);  // "#size" written without a space
+      if (is_column_header(t)) columns = parse_columns(t, where);
+      continue;
+    }
+    if (!number(t.front())) continue;  // NCCL INFO lines, prose, prompts
+    if (!columns) throw Error(where + ": data row before any nccl-tests column header ('#  size  count  type ...')");
+    if (t.size() != columns->width()) {
+      set.skipped.push_back(where + ": " + std::to_string(t.size()) + " fields, the header has " +
+                            std::to_string(columns->width()));
+      continue;
+    }
+    rows.push_back({static_cast<int>(i + 1), std::move(t)});
+  }
+  if (!columns) throw Error(source + ": no nccl-tests table (no '#  size  count  type ... time  algbw  busbw' header)");
+  if (rows.empty()) throw Error(source + ": the nccl-tests table has no data rows");
+
+  const auto collective = infer_collective(run, rows, *columns, hints, source);
+  const int nranks = infer_ranks(run, collective, rows, *columns, hints, source);
+  const int type_col = columns->index("type");
+  const std::size_t first = columns->leading.size();
+  for (const RawRow& r : rows) {
+    const std::string where = source + ":" + std::to_string(r.line);
+    const auto size = number(r.t[0]);
+    const auto time = number(r.t[first]);
+    if (!size || *size < 0 || !time || *time <= 0) {
+      set.skipped.push_back(where + ": no usable size or out-of-place time");
+      continue;
+    }
+    if (*size > static_cast<double>(limits::kMaxBytesPerRank) || *size != std::floor(*size)) {
+      set.skipped.push_back(where + ": size " + r.t[0] + " is not a whole number of bytes up to " +
+                            std::to_string(limits::kMaxBytesPerRank));
+      continue;
+    }
+    Measurement m;
+    m.source = where;
+    m.runtime = MeasuredRuntime::nccl;
+    m.collective = collective;
+    m.algorithm = hints.nccl_algo.empty() ? run.algo : hints.nccl_algo;
+    m.protocol = hints.nccl_proto.empty() ? run.proto : hints.nccl_proto;
+    m.nranks = nranks;
+    m.bytes = static_cast<std::size_t>(*size);
+    if (type_col >= 0) {
+      const auto elem = nccl_tests_type_size(r.t[static_cast<std::size_t>(type_col)]);
+      if (!elem) throw Error(where + ": unknown nccl-tests type '" + r.t[static_cast<std::size_t>(type_col)] + "'");
+      m.elem_size = *elem;
+    }
+    m.time_us = *time;
+    if (columns->groups == 2)
+      if (const auto in_place = number(r.t[first + static_cast<std::size_t>(columns->group_width)]);
+          in_place && *in_place > 0)
+        m.in_place_time_us = *in_place;
+    if (m.bytes == 0) {
+      set.skipped.push_back(where + ": size 0 (nothing moved)");
+      continue;
+    }
+    set.rows.push_back(std::move(m));
+  }
+  if (set.rows.empty()) throw Error(source + ": the nccl-tests table has no usable data rows");
+  return set;
+}
+
+// A JSON number that must be a whole number in [lo, hi] (nlohmann's get<int> of 1e300 is
+// undefined behaviour, of -1 as size_t a wrap-around).
+static double whole_number(const json& value, const std::string& what, double lo, double hi) {
+  if (!value.is_number()) throw Error(what + ": expected a number, got " + json_input::shown(value));
+  const double v = value.get<double>();
+  if (!(v >= lo && v <= hi) || v != std::floor(v))
+    throw Error(what + ": expected a whole number from " + json_input::shown(json(lo)) + " to " +
+                json_input::shown(json(hi)) + ", got " + json_input::shown(value));
+  return v;
+}
+
+MeasurementSet parse_bench_json(const std::string& text, const std::string& source) {
+  const json root = json_input::parse(text, source);
+  MeasurementSet set;
+  set.files.push_back(source);
+  try {
+    if (!root.is_object() || root.value("format", "") != "colltune-bench")
+      throw Error(source + ": not a colltune bench report (\"format\": \"colltune-bench\" missing)");
+    const int nranks = static_cast<int>(whole_number(root.at("nranks"), source + ": nranks", 1,
+                                                     limits::kMaxTopologyRanks));
+    const std::size_t elem = coll::dtype_size(coll::parse_dtype(root.at("type").get<std::string>()));
+    const std::size_t chunk = root.contains("chunk_elems") && !root["chunk_elems"].is_null()
+                                  ? static_cast<std::size_t>(whole_number(root["chunk_elems"], source + ": chunk_elems", 0,
+                                                                          static_cast<double>(limits::kMaxBytesPerRank)))
+                                  : 0;
+    const json& rows = root.at("rows");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const json& r = rows[i];
+      const std::string where = source + ": rows[" + std::to_string(i) + "]";
+      if (r.contains("not_applicable")) {
+        set.skipped.push_back(where + ": not applicable (" + r["not_applicable"].get<std::string>() + ")");
+        continue;
+      }
+      Measurement m;
+      m.source = where;
+      m.algorithm = r.at("algorithm").get<std::string>();
+      m.runtime = m.algorithm == "nccl" ? MeasuredRuntime::nccl : MeasuredRuntime::colltune;
+      if (m.runtime == MeasuredRuntime::nccl) m.algorithm.clear();  // NCCL chose
+      m.nranks = nranks;
+      m.bytes = static_cast<std::size_t>(whole_number(r.at("size_bytes"), where + ": size_bytes", 0,
+                                                      static_cast<double>(limits::kMaxBytesPerRank)));
+      m.elem_size = elem;
+      m.chunk_elems = chunk;
+      m.time_us = r.at("out_of_place").at("time_us").get<double>();
+      if (r.contains("in_place")) m.in_place_time_us = r["in_place"].at("time_us").get<double>();
+      if (!(m.time_us > 0) || m.bytes == 0) {
+        set.skipped.push_back(where + ": no positive time or size");
+        continue;
+      }
+      set.rows.push_back(std::move(m));
+    }
+  } catch (const json::exception& e) {
+    json_input::rethrow(e, source, "");
+  }
+  if (set.rows.empty()) throw Error(source + ": the bench report has no measured rows");
+  return set;
+}
+
+MeasurementSet parse_horovod_timeline(const std::string& text, const std::string& source,
+                                      const MeasurementHints& hints) {
+  const sim::TimelineImport timeline = sim::import_horovod_timeline_text(text, source);
+  MeasurementSet set;
+  set.files.push_back(source);
+  std::size_t index = 0;
+  for (const sim::TimelineActivity& a : timeline.activities) {
+    if (a.name.starts_with("MEMCPY_") && a.end_us > a.start_us) {
+      set.fusion_copy_bytes += static_cast<double>(a.bytes);
+      set.fusion_copy_us += a.end_us - a.start_us;
+    }
+    if (a.name != "NCCL_ALLREDUCE") continue;
+    ++index;
+    const std::string where = source + ": NCCL_ALLREDUCE #" + std::to_string(index);
+    if (!(a.end_us > a.start_us) || a.bytes == 0) {
+      set.skipped.push_back(where + ": no duration or no bytes");
+      continue;
+    }
+    Measurement m;
+    m.source = where;
+    m.runtime = MeasuredRuntime::nccl;
+    m.algorithm = hints.nccl_algo;
+    m.protocol = hints.nccl_proto;
+    m.nranks = hints.nranks;  // a timeline is one rank's view: 0 = the topology's rank count
+    m.bytes = a.bytes;
+    m.elem_size = a.bytes % 4 == 0 ? 4 : 2;
+    m.time_us = a.end_us - a.start_us;
+    set.rows.push_back(std::move(m));
+  }
+  if (set.rows.empty()) throw Error(source + ": the Horovod timeline has no NCCL_ALLREDUCE activity to measure");
+  return set;
+}
+
+MeasurementFormat measurement_format(const std::string& text, const std::string& source) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw Error(source + ": empty file");
+  // A Horovod timeline is a Chrome trace: an array of events, or an object with traceEvents.
+  if (text[first] == '[' || (text[first] == '{' && text.find("\"traceEvents\"") != std::string::npos))
+    return MeasurementFormat::horovod_timeline;
+  return text[first] == '{' ? MeasurementFormat::bench_json : MeasurementFormat::nccl_tests_log;
+}
+
+MeasurementSet read_measurements(const std::string& path, const MeasurementHints& hints) {
+  const std::string text = read_file(path);
+  switch (measurement_format(text, path)) {
+    case MeasurementFormat::horovod_timeline: return parse_horovod_timeline(text, path, hints);
+    case MeasurementFormat::bench_json: return parse_bench_json(text, path);
+    case MeasurementFormat::nccl_tests_log: break;
+  }
+  return parse_nccl_tests_log(text, path, hints);
+}
+
+MeasurementSet read_measurements(const std::vector<std::string>& paths, const MeasurementHints& hints) {
+  if (paths.empty()) throw Error("no measurement files given");
+  MeasurementSet all;
+  for (const auto& path : paths) {
+    MeasurementSet one = read_measurements(path, hints);
+    all.files.insert(all.files.end(), one.files.begin(), one.files.end());
+    all.rows.insert(all.rows.end(), one.rows.begin(), one.rows.end());
+    all.skipped.insert(all.skipped.end(), one.skipped.begin(), one.skipped.end());
+    all.fusion_copy_bytes += one.fusion_copy_bytes;
+    all.fusion_copy_us += one.fusion_copy_us;
+  }
+  return all;
+}
+
+}  // namespace colltune::tuner

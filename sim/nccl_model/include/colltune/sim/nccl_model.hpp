@@ -1,0 +1,194 @@
+#pragma once
+// NCCL's own performance model: what NCCL (the release of NcclOptions::version) predicts for a
+// collective on a machine, and which algorithm, protocol and channel count it picks.
+//
+// Three stages, each following NCCL's source (docs/nccl-model.md gives the details):
+//  1. The machine as NCCL's topology code sees one node (sim/nccl_model/src/nccl_topo.cpp): GPUs,
+//     NVSwitch, PCIe switches, CPUs, NICs, with NCCL's own link figures (NVLink per link by
+//     GPU generation, PCIe by generation and width, CPU links by CPU model, NICs by speed), and
+//     NCCL's paths between them (src/graph/topo.cc, paths.cc). Every node is assumed to be
+//     built like the node of rank 0, so a 4096-GPU machine costs one node's work.
+//  2. The channel search (src/graph/search.cc): for ring, tree, NVLS and CollNet, how many
+//     channels NCCL finds and at what per-channel bandwidth, then the channel duplication of
+//     the search and of the connection setup (connect.cc).
+//  3. The tuning model (src/graph/tuning.cc) and the choice (src/enqueue.cc): the
+//     [algorithm][protocol] time table that NCCL hands a tuner plugin, its minimum, and the
+//     channel reduction for small messages.
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "colltune/sim/nccl_constants.hpp"
+#include "colltune/sim/nccl_names.hpp"
+#include "colltune/topology/topology.hpp"
+
+namespace colltune::sim {
+
+namespace nccl {
+struct NodeGraph;
+}
+
+// The CPU as NCCL's model distinguishes it: the vendor picks the network overhead and the
+// multi-node LL bandwidth cap; the model picks the bandwidth NCCL assumes between two sockets
+// (src/graph/topo.h: BDW_QPI_BW 6, SKL_QPI_BW 10, SRP_QPI_BW 22, ERP_QPI_BW 40, AMD_BW 16).
+// colltune's topology does not name CPU models, so the model takes it as an option.
+enum class NcclCpu { intel_bdw, intel_skl, intel_srp, intel_erp, amd };
+std::string_view to_string(NcclCpu cpu);
+NcclCpu parse_nccl_cpu(std::string_view name);  // throws colltune::Error listing the names
+
+// NCCL's path types (PATH_* in src/graph/topo.h), from nearest to farthest.
+enum class NcclPath { loc = 0, nvl = 1, nvb = 2, c2c = 3, pix = 4, pxb = 5, p2c = 6, pxn = 7, phb = 8, sys = 9,
+                      net = 10, dis = 11 };
+std::string_view to_string(NcclPath path);  // NCCL's spelling: LOC, NVL, NVB, ..., SYS, NET, DIS
+
+struct NcclOptions {
+  NcclVersion version = NcclVersion::installed();
+  int nranks = 0;  // ranks 0..nranks-1 of the topology form the communicator; 0 = all of them
+  NcclCpu cpu = NcclCpu::intel_srp;
+  // NCCL_COLLNET_ENABLE=1: CollNet (and multi-node NVLS) where the network switches reduce
+  // (SHARP). NCCL's default is off.
+  bool collnet = false;
+  // NCCL_ALGO / NCCL_PROTO as NCCL reads them: "Ring", "^LL128", "Tree,Ring",
+  // "allreduce:NVLS;broadcast:Ring" (prefixes from 2.24 on). Empty = unset.
+  std::string algo_env;
+  std::string proto_env;
+  // NCCL_NET_OVERHEAD in us; negative = NCCL's default for the CPU vendor.
+  double net_overhead_us = -1;
+  // The network latency the net plugin reports (graph latencyInter). NCCL's IB and socket
+  // plugins report 0.
+  double net_latency_us = 0;
+  // NCCL_PXN_DISABLE=1 turns off sending to another GPU's NIC through NVLink.
+  bool pxn = true;
+  // Compute capability of GPUs whose topology gives none (e.g. the flat and torus presets);
+  // 0 = required from the topology.
+  int compute_capability = 0;
+};
+
+// One search graph (struct ncclTopoGraph): the channels NCCL found for an algorithm.
+struct ChannelPlan {
+  int channels = 0;       // nChannels of the search (0: the algorithm has no graph here)
+  double bw_intra = 0;    // per channel, GB/s, inside a node
+  double bw_inter = 0;    // per channel, GB/s, across nodes
+  NcclPath type_intra = NcclPath::loc;
+  NcclPath type_inter = NcclPath::pix;
+  bool same_channels = true;
+  bool cross_nic = false;
+  bool simple_tree = false;  // the tree search fell back to the simple tree pattern (sm90+)
+  // Per channel, the node's local ranks (0..ranks_per_node-1) in the order the channel visits
+  // them: a ring's order (it closes back to the first), a tree's chain, an NVLS/CollNet
+  // channel's head first. The same order on every node.
+  std::vector<std::vector<int>> orders;
+  // Per channel, the node's NIC it enters from and leaves by (index among the node's NICs in
+  // topology order); -1 on one node.
+  std::vector<int> nic_in;
+  std::vector<int> nic_out;
+};
+
+// What NCCL's model knows about the communicator.
+struct NcclSystem {
+  int nranks = 0;
+  int nnodes = 0;
+  int ranks_per_node = 0;
+  int cc_min = 0;
+  int cc_max = 0;
+  NcclCpu cpu = NcclCpu::intel_srp;
+  int nvswitches = 0;          // NVSwitch devices of a node (colltune aggregates a node's chips in one)
+  bool nvls_support = false;   // NVSwitch with in-switch reduction, sm90+, more than one GPU
+  bool collnet_support = false;  // CollNet enabled and the network switches reduce (SHARP)
+  bool switch_reduces = false;   // the node's NVSwitch reduces in the switch (topology: switch_reduction nvls)
+  bool network_reduces = false;  // a network switch reduces (topology: switch_reduction sharp)
+  int nics = 0;                // NICs of a node
+  double max_bw = 0;           // the search's maxBw and totalBw (GB/s)
+  double total_bw = 0;
+  int comm_channels = 0;       // channels after connection setup (ring/tree kernels use these)
+  int nvls_channels = 0;       // channels of the NVLS kernels
+};
+
+struct NcclChoice {
+  NcclAlgo algo = NcclAlgo::ring;
+  NcclProto proto = NcclProto::simple;
+  int channels = 0;       // after NCCL's reduction for small messages
+  double time_us = 0;     // NCCL's predicted time (the cost table's minimum)
+};
+
+// The cost table NCCL hands the tuner plugin: [algorithm][protocol], -1 = not available.
+using NcclCostTable = std::array<std::array<float, kNcclNumProtos>, kNcclNumAlgos>;
+
+class NcclModel {
+ public:
+  // Throws colltune::Error when the machine does not fit NCCL's model (nodes of different
+  // shapes, GPUs without a compute capability, nranks not a whole number of nodes).
+  explicit NcclModel(const topo::Topology& topology, NcclOptions options = {});
+  NcclModel(const topo::Topology& topology, NcclVersion version, int nranks = 0);
+
+  const NcclSystem& system() const { return system_; }
+  const NcclConstants& constants() const { return *constants_; }
+  const NcclOptions& options() const { return options_; }
+  // The search graph an algorithm runs on (PAT on the tree's, NVLSTree on the NVLS one).
+  const ChannelPlan& channels(NcclAlgo algo) const;
+
+  // NCCL's comm->bandwidths / comm->latencies: 0 bandwidth = disabled or not available.
+  float bandwidth(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
+  float latency(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
+  // ncclTopoGetAlgoTime for one pipelined operation; +infinity where NCCL would not run it.
+  double time_us(NcclAlgo algo, NcclProto proto, NcclColl coll, std::size_t bytes) const;
+  // The table NCCL hands a tuner plugin for this call (updateCollCostTable).
+  NcclCostTable cost_table(NcclColl coll, std::size_t bytes) const;
+  // NCCL's pick: the smallest entry of the cost table, then its channel count for the size.
+  // Throws colltune::Error when nothing is available (NCCL_ALGO/NCCL_PROTO rule out every cell).
+  NcclChoice choose(NcclColl coll, std::size_t bytes) const;
+  // Channels NCCL runs `algo`/`proto` with for `bytes` (topoGetAlgoInfo's reduction).
+  int channels_for(NcclAlgo algo, NcclProto proto, std::size_t bytes) const;
+  // Whether NCCL_ALGO / NCCL_PROTO (NcclOptions::algo_env, proto_env) leave an algorithm or a
+  // protocol on for `coll` (LL128's automatic default counts as on).
+  bool env_allows(NcclColl coll, NcclAlgo algo) const;
+  bool env_allows(NcclColl coll, NcclProto proto) const;
+  // Why NCCL does not run `algo` for `coll` on this communicator whatever NCCL_ALGO says (no
+  // in-switch reduction, CollNet off, one node, ...), in a few words; nullopt where it does.
+  std::optional<std::string> unavailable(NcclColl coll, NcclAlgo algo) const;
+
+ private:
+  NcclOptions options_;
+  const NcclConstants* constants_ = nullptr;
+  NcclSystem system_;
+  std::array<ChannelPlan, kNcclNumAlgos> plans_;
+  int collnet_heads_ = 0;
+  std::array<std::array<std::array<float, kNcclNumProtos>, kNcclNumAlgos>, kNcclNumColls> bw_{};
+  std::array<std::array<std::array<float, kNcclNumProtos>, kNcclNumAlgos>, kNcclNumColls> lat_{};
+  std::array<std::array<int, kNcclNumProtos>, kNcclNumAlgos> max_threads_{};
+  std::array<std::array<long, kNcclNumProtos>, kNcclNumAlgos> thread_threshold_{};
+  std::array<std::array<int, kNcclNumAlgos>, kNcclNumColls> algo_on_{};    // NCCL_ALGO: 0 off
+  std::array<std::array<int, kNcclNumProtos>, kNcclNumColls> proto_on_{};  // NCCL_PROTO: 0 off
+
+  void search(const nccl::NodeGraph& graph);
+  void set_comm_channels(int search_channels);
+  void tune();
+  float algo_time(NcclColl coll, NcclAlgo algo, NcclProto proto, std::size_t bytes) const;
+  bool offered(NcclColl coll, NcclAlgo algo) const;
+};
+
+// NCCL's ring channels on ranks 0..nranks-1 of the machine (0 = all) as
+// coll::AlgoOptions::channel_orders (the nccl_ring algorithm): per channel of the ring search,
+// the local ranks of a node in the order the ring visits them. Empty where NCCL's model does
+// not fit the machine (NcclModel throws: GPUs without a compute capability, nodes of different
+// shapes, no GPUs), and nccl_ring then takes its own rotated orders.
+std::vector<std::vector<int>> nccl_channel_orders(const topo::Topology& topology, int nranks = 0);
+// NCCL's ring and tree channels as the schedules nccl_ring and nccl_tree take them, from one
+// model: the ring search's orders (as nccl_channel_orders), the tree search's chains (each a
+// node's local ranks from the chain's head down) and whether that search fell back to the TREE
+// pattern (coll::AlgoOptions::nccl_simple_tree). Empty orders where NCCL's model does not fit.
+struct NcclScheduleChannels {
+  std::vector<std::vector<int>> ring;
+  std::vector<std::vector<int>> tree;
+  bool simple_tree = false;
+};
+NcclScheduleChannels nccl_schedule_channels(const topo::Topology& topology, int nranks = 0);
+
+// nccl-tests' bus bandwidth factor: allreduce 2(n-1)/n; reduce-scatter, allgather (n-1)/n;
+// broadcast, reduce 1.
+double nccl_bus_factor(NcclColl coll, int nranks);
+
+}  // namespace colltune::sim

@@ -1,0 +1,293 @@
+// NCCL topology XML import (see nccl_xml.hpp for what becomes what). Parsed with
+// Boost.PropertyTree; element attributes live under the "<xmlattr>" child.
+#include "colltune/topology/nccl_xml.hpp"
+
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "colltune/common/atomic_file.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
+#include "hardware/hw_figures.hpp"
+
+namespace colltune::topo {
+namespace {
+
+namespace pt = boost::property_tree;
+
+std::optional<std::string> attr(const pt::ptree& node, const std::string& name) {
+  if (auto v = node.get_optional<std::string>("<xmlattr>." + name)) return *v;
+  return std::nullopt;
+}
+
+struct PendingNvlink {
+  VertexId gpu;
+  int sm;
+  VertexId cpu;  // the GPU's CPU, for links to a CPU
+  std::string target, tclass, where;
+  int count;
+};
+
+class XmlImporter {
+ public:
+  explicit XmlImporter(std::string source) : source_(std::move(source)) {}
+  Topology run(const pt::ptree& tree);
+
+ private:
+  [[noreturn]] void fail(const std::string& where, const std::string& problem) const {
+    throw Error(source_ + ": " + where + ": " + problem);
+  }
+  int integer(const pt::ptree& node, const std::string& where, const char* name, std::optional<int> fallback) const;
+  int host_of(const pt::ptree& cpu);
+  void cpu(const pt::ptree& node, const std::string& where, std::size_t index);
+  void pci(const pt::ptree& node, const std::string& where, VertexId parent, double parent_gbps);
+  void gpu(const pt::ptree& node, const std::string& where, VertexId parent, double gbps, const std::string& busid);
+  void nic(const pt::ptree& node, const std::string& where, VertexId parent, double gbps);
+  void resolve_nvlinks();
+  void map_ranks();
+
+  std::string source_;
+  Topology t_;
+  int host_ = -1;
+  VertexId cpu_ = 0;
+  std::map<std::string, int> host_by_hash_;
+  std::map<int, std::vector<VertexId>> cpus_of_host_;
+  std::map<std::string, VertexId> gpu_by_busid_;
+  std::map<int, VertexId> nvswitch_of_host_;
+  std::optional<VertexId> fabric_;
+  std::vector<PendingNvlink> nvlinks_;
+  std::vector<std::pair<std::optional<int>, VertexId>> gpu_ranks_;
+};
+
+int XmlImporter::integer(const pt::ptree& node, const std::string& where, const char* name,
+                         std::optional<int> fallback) const {
+  const std::optional<std::string> text = attr(node, name);
+  if (!text) {
+    if (fallback) return *fallback;
+    fail(where + "@" + name, "missing attribute");
+  }
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || ptr != text->data() + text->size())
+    fail(where + "@" + name, "expected an integer, got '" + *text + "'");
+  return v;
+}
+
+int XmlImporter::host_of(const pt::ptree& node) {
+  const std::string hash = attr(node, "host_hash").value_or("");
+  auto [it, fresh] = host_by_hash_.emplace(hash, t_.num_hosts());
+  if (fresh) t_.add_host("host" + std::to_string(t_.num_hosts()));
+  return it->second;
+}
+
+void XmlImporter::cpu(const pt::ptree& node, const std::string& where, std::size_t index) {
+  host_ = host_of(node);
+  const int numa = integer(node, where, "numaid", static_cast<int>(index));
+  const std::string id = t_.host_name(host_) + "/cpu" + std::to_string(numa);
+  if (t_.find_device(id)) fail(where + "@numaid", "second <cpu> with numaid " + std::to_string(numa) + " on one host");
+  cpu_ = t_.add_device(Device{id, DeviceKind::cpu, host_, hw::kXeon8480ReduceGbps});
+  for (VertexId other : cpus_of_host_[host_]) t_.add_duplex_link(other, cpu_, LinkKind::sys, hw::kUpi2Gbps, hw::kSysLatencyUs);
+  cpus_of_host_[host_].push_back(cpu_);
+  std::size_t n = 0;
+  for (const auto& [tag, child] : node) {
+    const std::string at = where + "/" + tag + "[" + std::to_string(n++) + "]";
+    if (tag == "pci") pci(child, at, cpu_, 0);
+    if (tag == "nic") nic(child, at, cpu_, 0);
+  }
+}
+
+void XmlImporter::pci(const pt::ptree& node, const std::string& where, VertexId parent, double parent_gbps) {
+  const std::string busid = attr(node, "busid").value_or("");
+  const std::string at = busid.empty() ? where : where.substr(0, where.rfind('[')) + "[busid=" + busid + "]";
+  double gbps = 0;
+  try {
+    gbps = pcie_link_gbps(attr(node, "link_speed").value_or(""), attr(node, "link_width").value_or(""));
+  } catch (const Error& e) {
+    fail(at, e.what());
+  }
+  if (gbps == 0) gbps = parent_gbps > 0 ? parent_gbps : hw::pcie_gbps(4, 16);  // unknown: as upstream
+  if (auto g = node.get_child_optional("gpu")) return gpu(*g, at + "/gpu", parent, gbps, busid);
+  if (auto n = node.get_child_optional("nic")) return nic(*n, at + "/nic", parent, gbps);
+  if (!node.get_child_optional("pci")) return;  // an endpoint we do not model (NVMe, ...)
+  const VertexId sw = t_.add_device(Device{t_.host_name(host_) + "/pci" + busid, DeviceKind::pcie_switch, host_, 0});
+  t_.add_duplex_link(sw, parent, LinkKind::pcie, gbps, hw::kPcieLatencyUs);
+  std::size_t n = 0;
+  for (const auto& [tag, child] : node)
+    if (tag == "pci") pci(child, at + "/pci[" + std::to_string(n++) + "]", sw, gbps);
+}
+
+void XmlImporter::gpu(const pt::ptree& node, const std::string& where, VertexId parent, double gbps,
+                      const std::string& busid) {
+  const int dev = integer(node, where, "dev", static_cast<int>(gpu_ranks_.size()));
+  const int sm = integer(node, where, "sm", std::nullopt);
+  const std::string id = t_.host_name(host_) + "/gpu" + std::to_string(dev);
+  if (t_.find_device(id)) fail(where + "@dev", "second GPU with dev " + std::to_string(dev) + " on one host");
+  const VertexId v = t_.add_device(Device{id, DeviceKind::gpu, host_, hw::gpu_reduce_gbps(sm), sm});
+  t_.add_duplex_link(v, parent, LinkKind::pcie, gbps, hw::kPcieLatencyUs);
+  if (!busid.empty()) gpu_by_busid_[busid] = v;
+  std::optional<int> rank;
+  if (attr(node, "rank")) rank = integer(node, where, "rank", std::nullopt);
+  gpu_ranks_.emplace_back(rank, v);
+  std::size_t n = 0;
+  for (const auto& [tag, child] : node) {
+    if (tag != "nvlink") continue;
+    const std::string link_at = where + "/nvlink[" + std::to_string(n++) + "]";
+    const int count = integer(child, link_at, "count", std::nullopt);
+    if (count <= 0) fail(link_at + "@count", "must be positive, got " + std::to_string(count));
+    nvlinks_.push_back(PendingNvlink{v, sm, cpu_, attr(child, "target").value_or(""), attr(child, "tclass").value_or(""),
+                                     link_at, count});
+  }
+}
+
+void XmlImporter::nic(const pt::ptree& node, const std::string& where, VertexId parent, double gbps) {
+  std::size_t n = 0;
+  for (const auto& [tag, net] : node) {
+    if (tag != "net") continue;
+    const std::string at = where + "/net[" + std::to_string(n++) + "]";
+    const int speed_mbps = integer(net, at, "speed", std::nullopt);
+    if (speed_mbps <= 0) fail(at + "@speed", "NIC speed must be positive (Mb/s), got " + std::to_string(speed_mbps));
+    const double net_gbps = speed_mbps / 8000.0;
+    std::optional<std::string> name = attr(net, "name");
+    if (!name) name = "net" + std::to_string(integer(net, at, "dev", static_cast<int>(n - 1)));
+    const std::string id = t_.host_name(host_) + "/" + *name;
+    if (t_.find_device(id)) fail(at + "@name", "second NIC named '" + *name + "' on one host");
+    const VertexId v = t_.add_device(Device{id, DeviceKind::nic, host_, 0});
+    t_.add_duplex_link(v, parent, LinkKind::pcie, gbps > 0 ? gbps : net_gbps, hw::kPcieLatencyUs);
+    if (!fabric_) fabric_ = t_.add_device(Device{"fabric", DeviceKind::net_switch, -1, 0});
+    t_.add_duplex_link(v, *fabric_, LinkKind::net, net_gbps, hw::kNetLatencyUs);
+  }
+}
+
+// NVSwitch links of one GPU add up into one link to the host's nvswitch vertex. An NVSwitch
+// serving Hopper or later GPUs (sm >= 90) reduces in the switch (NVLink SHARP), as NCCL's NVLS
+// algorithms find at run time.
+void XmlImporter::resolve_nvlinks() {
+  std::map<VertexId, double> to_switch;
+  for (const PendingNvlink& l : nvlinks_) {
+    const double gbps = l.count * hw::nvlink_link_gbps(l.sm);
+    if (l.tclass == "0x068000") {
+      to_switch[l.gpu] += gbps;
+    } else if (l.tclass == "0x060400") {
+      t_.add_duplex_link(l.gpu, l.cpu, LinkKind::nvlink, gbps, hw::kNvlinkLatencyUs);
+    } else {
+      auto it = gpu_by_busid_.find(l.target);
+      if (it == gpu_by_busid_.end()) fail(l.where + "@target", "no GPU with busid '" + l.target + "'");
+      t_.add_link(l.gpu, it->second, LinkKind::nvlink, gbps, hw::kNvlinkLatencyUs);
+    }
+  }
+  for (const auto& [gpu, gbps] : to_switch) {
+    const int host = t_.device(gpu).host;
+    auto [it, fresh] = nvswitch_of_host_.emplace(host, VertexId{});
+    const bool nvls = t_.device(gpu).compute_capability >= 90;
+    if (fresh) {
+      it->second = t_.add_device(Device{t_.host_name(host) + "/nvswitch", DeviceKind::nvswitch, host, 0, 0,
+                                        nvls ? SwitchReduction::nvls : SwitchReduction::none});
+    }
+    t_.add_duplex_link(gpu, it->second, LinkKind::nvlink, gbps, hw::kNvlinkLatencyUs);
+  }
+}
+
+void XmlImporter::map_ranks() {
+  std::size_t with_rank = 0;
+  for (const auto& [rank, v] : gpu_ranks_) with_rank += rank.has_value();
+  if (with_rank != 0 && with_rank != gpu_ranks_.size())
+    fail("gpu@rank", std::to_string(with_rank) + " of " + std::to_string(gpu_ranks_.size()) +
+                         " GPUs have a rank attribute (all or none must)");
+  for (std::size_t i = 0; i < gpu_ranks_.size(); ++i) {
+    const int rank = gpu_ranks_[i].first.value_or(static_cast<int>(i));
+    if (rank < 0 || rank >= static_cast<int>(gpu_ranks_.size()))
+      fail(t_.device(gpu_ranks_[i].second).id + "@rank", "rank " + std::to_string(rank) + " out of range: " +
+                                                               std::to_string(gpu_ranks_.size()) + " GPUs, so 0.." +
+                                                               std::to_string(gpu_ranks_.size() - 1));
+    t_.map_rank(rank, gpu_ranks_[i].second);
+  }
+}
+
+Topology XmlImporter::run(const pt::ptree& tree) {
+  auto system = tree.get_child_optional("system");
+  if (!system) fail("system", "no <system> element: not an NCCL topology file");
+  std::size_t n = 0;
+  for (const auto& [tag, child] : *system) {
+    if (tag != "cpu") continue;
+    cpu(child, "system/cpu[" + std::to_string(n) + "]", n);
+    ++n;
+  }
+  if (n == 0) fail("system", "no <cpu> elements");
+  if (gpu_ranks_.empty()) fail("system", "no <gpu> elements: nothing to map ranks to");
+  resolve_nvlinks();
+  map_ranks();
+  t_.description = "imported from NCCL topology XML " + source_;
+  return std::move(t_);
+}
+
+// Line of byte `offset` (1-based), for messages.
+std::size_t line_of(std::string_view text, std::size_t offset) {
+  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+// Refuses elements nested deeper than limits::kMaxXmlDepth before the (recursive) XML parser and
+// the ptree it builds see them. Comments, processing instructions, declarations and CDATA do not
+// nest; quoted attribute values may hold '>'. Linear, allocates nothing.
+void check_xml_depth(std::string_view text, const std::string& source) {
+  int depth = 0;
+  for (std::size_t i = text.find('<'); i != std::string_view::npos && i + 1 < text.size(); i = text.find('<', i)) {
+    const std::string_view rest = text.substr(i);
+    std::string_view close = ">";
+    if (rest.starts_with("<!--")) close = "-->";
+    else if (rest.starts_with("<![CDATA[")) close = "]]>";
+    else if (rest.starts_with("<?")) close = "?>";
+    if (close != ">" || rest.starts_with("<!")) {
+      const std::size_t end = text.find(close, i + 2);
+      if (end == std::string_view::npos) return;  // unterminated: the parser reports it
+      i = end + close.size();
+      continue;
+    }
+    const bool closing = rest[1] == '/';
+    std::size_t j = i + 1;
+    for (char quote = 0; j < text.size() && (quote != 0 || text[j] != '>'); ++j) {
+      if (quote == 0 && (text[j] == '"' || text[j] == '\'')) quote = text[j];
+      else if (quote != 0 && text[j] == quote) quote = 0;
+    }
+    const bool self_closing = j < text.size() && text[j - 1] == '/';
+    if (closing) --depth;
+    else if (!self_closing && ++depth > limits::kMaxXmlDepth)
+      throw Error(source + ":" + std::to_string(line_of(text, i)) + ": elements nested deeper than " +
+                  std::to_string(limits::kMaxXmlDepth) + " levels (the limit; " + limits::kMaxDepthReason + ")");
+    i = j;
+  }
+}
+
+}  // namespace
+
+double pcie_link_gbps(std::string_view link_speed, std::string_view link_width) {
+  int width = 0;
+  auto [wp, wec] = std::from_chars(link_width.data(), link_width.data() + link_width.size(), width);
+  if (link_speed.empty() || link_speed.rfind("Unknown", 0) == 0 || wec != std::errc() || width <= 0) return 0;
+  double gts = 0;
+  auto [sp, sec] = std::from_chars(link_speed.data(), link_speed.data() + link_speed.size(), gts);
+  for (int gen = 1; sec == std::errc() && gen <= hw::kPcieGenerations; ++gen)
+    if (std::abs(gts - hw::kPcieGts[gen - 1]) < 0.01) return hw::pcie_gbps(gen, width);
+  throw Error("link_speed '" + std::string(link_speed) + "' is no PCIe generation (2.5, 5, 8, 16, 32 or 64 GT/s)");
+}
+
+Topology topology_from_nccl_xml(std::string_view text, const std::string& source) {
+  check_xml_depth(text, source);
+  std::istringstream in{std::string(text)};
+  pt::ptree tree;
+  try {
+    pt::read_xml(in, tree);
+  } catch (const pt::xml_parser_error& e) {
+    throw Error(source + ":" + std::to_string(e.line()) + ": XML parse error: " + e.message());
+  }
+  return XmlImporter(source).run(tree);
+}
+
+Topology load_nccl_xml(const std::filesystem::path& path) { return topology_from_nccl_xml(read_file(path), path.string()); }
+
+}  // namespace colltune::topo
