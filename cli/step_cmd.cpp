@@ -15,7 +15,7 @@
 #include "colltune/sim/step_model.hpp"
 #include "colltune/sim/stragglers.hpp"
 #include "colltune/sim/workload.hpp"
-#include "colltune/topology/gpus.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/runtime_model.hpp"
 #include "commands.hpp"

@@ -17,7 +17,7 @@
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/timeline.hpp"
 #include "colltune/sim/workload.hpp"
-#include "colltune/topology/gpus.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/emit.hpp"
 #include "colltune/tuner/measured.hpp"

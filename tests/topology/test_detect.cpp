@@ -10,6 +10,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/topology/detect.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "colltune/topology/presets.hpp"
 
@@ -136,7 +137,7 @@ TEST(DetectBuild, PcieBoxDirectNvlinkBridgesAndSocketCrossing) {
   const Path bridged = t.route(0, 1);
   ASSERT_EQ(bridged.links.size(), 1u);
   EXPECT_EQ(t.link(bridged.links[0]).kind, LinkKind::nvlink);
-  EXPECT_DOUBLE_EQ(bridged.bottleneck_gbps, 4 * 14.0625);  // NV4 of GA10x NVLink (hw_figures.hpp)
+  EXPECT_DOUBLE_EQ(bridged.bottleneck_gbps, 4 * find_gpu("a40").nvlink.link_gbps);  // NV4 of the A40s
   EXPECT_TRUE(path_has(t, t.route(1, 2), LinkKind::sys));  // SYS: across the sockets
   EXPECT_TRUE(path_has(t, t.device_route(t.device_of_rank(0), *t.find_device("h0/mlx5_0")), LinkKind::pcie));
 }

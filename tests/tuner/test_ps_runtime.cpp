@@ -15,7 +15,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/sim/ps.hpp"
 #include "colltune/sim/workload.hpp"
-#include "colltune/topology/gpus.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/emit.hpp"
 #include "colltune/tuner/objective.hpp"

@@ -3,8 +3,8 @@
 // NCCL reads its link figures from the hardware (src/graph/topo.cc, topo.h), not from data
 // sheets, so colltune's nominal figures are converted here:
 //  - NVLink: colltune gives a bandwidth per GPU pair or GPU-NVSwitch pair at the data-sheet
-//    rate per link (25 GB/s for NVLink2/3/4, 20 for NVLink1, 14.0625 for GA10x boards, 50 for
-//    NVLink5); the link count is that bandwidth over the rate, and NCCL's figure is the count
+//    rate per link (topo::nvlink_link_gbps, the hardware table's); the link count is that
+//    bandwidth over the rate, and NCCL's figure is the count
 //    times its per-link rate (ncclTopoNVLinkBw: SM60 18, SM70 20, SM80 20, SM86 12, SM90 20.6,
 //    SM100 40.1). DGX H100: 18 links x 20.6 = 370.8 GB/s per GPU.
 //  - PCIe: colltune's bandwidth is the link rate after encoding; the generation and width are
@@ -21,17 +21,10 @@
 #include <string>
 
 #include "colltune/common/error.hpp"
+#include "colltune/topology/hardware.hpp"
 
 namespace colltune::sim::nccl {
 namespace {
-
-// Data-sheet NVLink rate per link and direction (the figure colltune's presets use).
-double nominal_nvlink_gbps(int cc) {
-  if (cc < 70) return 20.0;
-  if (cc == 86 || cc == 87 || cc == 89) return 14.0625;
-  if (cc < 100) return 25.0;
-  return 50.0;
-}
 
 // ncclTopoNVLinkBw (src/graph/topo.h).
 float nccl_nvlink_gbps(int cc) {
@@ -44,12 +37,10 @@ float nccl_nvlink_gbps(int cc) {
 }
 
 float nccl_pcie_gbps(double gbps) {
-  static constexpr double kGts[] = {2.5, 5, 8, 16, 32, 64};
-  static constexpr int kNcclPerLane[] = {15, 30, 60, 120, 240, 480};  // kvDictPciGen, x100 Mb/s
-  for (int gen = 1; gen <= 6; ++gen) {
-    const double enc = gen <= 2 ? 0.8 : gen <= 5 ? 128.0 / 130.0 : 242.0 / 256.0;
+  static constexpr int kNcclPerLane[] = {15, 30, 60, 120, 240, 480};  // kvDictPciGen, x100 Mb/s, Gen1..6
+  for (int gen = 1; gen <= static_cast<int>(std::size(kNcclPerLane)); ++gen) {
     for (int width : {16, 8, 4, 2, 1, 32}) {
-      const double rate = kGts[gen - 1] * enc * width / 8.0;
+      const double rate = topo::pcie_gbps(gen, width);
       if (std::abs(rate - gbps) <= 1e-3 * gbps) return static_cast<float>(width * kNcclPerLane[gen - 1] / 80.0);
     }
   }
@@ -125,7 +116,7 @@ class Builder {
       case topo::LinkKind::nvlink: {
         const int cc = g_.nodes[static_cast<std::size_t>(a)].kind == NodeKind::gpu ? g_.nodes[static_cast<std::size_t>(a)].cc
                                                                                      : g_.nodes[static_cast<std::size_t>(b)].cc;
-        const double count = std::max(1.0, std::round(link.bandwidth_gbps / nominal_nvlink_gbps(cc)));
+        const double count = std::max(1.0, std::round(link.bandwidth_gbps / topo::nvlink_link_gbps(cc)));
         return static_cast<float>(count) * nccl_nvlink_gbps(cc);
       }
       case topo::LinkKind::pcie: return nccl_pcie_gbps(link.bandwidth_gbps);

@@ -203,7 +203,7 @@ Workload make_profile(std::string_view name, const ProfileOptions& options) {
     rates = uniform_rates(options.tflops);
   } else {
     const topo::GpuSpec& gpu = topo::find_gpu(options.gpu, "model " + std::string(name));
-    rates = compute_rates(gpu, parse_precision(options.precision.empty() ? gpu.amp_precision : options.precision));
+    rates = compute_rates(gpu, parse_precision(options.precision.empty() ? gpu.amp_precision() : options.precision));
   }
   return make_workload(arch, options.batch > 0 ? options.batch : arch.default_batch, rates, options.grad_dtype);
 }

@@ -5,29 +5,38 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/sim/profiles.hpp"
-#include "colltune/topology/gpus.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::sim {
 namespace {
 
-TEST(Gpus, EveryGenerationIsPresentWithPositiveFigures) {
-  for (const char* name : {"p100", "v100", "a100", "h100", "h200", "l40s"}) {
-    const topo::GpuSpec& g = topo::find_gpu(name);
-    EXPECT_EQ(g.name, name);
-    for (double v : {g.fp32_tflops, g.tf32_tflops, g.half_tflops, g.memory_gbps, g.conv_fraction, g.matmul_fraction,
-                     g.memory_fraction}) {
-      EXPECT_GT(v, 0) << name;
-    }
-    EXPECT_LE(g.conv_fraction, 1);
-    EXPECT_LE(g.matmul_fraction, 1);
-    EXPECT_LE(g.memory_fraction, 1);
-    EXPECT_GE(g.tf32_tflops, g.fp32_tflops) << name;
-    EXPECT_GE(g.half_tflops, g.tf32_tflops) << name;
-    EXPECT_NE(g.source.find("https://"), std::string::npos) << name;
-    EXPECT_NO_THROW(parse_precision(g.amp_precision)) << name;
+TEST(Gpus, EveryGpuHasRatesForItsAmpPrecision) {
+  for (const topo::GpuSpec& g : topo::gpu_table()) {
+    const Precision amp = parse_precision(g.amp_precision());
+    EXPECT_GT(peak_tflops(g, amp), 0) << g.name;
+    EXPECT_GE(peak_tflops(g, Precision::tf32), peak_tflops(g, Precision::fp32)) << g.name;
+    EXPECT_GE(peak_tflops(g, Precision::fp16), peak_tflops(g, Precision::tf32)) << g.name;
+    const ComputeRates r = compute_rates(g, amp);
+    EXPECT_GT(r.conv_tflops, 0) << g.name;
+    EXPECT_GT(r.memory_gbps, 0) << g.name;
   }
-  EXPECT_EQ(topo::gpu_table().size(), 6u);
+  const AchievedFractions f = achieved_fractions(topo::find_gpu("h100"));
+  for (double v : {f.conv, f.matmul, f.memory}) {
+    EXPECT_GT(v, 0);
+    EXPECT_LE(v, 1);
+  }
+}
+
+TEST(Gpus, Bf16OnAGpuWithoutItIsRefused) {
+  try {
+    compute_rates(topo::find_gpu("v100"), Precision::bf16);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "precision bf16: the Tesla V100 SXM2 (v100) has no bf16 (use fp16 or fp32)");
+  }
+  EXPECT_THROW(parse_profile_spec("resnet50:precision=bf16", "p100"), Error);
+  EXPECT_DOUBLE_EQ(peak_tflops(topo::find_gpu("v100"), Precision::tf32), 15.7);  // no TF32: fp32 math
 }
 
 TEST(Gpus, UnknownNameListsTheKnownOnes) {
@@ -35,7 +44,8 @@ TEST(Gpus, UnknownNameListsTheKnownOnes) {
     topo::find_gpu("x100", "gpu=x100");
     FAIL() << "accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "gpu=x100: unknown GPU 'x100' (known: p100, v100, a100, h100, h200, l40s)");
+    EXPECT_EQ(std::string(e.what()), "gpu=x100: unknown GPU 'x100' (known: " + topo::known_gpus() + ")");
+    EXPECT_NE(topo::known_gpus().find("p100, v100, rtx2080ti, a100"), std::string::npos);
   }
   EXPECT_THROW(topo::load_topology("fat-tree:gpu=x100"), Error);
 }
@@ -75,14 +85,15 @@ TEST(Gpus, LayerTimesFollowTheirKind) {
                  {"norm", {{"norm.weight", 10}}, 0, LayerKind::memory_bound, 1e8}};
   const topo::GpuSpec& a100 = topo::find_gpu("a100");
   const Workload w = make_workload(arch, 1, compute_rates(a100, Precision::bf16));
-  const double conv = 1e9 / (312 * a100.conv_fraction * 1e6);
-  const double fc = 2e9 / (312 * a100.matmul_fraction * 1e6);
-  const double norm = 1e8 * 2 / (2039 * a100.memory_fraction * 1e3);
+  const AchievedFractions f100 = achieved_fractions(a100);
+  const double conv = 1e9 / (312 * f100.conv * 1e6);
+  const double fc = 2e9 / (312 * f100.matmul * 1e6);
+  const double norm = 1e8 * 2 / (2039 * f100.memory * 1e3);
   EXPECT_DOUBLE_EQ(w.forward_us, conv + fc + norm);
   EXPECT_DOUBLE_EQ(w.backward_us, 2 * (conv + fc + norm));
   // fp32 on the same GPU: 19.5 TFLOP/s and 4-byte activations.
   const Workload f = make_workload(arch, 1, compute_rates(a100, Precision::fp32));
-  EXPECT_DOUBLE_EQ(f.forward_us, 3e9 / (19.5 * 0.4 * 1e6) + 1e8 * 4 / (2039 * a100.memory_fraction * 1e3));
+  EXPECT_DOUBLE_EQ(f.forward_us, 3e9 / (19.5 * 0.4 * 1e6) + 1e8 * 4 / (2039 * f100.memory * 1e3));
 }
 
 TEST(Gpus, TflopsStillOverridesTheTable) {

@@ -1,5 +1,7 @@
-// build_detected_topology() (detect.hpp): host descriptions to one topology. Figures are the
-// documented defaults of hw_figures.hpp; `colltune calibrate` refines them.
+// build_detected_topology() (detect.hpp): host descriptions to one topology. Figures are rows of
+// the hardware table (hardware.hpp): a GPU's by its board name where the table has it, else by
+// its compute capability; CPUs and NICs whose figures cannot be read are the table's defaults
+// (hw::kDefaultCpu, hw::kDefaultNic). `colltune calibrate` refines them.
 //
 // How `nvidia-smi topo -m` becomes a graph:
 //  - GPUs and NICs that are PIX or PXB to each other share a PCIe switch (a pcie_switch device);
@@ -15,7 +17,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/topology/detect.hpp"
-#include "hardware/hw_figures.hpp"
+#include "colltune/topology/hardware.hpp"
 
 namespace colltune::topo {
 namespace {
@@ -41,7 +43,7 @@ bool on_nvswitch(const GpuTopoMatrix& m) {
   for (std::size_t i = 0; i < m.gpus.size(); ++i) {
     int total = 0;
     for (std::size_t j = 0; j < m.gpus.size(); ++j) total += m.at(i, j).nvlinks;
-    if (total > hw::kMaxNvlinksPerGpu) return true;
+    if (total > max_nvlinks_per_gpu()) return true;
   }
   return false;
 }
@@ -65,7 +67,11 @@ std::vector<int> member_sockets(const GpuTopoMatrix& m, int sockets) {
   return out;
 }
 
-int pcie_generation(int cc) { return cc < 80 ? 3 : cc < 90 ? 4 : 5; }  // as gpus.cpp's table
+// The hardware table's row of a GPU nvidia-smi reported.
+const GpuSpec& row_of(const GpuInfo& gpu) {
+  const GpuSpec* board = gpu_of_board(gpu.name);
+  return board ? *board : gpu_of_compute_capability(gpu.compute_capability);
+}
 
 struct HostBuild {
   std::string prefix;
@@ -76,15 +82,16 @@ struct HostBuild {
 
 void add_sockets(Topology& t, HostBuild& b, const HostDescription& d) {
   for (std::size_t s = 0; s < d.sockets.size(); ++s) {
+    const CpuSpec& cpu = find_cpu(hw::kDefaultCpu);
     b.sockets.push_back(t.add_device(Device{b.prefix + "cpu" + std::to_string(s), DeviceKind::cpu, b.host,
-                                            std::round(hw::kDefaultSocketMemoryGbps / 3)}));
+                                            cpu.reduce_gbps()}));
     for (std::size_t o = 0; o < s; ++o)
-      t.add_duplex_link(b.sockets[o], b.sockets[s], LinkKind::sys, hw::kDefaultSysGbps, hw::kSysLatencyUs);
+      t.add_duplex_link(b.sockets[o], b.sockets[s], LinkKind::sys, cpu.socket_link_gbps, hw::kSysLatencyUs);
   }
 }
 
 // CPU-only host: one cpu device per rank, sharing its socket's memory bandwidth with the
-// socket's other ranks (reduce: / 3, see hw_figures.hpp; a shared-memory copy writes and reads
+// socket's other ranks (reduce: reduce_gbps_of_memory; a shared-memory copy writes and reads
 // each byte: / 2).
 void add_cpu_ranks(Topology& t, HostBuild& b, const DetectedHost& h) {
   const int n = static_cast<int>(h.ranks.size());
@@ -98,8 +105,9 @@ void add_cpu_ranks(Topology& t, HostBuild& b, const DetectedHost& h) {
   }
   for (int k = 0; k < n; ++k) {
     const auto s = static_cast<std::size_t>(socket[static_cast<std::size_t>(k)]);
-    const double share = hw::kDefaultSocketMemoryGbps / on_socket[s];
-    b.ranks.push_back(t.add_device(Device{b.prefix + "rank" + std::to_string(k), DeviceKind::cpu, b.host, share / 3}));
+    const double share = find_cpu(hw::kDefaultCpu).memory_gbps / on_socket[s];
+    b.ranks.push_back(t.add_device(
+        Device{b.prefix + "rank" + std::to_string(k), DeviceKind::cpu, b.host, reduce_gbps_of_memory(share)}));
     t.add_duplex_link(b.ranks.back(), b.sockets[s], LinkKind::shm, share / 2, hw::kShmLatencyUs);
   }
 }
@@ -110,7 +118,10 @@ void add_nvlinks(Topology& t, HostBuild& b, const HostDescription& d) {
   std::vector<int> widest(g, 0);
   for (std::size_t i = 0; i < g; ++i)
     for (std::size_t j = 0; j < g; ++j) widest[i] = std::max(widest[i], m.at(i, j).nvlinks);
-  auto rate = [&](std::size_t i) { return hw::nvlink_link_gbps(d.gpus[i].compute_capability); };
+  auto rate = [&](std::size_t i) {
+    const GpuSpec& row = row_of(d.gpus[i]);
+    return row.nvlink.links > 0 ? row.nvlink.link_gbps : nvlink_link_gbps(row.compute_capability);
+  };
   if (on_nvswitch(m)) {
     const bool nvls = d.gpus.front().compute_capability >= 90;  // NVLink SHARP: Hopper and later
     const VertexId sw = t.add_device(Device{b.prefix + "nvswitch", DeviceKind::nvswitch, b.host, 0, 0,
@@ -129,19 +140,19 @@ void add_nvlinks(Topology& t, HostBuild& b, const HostDescription& d) {
 double nic_rate(const HostDescription& d, const std::string& name) {
   for (const NicInfo& n : d.nics)
     if (n.name == name && n.gbps > 0) return n.gbps;
-  return hw::kDefaultNicGbps;
+  return find_nic(hw::kDefaultNic).gbps();
 }
 
 // GPUs and the matrix's NICs, behind PCIe switches or straight on their sockets.
 void add_gpus(Topology& t, HostBuild& b, const HostDescription& d) {
   const GpuTopoMatrix& m = d.matrix;
-  int cc = 0;
-  for (const GpuInfo& gpu : d.gpus) cc = std::max(cc, gpu.compute_capability);
-  const double pcie = hw::pcie_gbps(pcie_generation(cc), 16);
+  int pcie_gen = 0;  // the newest GPU's host interface
+  for (const GpuInfo& gpu : d.gpus) pcie_gen = std::max(pcie_gen, row_of(gpu).pcie_gen);
+  const double pcie = pcie_gbps(pcie_gen, 16);
   for (std::size_t i = 0; i < d.gpus.size(); ++i) {
     const int gcc = d.gpus[i].compute_capability;
     b.gpus.push_back(t.add_device(
-        Device{b.prefix + "gpu" + std::to_string(i), DeviceKind::gpu, b.host, hw::gpu_reduce_gbps(gcc), gcc}));
+        Device{b.prefix + "gpu" + std::to_string(i), DeviceKind::gpu, b.host, row_of(d.gpus[i]).reduce_gbps(), gcc}));
   }
   for (const std::string& name : m.nics) {
     b.nics.push_back(t.add_device(Device{b.prefix + name, DeviceKind::nic, b.host}));
@@ -176,10 +187,10 @@ void add_other_nics(Topology& t, HostBuild& b, const HostDescription& d) {
   for (const NicInfo& n : d.nics) {
     if (std::find(d.matrix.nics.begin(), d.matrix.nics.end(), n.name) != d.matrix.nics.end()) continue;
     b.nics.push_back(t.add_device(Device{b.prefix + n.name, DeviceKind::nic, b.host}));
-    b.nic_gbps.push_back(n.gbps > 0 ? n.gbps : hw::kDefaultNicGbps);
+    b.nic_gbps.push_back(n.gbps > 0 ? n.gbps : find_nic(hw::kDefaultNic).gbps());
     const auto s =
         static_cast<std::size_t>(n.socket >= 0 && n.socket < static_cast<int>(b.sockets.size()) ? n.socket : 0);
-    t.add_duplex_link(b.nics.back(), b.sockets[s], LinkKind::pcie, hw::pcie_gbps(4, 16), hw::kPcieLatencyUs);
+    t.add_duplex_link(b.nics.back(), b.sockets[s], LinkKind::pcie, pcie_gbps(4, 16), hw::kPcieLatencyUs);
   }
 }
 
@@ -222,13 +233,27 @@ void add_network(Topology& t, std::vector<HostBuild>& builds, std::string& notes
   for (HostBuild& b : builds) {
     if (b.nics.empty()) {
       b.nics.push_back(t.add_device(Device{b.prefix + "nic0", DeviceKind::nic, b.host}));
-      b.nic_gbps.push_back(hw::kDefaultNicGbps);
-      t.add_duplex_link(b.nics.back(), b.sockets.front(), LinkKind::pcie, hw::pcie_gbps(4, 16), hw::kPcieLatencyUs);
-      notes += "; " + t.host_name(b.host) + ": no NIC found, assumed one of 100 Gb/s";
+      const NicSpec& nic = find_nic(hw::kDefaultNic);
+      b.nic_gbps.push_back(nic.gbps());
+      t.add_duplex_link(b.nics.back(), b.sockets.front(), LinkKind::pcie, pcie_gbps(4, 16), hw::kPcieLatencyUs);
+      notes += "; " + t.host_name(b.host) + ": no NIC found, assumed one of " + std::to_string(static_cast<int>(nic.gbit)) + " Gb/s";
     }
     for (std::size_t n = 0; n < b.nics.size(); ++n)
       t.add_duplex_link(b.nics[n], net, LinkKind::net, b.nic_gbps[n], hw::kNetLatencyUs);
   }
+}
+
+// The table's name of the GPU every host has, when nvidia-smi named one board the table knows
+// on every host; empty otherwise (gpu_of() then goes by compute capability).
+std::string common_gpu(const std::vector<DetectedHost>& hosts) {
+  const GpuSpec* common = nullptr;
+  for (const DetectedHost& h : hosts)
+    for (const GpuInfo& gpu : h.description.gpus) {
+      const GpuSpec* row = gpu_of_board(gpu.name);
+      if (!row || (common && common != row)) return "";
+      common = row;
+    }
+  return common ? common->name : "";
 }
 
 }  // namespace
@@ -247,6 +272,7 @@ Topology build_detected_topology(const std::vector<DetectedHost>& hosts) {
   }
   if (hosts.size() > 1) add_network(t, builds, notes);
   t.transport = transport_of(hosts);
+  t.gpu = common_gpu(hosts);
   t.description = "detected; figures are defaults, calibrate them (colltune calibrate)" + notes;
   t.validate();
   return t;

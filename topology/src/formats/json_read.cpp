@@ -10,7 +10,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/json_input.hpp"
-#include "colltune/topology/gpus.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "graph/text_util.hpp"
 

@@ -14,7 +14,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
-#include "hardware/hw_figures.hpp"
+#include "colltune/topology/hardware.hpp"
 
 namespace colltune::topo {
 namespace {
@@ -91,8 +91,10 @@ void XmlImporter::cpu(const pt::ptree& node, const std::string& where, std::size
   const int numa = integer(node, where, "numaid", static_cast<int>(index));
   const std::string id = t_.host_name(host_) + "/cpu" + std::to_string(numa);
   if (t_.find_device(id)) fail(where + "@numaid", "second <cpu> with numaid " + std::to_string(numa) + " on one host");
-  cpu_ = t_.add_device(Device{id, DeviceKind::cpu, host_, hw::kXeon8480ReduceGbps});
-  for (VertexId other : cpus_of_host_[host_]) t_.add_duplex_link(other, cpu_, LinkKind::sys, hw::kUpi2Gbps, hw::kSysLatencyUs);
+  const CpuSpec& spec = find_cpu("xeon-8480c");  // NCCL's XML names no CPU model: a DGX H100's
+  cpu_ = t_.add_device(Device{id, DeviceKind::cpu, host_, spec.reduce_gbps()});
+  for (VertexId other : cpus_of_host_[host_])
+    t_.add_duplex_link(other, cpu_, LinkKind::sys, spec.socket_link_gbps, hw::kSysLatencyUs);
   cpus_of_host_[host_].push_back(cpu_);
   std::size_t n = 0;
   for (const auto& [tag, child] : node) {
@@ -111,7 +113,7 @@ void XmlImporter::pci(const pt::ptree& node, const std::string& where, VertexId 
   } catch (const Error& e) {
     fail(at, e.what());
   }
-  if (gbps == 0) gbps = parent_gbps > 0 ? parent_gbps : hw::pcie_gbps(4, 16);  // unknown: as upstream
+  if (gbps == 0) gbps = parent_gbps > 0 ? parent_gbps : pcie_gbps(4, 16);  // unknown: as upstream
   if (auto g = node.get_child_optional("gpu")) return gpu(*g, at + "/gpu", parent, gbps, busid);
   if (auto n = node.get_child_optional("nic")) return nic(*n, at + "/nic", parent, gbps);
   if (!node.get_child_optional("pci")) return;  // an endpoint we do not model (NVMe, ...)
@@ -128,7 +130,8 @@ void XmlImporter::gpu(const pt::ptree& node, const std::string& where, VertexId 
   const int sm = integer(node, where, "sm", std::nullopt);
   const std::string id = t_.host_name(host_) + "/gpu" + std::to_string(dev);
   if (t_.find_device(id)) fail(where + "@dev", "second GPU with dev " + std::to_string(dev) + " on one host");
-  const VertexId v = t_.add_device(Device{id, DeviceKind::gpu, host_, hw::gpu_reduce_gbps(sm), sm});
+  // NCCL's XML gives the compute capability, not the board: the table's row for it.
+  const VertexId v = t_.add_device(Device{id, DeviceKind::gpu, host_, gpu_of_compute_capability(sm).reduce_gbps(), sm});
   t_.add_duplex_link(v, parent, LinkKind::pcie, gbps, hw::kPcieLatencyUs);
   if (!busid.empty()) gpu_by_busid_[busid] = v;
   std::optional<int> rank;
@@ -170,7 +173,7 @@ void XmlImporter::nic(const pt::ptree& node, const std::string& where, VertexId 
 void XmlImporter::resolve_nvlinks() {
   std::map<VertexId, double> to_switch;
   for (const PendingNvlink& l : nvlinks_) {
-    const double gbps = l.count * hw::nvlink_link_gbps(l.sm);
+    const double gbps = l.count * nvlink_link_gbps(l.sm);
     if (l.tclass == "0x068000") {
       to_switch[l.gpu] += gbps;
     } else if (l.tclass == "0x060400") {
@@ -271,8 +274,8 @@ double pcie_link_gbps(std::string_view link_speed, std::string_view link_width) 
   if (link_speed.empty() || link_speed.rfind("Unknown", 0) == 0 || wec != std::errc() || width <= 0) return 0;
   double gts = 0;
   auto [sp, sec] = std::from_chars(link_speed.data(), link_speed.data() + link_speed.size(), gts);
-  for (int gen = 1; sec == std::errc() && gen <= hw::kPcieGenerations; ++gen)
-    if (std::abs(gts - hw::kPcieGts[gen - 1]) < 0.01) return hw::pcie_gbps(gen, width);
+  for (const PcieGeneration& g : pcie_generations())
+    if (sec == std::errc() && std::abs(gts - g.gts) < 0.01) return pcie_gbps(g.generation, width);
   throw Error("link_speed '" + std::string(link_speed) + "' is no PCIe generation (2.5, 5, 8, 16, 32 or 64 GT/s)");
 }
 

@@ -6,7 +6,6 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
-#include "hardware/hw_figures.hpp"
 
 namespace colltune::topo::detail {
 namespace {
@@ -20,6 +19,18 @@ VertexId add(Topology& t, std::string id, DeviceKind kind, int host, double redu
 }
 
 }  // namespace
+
+HostPlan host_of(const GpuSpec& gpu, const CpuSpec& cpu) {
+  HostPlan plan;
+  plan.gpu = gpu.name;
+  plan.gpu_reduce_gbps = gpu.reduce_gbps();
+  plan.compute_capability = gpu.compute_capability;
+  plan.pcie_gbps = plan.pcie_uplink_gbps = pcie_gbps(gpu.pcie_gen, 16);
+  plan.cpus = 2;
+  plan.cpu_reduce_gbps = cpu.reduce_gbps();
+  plan.sys_gbps = cpu.socket_link_gbps;
+  return plan;
+}
 
 HostDevices add_server(Topology& t, const std::string& name, const HostPlan& p, int first_rank) {
   HostDevices out;

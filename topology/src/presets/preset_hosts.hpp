@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/topology/hardware.hpp"
 #include "colltune/topology/topology.hpp"
 #include "presets/preset_params.hpp"
 
@@ -29,6 +30,11 @@ struct HostPlan {
   int nics = 8;
   std::string gpu;  // the GPU generation (a gpu_table() name), recorded on the topology
 };
+
+// A plan of the hardware table's `gpu` (reduce rate, compute capability, PCIe Gen x16 of its
+// host interface) in two sockets of `cpu` (reduce rate, socket links); the caller sets counts,
+// NVLink and NICs.
+HostPlan host_of(const GpuSpec& gpu, const CpuSpec& cpu);
 
 struct HostDevices {
   int host = -1;

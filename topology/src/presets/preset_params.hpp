@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "colltune/topology/gpus.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "colltune/topology/presets.hpp"
 
 namespace colltune::topo::detail {

@@ -2,17 +2,21 @@
 #include "colltune/topology/presets.hpp"
 
 #include "colltune/common/error.hpp"
-#include "presets/preset_builders.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "graph/text_util.hpp"
+#include "presets/preset_builders.hpp"
 
 namespace colltune::topo {
 namespace {
 
 using Builder = Topology (*)(const detail::PresetParams&);
 
-std::vector<PresetParam> network_params(const char* nic_gbit) {
+using detail::fmt_num;
+
+// The parameters of a network of servers whose NICs default to `nic` (a hardware-table name).
+std::vector<PresetParam> network_params(std::string_view nic) {
   return {{"nodes", "1", "number of servers; more than one adds a leaf/spine network"},
-          {"nic_gbit", nic_gbit, "rate of each NIC, Gb/s per direction"},
+          {"nic_gbit", fmt_num(find_nic(nic).gbit), "rate of each NIC, Gb/s per direction"},
           {"oversub", "1", "leaf down:up bandwidth ratio (1 = non-blocking)"},
           {"leaf_ports", "32", "NIC ports per leaf switch (a 64-port switch, half up)"},
           {"sharp", "0", "1: the leaf and spine switches reduce in the network (SHARP, NCCL's CollNet)"},
@@ -32,39 +36,39 @@ struct Entry {
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> table = {
       {{"dgx-h100", "NVIDIA DGX H100: 8 H100 SXM on NVLink4 NVSwitch (450 GB/s per GPU), 8 ConnectX-7 400 Gb/s",
-        network_params("400")},
+        network_params("ndr")},
        detail::build_dgx_h100},
       {{"dgx-a100", "NVIDIA DGX A100: 8 A100 SXM on NVLink3 NVSwitch (300 GB/s per GPU), 8 ConnectX-6 200 Gb/s",
-        network_params("200")},
+        network_params("hdr")},
        detail::build_dgx_a100},
       {{"dgx1-v100", "NVIDIA DGX-1V: 8 V100 SXM2 in the NVLink2 hybrid cube-mesh, 4 EDR 100 Gb/s NICs",
-        network_params("100")},
+        network_params("edr")},
        detail::build_dgx1_v100},
       {{"pcie-box", "GPUs behind PCIe switches, no NVLink (L40S by default, PCIe Gen4 by default)",
-        with(network_params("100"), {{"gpus", "8", "GPUs per server"},
+        with(network_params("edr"), {{"gpus", "8", "GPUs per server"},
                                      {"per_switch", "2", "GPUs per PCIe switch"},
                                      {"gen", "4", "PCIe generation 1..6 (x16 links)"},
                                      {"nics", "2", "NICs per server"},
-                                     {"gpu", "l40s", "GPU generation: p100, v100, a100, h100, h200, l40s (compute rates, reduce rate)"}})},
+                                     {"gpu", "l40s", "GPU (" + known_gpus() + "): compute rates, reduce rate"}})},
        detail::build_pcie_box},
       {{"fat-tree", "GPU servers (H100 by default, NVSwitch inside) on a two-level leaf/spine fat-tree",
         {{"nodes", "4", "number of servers"},
          {"gpus", "8", "GPUs per server"},
          {"nics", "8", "NICs per server"},
-         {"nic_gbit", "400", "rate of each NIC, Gb/s per direction"},
+         {"nic_gbit", fmt_num(find_nic("ndr").gbit), "rate of each NIC, Gb/s per direction"},
          {"oversub", "1", "leaf down:up bandwidth ratio (1 = non-blocking)"},
          {"leaf_ports", "32", "NIC ports per leaf switch"},
          {"sharp", "0", "1: the leaf and spine switches reduce in the network (SHARP, NCCL's CollNet)"},
-         {"nvlink", "450", "per-GPU NVSwitch bandwidth inside a server, GB/s (0 = none)"},
-         {"gpu", "h100", "GPU generation: p100, v100, a100, h100, h200, l40s (compute rates, reduce rate, PCIe generation)"},
+         {"nvlink", fmt_num(find_gpu("h100").nvlink.gbps()), "per-GPU NVSwitch bandwidth inside a server, GB/s (0 = none)"},
+         {"gpu", "h100", "GPU (" + known_gpus() + "): compute rates, reduce rate, PCIe generation"},
          {"transport", "ib", "what the network runs over: ib, roce or tcp (the step model's transport efficiency)"}}},
        detail::build_fat_tree},
       {{"torus", "GPUs on a 2-D or 3-D torus of direct links (wrap-around in every dimension)",
         {{"dims", "4x4", "torus sizes, 2 or 3 dimensions, e.g. 4x4x4"},
-         {"bw", "25", "bandwidth of each link, GB/s per direction (one NVLink4 link)"},
+         {"bw", fmt_num(nvlink_generations().at(3).link_gbps), "bandwidth of each link, GB/s per direction (one NVLink4 link)"},
          {"lat", "0.5", "latency of each link, us"},
          {"per_host", "1", "consecutive GPUs per host (must divide the GPU count)"},
-         {"reduce", "1117", "GPU reduce rate, GB/s"}}},
+         {"reduce", fmt_num(find_gpu("h100").reduce_gbps()), "GPU reduce rate, GB/s"}}},
        detail::build_torus},
       {{"flat", "the textbook alpha-beta machine: every pair of ranks at latency alpha and bandwidth bw",
         {{"ranks", "8", "number of ranks"},

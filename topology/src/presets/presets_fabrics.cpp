@@ -6,7 +6,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
-#include "hardware/hw_figures.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "presets/preset_builders.hpp"
 #include "presets/preset_hosts.hpp"
 
@@ -33,25 +33,18 @@ long torus_index(const std::vector<int>& coords, const std::vector<int>& dims) {
 
 // Servers like a DGX H100 (per-GPU NVSwitch bandwidth `nvlink`, Xeon 8480C CPUs; the GPU
 // generation `gpu` (default h100) sets the compute capability, reduce rate and PCIe generation;
-// figures in hw_figures.hpp; gpus/nics GPUs share a PCIe switch with one NIC) with `nics`
+// gpus/nics GPUs share a PCIe switch with one NIC) with `nics`
 // NICs of `nic_gbit` each, on leaf switches of
 // `leaf_ports` NIC ports (a 64-port NVIDIA Quantum-2 QM9700 has 64 x 400 Gb/s ports: 32 down,
 // 32 up when non-blocking) joined by a spine; `oversub` thins each leaf's uplink trunk.
 Topology build_fat_tree(const PresetParams& p) {
-  HostPlan plan;
+  const GpuSpec& gpu = p.gpu();
+  HostPlan plan = host_of(gpu, find_cpu("xeon-8480c"));
   plan.gpus = p.integer("gpus", 1, 1024);
   plan.nics = p.integer("nics", 1, 1024);
   plan.gpus_per_switch = std::max(1, plan.gpus / plan.nics);  // as on a DGX H100: a NIC per GPU group
-  const GpuSpec& gpu = p.gpu();
-  plan.gpu = gpu.name;
-  plan.gpu_reduce_gbps = std::round(gpu.memory_gbps / 3);  // hw_figures.hpp's rule and rounding
-  plan.compute_capability = gpu.compute_capability;
   plan.nvswitch_gbps = p.non_negative("nvlink");
   plan.nvls = plan.nvswitch_gbps > 0 && gpu.compute_capability >= 90;  // NVLink SHARP: Hopper and later
-  plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(gpu.pcie_gen, 16);
-  plan.cpus = 2;
-  plan.cpu_reduce_gbps = hw::kXeon8480ReduceGbps;
-  plan.sys_gbps = hw::kUpi2Gbps;
   return servers(p, plan);
 }
 

@@ -1,9 +1,9 @@
 // Server presets: DGX H100, DGX A100, DGX-1V and a generic PCIe-only box, each optionally
-// several of them on a leaf/spine network (nodes=N). Figures and their sources: hw_figures.hpp.
+// several of them on a leaf/spine network (nodes=N). Every figure is a row of the hardware table
+// (hardware.hpp), which has its source.
 #include <array>
-#include <cmath>
 
-#include "hardware/hw_figures.hpp"
+#include "colltune/topology/hardware.hpp"
 
 #include "presets/preset_builders.hpp"
 #include "presets/preset_hosts.hpp"
@@ -16,18 +16,11 @@ namespace colltune::topo::detail {
 // (`nvidia-smi topo -m` on the machine: GPUi-NICi PIX, every other GPU-NIC pair SYS), four
 // switches per CPU.
 Topology build_dgx_h100(const PresetParams& p) {
-  HostPlan plan;
+  HostPlan plan = host_of(find_gpu("h100"), find_cpu("xeon-8480c"));
   plan.gpus = 8;
   plan.gpus_per_switch = 1;
-  plan.gpu_reduce_gbps = hw::kH100ReduceGbps;
-  plan.compute_capability = 90;
-  plan.gpu = "h100";
-  plan.nvswitch_gbps = 18 * hw::kNvlinkLinkGbps;
+  plan.nvswitch_gbps = find_gpu("h100").nvlink.gbps();
   plan.nvls = true;  // third-generation NVSwitch: NVLink SHARP
-  plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(5, 16);
-  plan.cpus = 2;
-  plan.cpu_reduce_gbps = hw::kXeon8480ReduceGbps;
-  plan.sys_gbps = hw::kUpi2Gbps;
   plan.nics = 8;
   return servers(p, plan);
 }
@@ -36,16 +29,9 @@ Topology build_dgx_h100(const PresetParams& p) {
 // links each (12 x 25 = 300 GB/s per direction) into 6 NVSwitch chips; 2 AMD EPYC 7742 joined
 // by xGMI; 4 PCIe Gen4 switches, each with 2 GPUs and 2 ConnectX-6 200 Gb/s compute NICs.
 Topology build_dgx_a100(const PresetParams& p) {
-  HostPlan plan;
+  HostPlan plan = host_of(find_gpu("a100"), find_cpu("epyc-7742"));
   plan.gpus = 8;
-  plan.gpu_reduce_gbps = hw::kA100ReduceGbps;
-  plan.compute_capability = 80;
-  plan.gpu = "a100";  // second-generation NVSwitch: no in-switch reduction
-  plan.nvswitch_gbps = 12 * hw::kNvlinkLinkGbps;
-  plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(4, 16);
-  plan.cpus = 2;
-  plan.cpu_reduce_gbps = hw::kEpyc7742ReduceGbps;
-  plan.sys_gbps = hw::kXgmiGbps;
+  plan.nvswitch_gbps = find_gpu("a100").nvlink.gbps();  // second-generation NVSwitch: no in-switch reduction
   plan.nics = 8;
   return servers(p, plan);
 }
@@ -60,20 +46,14 @@ Topology build_dgx1_v100(const PresetParams& p) {
       {0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1}, {1, 5, 2}, {2, 3, 2},
       {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2},
   }};
-  HostPlan plan;
+  const GpuSpec& v100 = find_gpu("v100");
+  HostPlan plan = host_of(v100, find_cpu("xeon-e5-2698v4"));
   plan.gpus = 8;
-  plan.gpu_reduce_gbps = hw::kV100ReduceGbps;
-  plan.compute_capability = 70;
-  plan.gpu = "v100";
-  plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(3, 16);
-  plan.cpus = 2;
-  plan.cpu_reduce_gbps = hw::kXeonE5ReduceGbps;
-  plan.sys_gbps = hw::kQpiGbps;
   plan.nics = 4;
-  auto mesh = [](Topology& t, const HostDevices& h) {
+  auto mesh = [&v100](Topology& t, const HostDevices& h) {
     for (const auto& [a, b, count] : kMesh)
       t.add_duplex_link(h.gpus[static_cast<std::size_t>(a)], h.gpus[static_cast<std::size_t>(b)], LinkKind::nvlink,
-                        count * hw::kNvlinkLinkGbps, hw::kNvlinkLatencyUs);
+                        count * v100.nvlink.link_gbps, hw::kNvlinkLatencyUs);
   };
   return servers(p, plan, mesh);
 }
@@ -81,20 +61,13 @@ Topology build_dgx1_v100(const PresetParams& p) {
 // A generic PCIe server: GPUs in groups of per_switch behind PCIe switches of generation
 // `gen` (x16 links), 2 CPUs (Xeon 8480-class, UPI), NICs spread over the switches; no NVLink,
 // so GPU traffic between switches crosses the CPUs. The GPU generation `gpu` (default L40S,
-// 864 GB/s GDDR6) sets the reduce rate (a third of its memory bandwidth, hw_figures.hpp's rule)
-// and compute capability; the PCIe generation stays `gen`'s, the slot the GPUs sit in.
+// 864 GB/s GDDR6) sets the reduce rate and compute capability; the PCIe generation stays
+// `gen`'s, the slot the GPUs sit in.
 Topology build_pcie_box(const PresetParams& p) {
-  HostPlan plan;
+  HostPlan plan = host_of(p.gpu(), find_cpu("xeon-8480c"));
   plan.gpus = p.integer("gpus", 1, 1024);
   plan.gpus_per_switch = p.integer("per_switch", 1, 1024);
-  const GpuSpec& gpu = p.gpu();
-  plan.gpu_reduce_gbps = std::round(gpu.memory_gbps / 3);
-  plan.compute_capability = gpu.compute_capability;
-  plan.gpu = gpu.name;
-  plan.pcie_gbps = plan.pcie_uplink_gbps = hw::pcie_gbps(p.integer("gen", 1, 6), 16);
-  plan.cpus = 2;
-  plan.cpu_reduce_gbps = hw::kXeon8480ReduceGbps;
-  plan.sys_gbps = hw::kUpi2Gbps;
+  plan.pcie_gbps = plan.pcie_uplink_gbps = pcie_gbps(p.integer("gen", 1, 6), 16);
   plan.nics = p.integer("nics", 0, 1024);
   return servers(p, plan);
 }

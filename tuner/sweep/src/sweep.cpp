@@ -1,5 +1,5 @@
 // colltune sweep (sweep.hpp): the points, their specs, and the loop over tune().
-#include "colltune/topology/gpus.hpp"
+#include "colltune/topology/hardware.hpp"
 #include "colltune/tuner/sweep.hpp"
 
 #include <algorithm>

@@ -22,7 +22,7 @@
 
 #include "colltune/collectives/dtype.hpp"
 #include "colltune/sim/workload.hpp"
-#include "colltune/topology/gpus.hpp"
+#include "colltune/topology/hardware.hpp"
 
 namespace colltune::sim {
 
@@ -67,6 +67,18 @@ struct ComputeRates {
   double memory_gbps = 0;          // 0: memory-bound layers cost nothing
   std::size_t activation_bytes = 2;  // bytes per activation element
 };
+// The fractions of a GPU's peak a layer of each kind achieves in training: of the compute peak
+// at the precision used (convolution, matmul) and of the memory bandwidth (memory-bound).
+// Derived, not measured, the same for every GPU (docs/step-model.md says how).
+struct AchievedFractions {
+  double conv = 0.40;    // the 40 % model FLOPs utilisation the step model assumed before it had a table
+  double matmul = 0.40;
+  double memory = 0.80;  // typical of streaming kernels on HBM GPUs
+};
+AchievedFractions achieved_fractions(const topo::GpuSpec& gpu);
+// The GPU's dense peak at `precision` (the hardware table's; tf32 on a GPU without TF32 is
+// fp32 math). colltune::Error for bf16 on a GPU without bf16.
+double peak_tflops(const topo::GpuSpec& gpu, Precision precision);
 // The GPU's peak at `precision` times each kind's achieved fraction.
 ComputeRates compute_rates(const topo::GpuSpec& gpu, Precision precision);
 // One rate for every FLOP, memory-bound layers free (the `tflops=` override).
@@ -77,7 +89,7 @@ struct ProfileOptions {
   int seq = 0;                              // transformers: tokens per sample; 0 = default
   double tflops = 0;                        // > 0: one sustained rate (uniform_rates)
   std::string gpu = "h100";                 // a topo::gpu_table() name
-  std::string precision;                    // empty: the GPU's amp_precision
+  std::string precision;                    // empty: the GPU's amp_precision()
   coll::DType grad_dtype = coll::DType::f32;  // dtype of the gradients that are allreduced
 };
 
