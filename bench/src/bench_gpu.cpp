@@ -54,7 +54,7 @@ class DeviceRank final : public BenchRank {
   std::vector<std::byte> host_in_, host_out_;
 };
 
-// Registry algorithms through cuda::allreduce, and "nccl" through ncclAllReduce.
+// Registry algorithms through coll::allreduce on device buffers, and "nccl" through ncclAllReduce.
 RunnerFactory device_runners(const BenchConfig& config, cuda::DeviceCommunicator& device) {
   return [config, &device](coll::Communicator&, const std::string& algorithm) -> AllreduceRunner {
     if (algorithm == "nccl") {
@@ -74,7 +74,7 @@ RunnerFactory device_runners(const BenchConfig& config, cuda::DeviceCommunicator
     options.compression = config.compression;
     options.timeout_s = config.timeout_s;
     return [&device, options](const void* in, void* out, std::size_t count) {
-      cuda::allreduce(device, in, out, count, options);
+      coll::allreduce(device, in, out, count, options);
     };
   };
 }

@@ -7,12 +7,15 @@
 //    where consumed[k] is one of r's events.
 // 3. Each receive takes the next message from its peer (host rendezvous, with the timeout),
 //    makes r's stream wait for the message's `ready`, lands it with the codec (a reduce or copy
-//    kernel reading the peer's memory), and records the message's `consumed` on r's stream.
+//    kernel reading the peer's memory), and records the message's `consumed` on r's stream. The
+//    sender is told the message was consumed also when landing throws, so its count always
+//    balances (its `consumed` event then stays unrecorded, which a wait treats as done).
 // 4. When every message r published was taken (host), r's stream waits for their `consumed`
 //    events: r's next step, which may overwrite what it sent, runs only after the peers' reads.
 // Events are reused from step to step: a peer waits on `ready` before it reports the message
 // consumed, and r re-records `ready` only after all its messages were consumed; consumed[k] is
-// recorded by one peer and waited on by r before r's next step records anything.
+// recorded by one peer and waited on by r before r's next step records anything. Staging,
+// publishing and the receive loop are the threads transport's (rank_world.hpp).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -54,24 +57,18 @@ class VirtualCommunicator final : public DeviceCommunicator {
   }
 
   void run_step(const Step& step, const StepContext& ctx) override {
-    const DeviceCodec& codec = device_codec(ctx.codec, *this);
-    const std::size_t nsends = post_sends(step, ctx, codec);
-    try {
-      for (std::size_t i = 0; i < step.ops.size(); ++i) {
-        if (step.ops[i].kind != OpKind::send) receive(step.ops[i], ctx.reduce_init(i, step.ops[i]), ctx, codec);
-      }
-      world_.wait_consumed(rank_, step, ctx.timeout_s, ctx.step_index);
-      for (std::size_t k = 0; k < nsends; ++k) consumed_[k].wait_on(stream());
-    } catch (...) {
-      world_.retract(rank_, step);
-      throw;
-    }
+    device_codec(ctx.codec, *this);  // a host codec cannot land device bytes
+    const std::size_t nsends = post_sends(step, ctx);
+    world_.finish_step(rank_, step, ctx, [&](const Op& op, std::byte* dst, const std::byte* init, const DeviceMessage& msg) {
+      check(cudaStreamWaitEvent(as_cuda(stream()), msg.ready, 0), "cudaStreamWaitEvent");
+      ctx.codec->apply(op.kind, dst, msg.data, op.block.count, init);
+      check(cudaEventRecord(msg.consumed, as_cuda(stream())), "cudaEventRecord");
+    });
+    for (std::size_t k = 0; k < nsends; ++k) consumed_[k].wait_on(stream());
   }
 
  private:
-  const std::byte* stage_sends(const Step& step, const StepContext& ctx, const DeviceCodec& codec);
-  std::size_t post_sends(const Step& step, const StepContext& ctx, const DeviceCodec& codec);
-  void receive(const Op& op, const std::byte* init, const StepContext& ctx, const DeviceCodec& codec);
+  std::size_t post_sends(const Step& step, const StepContext& ctx);
 
   World& world_;
   int rank_;
@@ -82,61 +79,21 @@ class VirtualCommunicator final : public DeviceCommunicator {
   DeviceMemory staging_;               // scratch copies of the current step's sends
 };
 
-// Step 1: a copy of every send, in op order, when a receive of the step overlaps a send.
-const std::byte* VirtualCommunicator::stage_sends(const Step& step, const StepContext& ctx,
-                                                  const DeviceCodec& codec) {
-  if (!receive_overlaps_send(step)) return nullptr;
-  std::size_t total = 0;
-  for (const Op& op : step.ops) total += op.kind == OpKind::send ? op.block.count * ctx.elem_size : 0;
-  staging_.reserve(total, stream());
-  std::size_t pos = 0;
-  for (std::size_t i = 0; i < step.ops.size(); ++i) {
-    const Op& op = step.ops[i];
-    if (op.kind != OpKind::send) continue;
-    codec.encode(ctx.send_data(i, op), op.block.count, staging_.bytes() + pos);
-    pos += op.block.count * ctx.elem_size;
-  }
-  return staging_.bytes();
-}
-
-// Step 2. Returns the number of sends.
-std::size_t VirtualCommunicator::post_sends(const Step& step, const StepContext& ctx, const DeviceCodec& codec) {
-  const std::byte* staged = stage_sends(step, ctx, codec);
+// Steps 1 and 2. Returns the number of sends.
+std::size_t VirtualCommunicator::post_sends(const Step& step, const StepContext& ctx) {
+  const std::byte* staged = detail::stage_sends(step, ctx, [this](std::size_t bytes) {
+    staging_.reserve(bytes, stream());
+    return staging_.bytes();
+  });
   ready_.record(stream());
-  std::size_t nsends = 0;
-  for (const Op& op : step.ops) nsends += op.kind == OpKind::send ? 1 : 0;
+  const std::size_t nsends = detail::count_sends(step);
   while (consumed_.size() < nsends) consumed_.emplace_back();
   world_.add_pending(rank_, nsends);
-  std::size_t pos = 0, k = 0;
-  for (std::size_t i = 0; i < step.ops.size(); ++i) {
-    const Op& op = step.ops[i];
-    if (op.kind != OpKind::send) continue;
-    const std::size_t bytes = op.block.count * ctx.elem_size;
-    const std::byte* data = staged ? staged + pos : ctx.send_data(i, op);
+  std::size_t k = 0;
+  detail::for_each_send(step, ctx, staged, [&](const Op& op, const std::byte* data, std::size_t bytes) {
     world_.publish(rank_, op.peer, DeviceMessage{data, bytes, as_cuda_event(ready_), as_cuda_event(consumed_[k++])});
-    pos += bytes;
-  }
+  });
   return nsends;
-}
-
-// Step 3. The sender is told the message was consumed also when landing throws, so its count
-// always balances (its `consumed` event then stays unrecorded, which a wait treats as done).
-void VirtualCommunicator::receive(const Op& op, const std::byte* init, const StepContext& ctx,
-                                  const DeviceCodec& codec) {
-  const DeviceMessage msg = world_.take(rank_, op.peer, ctx.timeout_s, ctx.step_index);
-  struct Consumed {
-    World& world;
-    int sender;
-    ~Consumed() { world.consumed(sender); }
-  } consumed{world_, op.peer};
-  const std::size_t expected = op.block.count * ctx.elem_size;
-  if (msg.bytes != expected) {
-    throw Error(step_where(rank_, ctx.step_index) + ": message from peer " + std::to_string(op.peer) + " has " +
-                std::to_string(msg.bytes) + " bytes, the receive expects " + std::to_string(expected));
-  }
-  check(cudaStreamWaitEvent(as_cuda(stream()), msg.ready, 0), "cudaStreamWaitEvent");
-  codec.apply(op.kind, ctx.buffer + op.block.offset * ctx.elem_size, msg.data, op.block.count, init);
-  check(cudaEventRecord(msg.consumed, as_cuda(stream())), "cudaEventRecord");
 }
 
 }  // namespace

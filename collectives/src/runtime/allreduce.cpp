@@ -1,16 +1,16 @@
-// The collective front end: argument checks, in/out of place, scaling, schedule cache, and
-// the uncompressed paths of allreduce, reduce-scatter and allgather. The fp16 paths live in
-// allreduce_fp16.cpp.
+// The collective front end, one for every transport: argument checks, in/out of place,
+// scaling, schedule cache, and the uncompressed paths of allreduce, reduce-scatter and
+// allgather; the fp16 paths live in allreduce_fp16.cpp. What depends on where the buffers live
+// (host or device memory: copies, scaling, the codec) is the communicator's MemorySpace.
 #include "colltune/collectives/allreduce.hpp"
 
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <string>
 
 #include "allreduce_detail.hpp"
 #include "colltune/collectives/executor.hpp"
-#include "colltune/collectives/reducer.hpp"
+#include "colltune/collectives/memory_space.hpp"
 #include "colltune/common/error.hpp"
 
 namespace colltune::coll {
@@ -91,19 +91,20 @@ namespace {
 AllreduceStats allreduce_plain(Communicator& comm, const void* in, void* out, std::size_t count,
                                const AllreduceOptions& options) {
   const std::size_t bytes = count * dtype_size(options.dtype);
+  MemorySpace& memory = comm.memory();
   // Out of place, the executor reads `in` where it needs it rather than copying it up front;
   // a prescale has to be applied to a copy first.
   const void* initial = in;
   if (options.prescale != 1.0) {
-    if (in != out && bytes > 0) std::memcpy(out, in, bytes);
-    scale(options.dtype, out, count, options.prescale);
+    if (in != out) memory.copy(out, in, bytes);
+    memory.scale(options.dtype, out, count, options.prescale);
     initial = out;
   }
   auto schedule = detail::schedule_for(comm, count, options, Collective::allreduce);
-  const PlainCodec codec(options.dtype, options.op);
-  execute(*schedule, comm, out, dtype_size(options.dtype), codec, options.timeout_s, initial);
+  execute(*schedule, comm, out, dtype_size(options.dtype), *memory.codec(options.dtype, options.op), options.timeout_s,
+          initial);
   const double post = detail::effective_postscale(comm, options);
-  if (post != 1.0) scale(options.dtype, out, count, post);
+  if (post != 1.0) memory.scale(options.dtype, out, count, post);
   AllreduceStats stats;
   stats.count = count;
   stats.bytes = bytes;
@@ -118,6 +119,10 @@ AllreduceStats allreduce(Communicator& comm, const void* in, void* out, std::siz
   const std::size_t bytes = detail::checked_bytes(count, options.dtype, "allreduce");
   detail::check_buffers(in, out, bytes, "allreduce");
   if (options.timeout_s <= 0) throw Error("allreduce: timeout must be positive, got " + std::to_string(options.timeout_s));
+  if (const std::string_view why = comm.memory().refuses(options.compression); !why.empty()) {
+    throw Error(std::string(comm.transport()) + " transport: compression " + std::string(to_string(options.compression)) +
+                " is " + std::string(why));
+  }
   if (options.compression == Compression::none) return allreduce_plain(comm, in, out, count, options);
   return detail::allreduce_fp16(comm, in, out, count, options);
 }
@@ -128,10 +133,11 @@ Block reduce_scatter(Communicator& comm, void* buffer, std::size_t count, const 
   auto schedule = detail::schedule_for(comm, count, options, Collective::reduce_scatter);
   const Block mine = schedule->owned.at(static_cast<std::size_t>(comm.rank()));
   auto* base = static_cast<std::byte*>(buffer) + mine.offset * dtype_size(options.dtype);
-  if (options.prescale != 1.0) scale(options.dtype, buffer, count, options.prescale);
-  execute(*schedule, comm, buffer, dtype_size(options.dtype), PlainCodec(options.dtype, options.op), options.timeout_s);
+  MemorySpace& memory = comm.memory();
+  if (options.prescale != 1.0) memory.scale(options.dtype, buffer, count, options.prescale);
+  execute(*schedule, comm, buffer, dtype_size(options.dtype), *memory.codec(options.dtype, options.op), options.timeout_s);
   const double post = detail::effective_postscale(comm, options);
-  if (post != 1.0) scale(options.dtype, base, mine.count, post);
+  if (post != 1.0) memory.scale(options.dtype, base, mine.count, post);
   return mine;
 }
 
@@ -139,7 +145,8 @@ void allgather(Communicator& comm, void* buffer, std::size_t count, const Allred
   const std::size_t bytes = detail::checked_bytes(count, options.dtype, "allgather");
   detail::check_buffers(buffer, buffer, bytes, "allgather");
   auto schedule = detail::schedule_for(comm, count, options, Collective::allgather);
-  execute(*schedule, comm, buffer, dtype_size(options.dtype), PlainCodec(options.dtype, options.op), options.timeout_s);
+  execute(*schedule, comm, buffer, dtype_size(options.dtype), *comm.memory().codec(options.dtype, options.op),
+          options.timeout_s);
 }
 
 Block owned_block(Communicator& comm, std::size_t count, const AllreduceOptions& options) {

@@ -1,10 +1,12 @@
-// fp16 compression of allreduce (compression.hpp has the conversions):
+// fp16 compression of allreduce, on any memory (the conversions are the communicator's
+// MemorySpace's Fp16Stage; compression.hpp has the CPU's):
 // - fp16 (Horovod's Compression.fp16): in x prescale -> fp16 buffer; allreduce it in fp16;
 //   fp16 -> out x postscale. Wire bytes and reduction both fp16.
 // - fp16_fp32acc: the working buffer is fp32 holding the fp16-cast inputs; blocks travel as
 //   fp16 (Fp16WireCodec) and every received block is accumulated into fp32. At the end the
 //   result is rounded to fp16 once: the owner of a block holds its fp32 sum while the others
-//   received its fp16 form, and rounding makes every rank's result identical.
+//   received its fp16 form, and rounding makes every rank's result identical. Host memory only
+//   (a device's MemorySpace refuses it before the front end gets here).
 // Overflow: inputs that become +-inf after prescale are counted per rank; infinities in the
 // fp16 result (the same on every rank) are counted too; OverflowPolicy::error turns either
 // into colltune::Error after the collective has completed on every rank.
@@ -15,6 +17,7 @@
 #include "allreduce_detail.hpp"
 #include "colltune/collectives/compression.hpp"
 #include "colltune/collectives/executor.hpp"
+#include "colltune/collectives/memory_space.hpp"
 #include "colltune/common/error.hpp"
 
 namespace colltune::coll::detail {
@@ -44,19 +47,6 @@ class Fp16WireCodec final : public WireCodec {
   ReduceOp op_;
 };
 
-OverflowReport compress_input(const void* in, DType dtype, std::uint16_t* half, std::size_t count, double prescale) {
-  if (dtype == DType::f32) return compress_f16(static_cast<const float*>(in), half, count, prescale);
-  return compress_f16(static_cast<const double*>(in), half, count, prescale);
-}
-
-void decompress_output(const std::uint16_t* half, DType dtype, void* out, std::size_t count, double postscale) {
-  if (dtype == DType::f32) {
-    decompress_f16(half, static_cast<float*>(out), count, postscale);
-  } else {
-    decompress_f16(half, static_cast<double*>(out), count, postscale);
-  }
-}
-
 void check_compressible(const AllreduceOptions& options) {
   if (options.dtype != DType::f32 && options.dtype != DType::f64) {
     throw Error("fp16 compression applies to fp32 and fp64 data, not " + std::string(to_string(options.dtype)));
@@ -77,7 +67,8 @@ void enforce_policy(const AllreduceStats& stats, const AllreduceOptions& options
 std::shared_ptr<const Schedule> reduce_in_f16(Communicator& comm, std::uint16_t* half, std::size_t count,
                                               const AllreduceOptions& options) {
   auto schedule = schedule_for(comm, count, options, Collective::allreduce);
-  execute(*schedule, comm, half, sizeof(std::uint16_t), PlainCodec(DType::f16, options.op), options.timeout_s);
+  execute(*schedule, comm, half, sizeof(std::uint16_t), *comm.memory().codec(DType::f16, options.op),
+          options.timeout_s);
   return schedule;
 }
 
@@ -98,19 +89,20 @@ std::shared_ptr<const Schedule> reduce_f32_acc(Communicator& comm, std::uint16_t
 AllreduceStats allreduce_fp16(Communicator& comm, const void* in, void* out, std::size_t count,
                               const AllreduceOptions& options) {
   check_compressible(options);
-  std::vector<std::uint16_t> half(count);
-  const OverflowReport input = compress_input(in, options.dtype, half.data(), count, options.prescale);
-  auto schedule = options.compression == Compression::fp16 ? reduce_in_f16(comm, half.data(), count, options)
-                                                           : reduce_f32_acc(comm, half.data(), count, options);
-  const OverflowReport result = find_f16_overflow(half.data(), count);
-  decompress_output(half.data(), options.dtype, out, count, effective_postscale(comm, options));
+  const std::unique_ptr<Fp16Stage> stage = comm.memory().fp16_stage(count);
+  stage->compress(in, options.dtype, options.prescale);
+  auto schedule = options.compression == Compression::fp16 ? reduce_in_f16(comm, stage->half(), count, options)
+                                                           : reduce_f32_acc(comm, stage->half(), count, options);
+  stage->scan_result();
+  stage->decompress(out, options.dtype, effective_postscale(comm, options));
+  const Fp16Counts counts = stage->counts();
   AllreduceStats stats;
   stats.count = count;
   stats.bytes = count * dtype_size(options.dtype);
   stats.wire_bytes_sent = wire_elements_sent(*schedule, comm.rank()) * sizeof(std::uint16_t);
-  stats.input_overflows = input.overflowed;
-  stats.result_overflows = result.overflowed;
-  enforce_policy(stats, options, comm.rank(), result.first_index);
+  stats.input_overflows = counts.input.overflowed;
+  stats.result_overflows = counts.result.overflowed;
+  enforce_policy(stats, options, comm.rank(), counts.result.first_index);
   return stats;
 }
 

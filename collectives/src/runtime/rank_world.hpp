@@ -11,6 +11,9 @@
 // given up. Every wait has a timeout.
 //
 // Message is the transport's: {data, bytes} for threads, plus CUDA events for virtual ranks.
+// The step itself is written once here too: stage_sends and for_each_send publish a step's
+// sends, RankWorld::run_step lands its receives and waits for its sends to be consumed; a
+// transport supplies only how bytes land (the codec, plus the CUDA transport's events).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -194,6 +197,44 @@ class RankWorld {
     me.cv.wait(lk, [&] { return me.pending_sends == 0; });
   }
 
+  // Takes the next message from op.peer, checks its size against the receive, lands it with
+  // land(msg), and tells the sender it was consumed, also when landing throws, so the sender's
+  // count always balances.
+  template <class Land>
+  void receive(int rank, const Op& op, const StepContext& ctx, Land&& land) {
+    const Message msg = take(rank, op.peer, ctx.timeout_s, ctx.step_index);
+    struct Consumed {
+      RankWorld& world;
+      int sender;
+      ~Consumed() { world.consumed(sender); }
+    } consumed{*this, op.peer};
+    const std::size_t expected = op.block.count * ctx.codec->wire_elem_size();
+    if (msg.bytes != expected) {
+      throw Error(step_where(rank, ctx.step_index) + ": message from peer " + std::to_string(op.peer) + " has " +
+                  std::to_string(msg.bytes) + " bytes, the receive expects " + std::to_string(expected));
+    }
+    land(op, ctx.buffer + op.block.offset * ctx.elem_size, msg);
+  }
+
+  // The rest of one step of `rank` once its sends are published: every receive in op order,
+  // landed by land(op, dst, init, msg) (init: WireCodec::apply's), then the wait until every
+  // message it published was consumed. On failure the messages nobody took are withdrawn.
+  template <class Land>
+  void finish_step(int rank, const Step& step, const StepContext& ctx, Land&& land) {
+    try {
+      for (std::size_t i = 0; i < step.ops.size(); ++i) {
+        const Op& op = step.ops[i];
+        if (op.kind == OpKind::send) continue;
+        const std::byte* init = ctx.reduce_init(i, op);
+        receive(rank, op, ctx, [&](const Op& o, std::byte* dst, const Message& msg) { land(o, dst, init, msg); });
+      }
+      wait_consumed(rank, step, ctx.timeout_s, ctx.step_index);
+    } catch (...) {
+      retract(rank, step);
+      throw;
+    }
+  }
+
  private:
   std::string unreceived_peers(int rank, const Step& step) {
     std::string peers;
@@ -218,6 +259,49 @@ class RankWorld {
   int arrived_ = 0;
   std::size_t generation_ = 0;
 };
+
+// The sends of a step, counted.
+inline std::size_t count_sends(const Step& step) {
+  std::size_t n = 0;
+  for (const Op& op : step.ops) n += op.kind == OpKind::send ? 1 : 0;
+  return n;
+}
+
+// Copies (or encodes) every send of `step`, in op order, into the staging area that
+// reserve(total bytes) returns, when the buffer's own bytes cannot be published: the codec
+// encodes, or a receive of this step overwrites a sent range before the peer has read it.
+// Returns nullptr when sends go straight from the buffer.
+template <class Reserve>
+const std::byte* stage_sends(const Step& step, const StepContext& ctx, Reserve&& reserve) {
+  if (!ctx.codec->encodes() && !receive_overlaps_send(step)) return nullptr;
+  const std::size_t wire = ctx.codec->wire_elem_size();
+  std::size_t total = 0;
+  for (const Op& op : step.ops) total += op.kind == OpKind::send ? op.block.count * wire : 0;
+  std::byte* staging = reserve(total);
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < step.ops.size(); ++i) {
+    const Op& op = step.ops[i];
+    if (op.kind != OpKind::send) continue;
+    ctx.codec->encode(ctx.send_data(i, op), op.block.count, staging + pos);
+    pos += op.block.count * wire;
+  }
+  return staging;
+}
+
+// Calls publish(op, data, bytes) for every send of `step` in op order, its wire bytes read
+// from `staged` (stage_sends) or, when that is null, from the buffer.
+template <class Publish>
+void for_each_send(const Step& step, const StepContext& ctx, const std::byte* staged, Publish&& publish) {
+  const std::size_t wire = ctx.codec->wire_elem_size();
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < step.ops.size(); ++i) {
+    const Op& op = step.ops[i];
+    if (op.kind != OpKind::send) continue;
+    const std::size_t bytes = op.block.count * wire;
+    publish(op, staged ? staged + pos : ctx.send_data(i, op), bytes);
+    pos += bytes;
+  }
+}
 
 }  // namespace colltune::coll::detail
 

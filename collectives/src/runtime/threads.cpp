@@ -29,82 +29,27 @@ class ThreadsCommunicator final : public Communicator {
   std::string_view transport() const override { return "threads"; }
   void barrier(double timeout_s) override { world_.barrier(rank_, timeout_s); }
 
+  // Publishes the sends (staged when they cannot go from the buffer), then lands each receive
+  // straight from the sender's memory with the codec.
   void run_step(const Step& step, const StepContext& ctx) override {
-    post_sends(step, ctx);
-    try {
-      for (std::size_t i = 0; i < step.ops.size(); ++i) {
-        if (step.ops[i].kind != OpKind::send) receive(step.ops[i], ctx.reduce_init(i, step.ops[i]), ctx);
-      }
-      world_.wait_consumed(rank_, step, ctx.timeout_s, ctx.step_index);
-    } catch (...) {
-      world_.retract(rank_, step);
-      throw;
-    }
+    const std::byte* staged = detail::stage_sends(step, ctx, [this](std::size_t bytes) {
+      if (staging_.size() < bytes) staging_.resize(bytes);
+      return staging_.data();
+    });
+    world_.add_pending(rank_, detail::count_sends(step));
+    detail::for_each_send(step, ctx, staged, [&](const Op& op, const std::byte* data, std::size_t bytes) {
+      world_.publish(rank_, op.peer, Message{data, bytes});
+    });
+    world_.finish_step(rank_, step, ctx, [&](const Op& op, std::byte* dst, const std::byte* init, const Message& msg) {
+      ctx.codec->apply(op.kind, dst, msg.data, op.block.count, init);
+    });
   }
 
  private:
-  const std::byte* stage_sends(const Step& step, const StepContext& ctx);
-  void post_sends(const Step& step, const StepContext& ctx);
-  void receive(const Op& op, const std::byte* init, const StepContext& ctx);
-
   World& world_;
   int rank_;
   std::vector<std::byte> staging_;  // encoded or scratch-copied sends of the current step
 };
-
-// Copies (or encodes) every send of the step into staging_, in op order, when the buffer's own
-// bytes cannot be published: the codec encodes, or a receive of this step overwrites a sent
-// range before the peer has read it. Returns nullptr when sends go straight from the buffer.
-const std::byte* ThreadsCommunicator::stage_sends(const Step& step, const StepContext& ctx) {
-  if (!ctx.codec->encodes() && !receive_overlaps_send(step)) return nullptr;
-  const std::size_t wire = ctx.codec->wire_elem_size();
-  std::size_t total = 0;
-  for (const Op& op : step.ops) {
-    if (op.kind == OpKind::send) total += op.block.count * wire;
-  }
-  if (staging_.size() < total) staging_.resize(total);
-  std::size_t pos = 0;
-  for (std::size_t i = 0; i < step.ops.size(); ++i) {
-    const Op& op = step.ops[i];
-    if (op.kind != OpKind::send) continue;
-    ctx.codec->encode(ctx.send_data(i, op), op.block.count, staging_.data() + pos);
-    pos += op.block.count * wire;
-  }
-  return staging_.data();
-}
-
-void ThreadsCommunicator::post_sends(const Step& step, const StepContext& ctx) {
-  const std::byte* staged = stage_sends(step, ctx);
-  const std::size_t wire = ctx.codec->wire_elem_size();
-  std::size_t nsends = 0;
-  for (const Op& op : step.ops) nsends += op.kind == OpKind::send ? 1 : 0;
-  world_.add_pending(rank_, nsends);
-  std::size_t pos = 0;
-  for (std::size_t i = 0; i < step.ops.size(); ++i) {
-    const Op& op = step.ops[i];
-    if (op.kind != OpKind::send) continue;
-    const std::size_t bytes = op.block.count * wire;
-    world_.publish(rank_, op.peer, Message{staged ? staged + pos : ctx.send_data(i, op), bytes});
-    pos += bytes;
-  }
-}
-
-// Takes the next message from op.peer, lands it, and tells the sender it was consumed (also
-// when landing throws, so the sender's count always balances).
-void ThreadsCommunicator::receive(const Op& op, const std::byte* init, const StepContext& ctx) {
-  const Message msg = world_.take(rank_, op.peer, ctx.timeout_s, ctx.step_index);
-  struct Consumed {
-    World& world;
-    int sender;
-    ~Consumed() { world.consumed(sender); }
-  } consumed{world_, op.peer};
-  const std::size_t expected = op.block.count * ctx.codec->wire_elem_size();
-  if (msg.bytes != expected) {
-    throw Error(step_where(rank_, ctx.step_index) + ": message from peer " + std::to_string(op.peer) + " has " +
-                std::to_string(msg.bytes) + " bytes, the receive expects " + std::to_string(expected));
-  }
-  ctx.codec->apply(op.kind, ctx.buffer + op.block.offset * ctx.elem_size, msg.data, op.block.count, init);
-}
 
 }  // namespace
 

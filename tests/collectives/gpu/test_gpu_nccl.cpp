@@ -76,7 +76,7 @@ TEST_F(GpuNcclMultiGpu, EveryAlgorithmAndTheBaselineOnEveryGpu) {
                                cuda::copy(out, in, n * 4, comm.stream());
                                in = out;
                              }
-                             cuda::allreduce(comm, in, out, n, o);
+                             coll::allreduce(comm, in, out, n, o);
                            });
       }
     }
@@ -87,7 +87,7 @@ TEST_F(GpuNcclMultiGpu, EveryAlgorithmAndTheBaselineOnEveryGpu) {
         coll::AllreduceOptions o;
         o.dtype = t;
         o.op = op;
-        cuda::allreduce(comm, in, out, 4099, o);
+        coll::allreduce(comm, in, out, 4099, o);
       });
       check_on_every_gpu(p, t, op, 4099, "ncclAllReduce", log, [&](cuda::DeviceCommunicator& comm, void* in, void* out) {
         coll::nccl::allreduce(comm, in, out, 4099, t, op);

@@ -66,7 +66,7 @@ void run_case(cuda::DeviceCommunicator& comm, const std::string& id, const Case&
   cuda::DeviceMemory din(in.size()), dout(k.in_place ? 0 : in.size());
   din.upload(in.data(), in.size(), comm.stream());
   void* result = k.in_place ? din.get() : dout.get();
-  cuda::allreduce(comm, din.get(), result, k.count, o);
+  coll::allreduce(comm, din.get(), result, k.count, o);
   std::vector<std::byte> got(in.size());
   (k.in_place ? din : dout).download(got.data(), got.size(), comm.stream());
   const auto bad = test::first_mismatch(got.data(), ref.data(), k.count, coll::dtype_size(k.dtype));
@@ -190,7 +190,7 @@ TEST_F(GpuVirtualRanks, Fp16CompressionMatchesTheCpuFrontEnd) {
     const auto in = input(comm.rank());
     auto din = test::to_device(in);
     cuda::DeviceMemory dout(n * sizeof(float));
-    gpu_stats[static_cast<std::size_t>(comm.rank())] = cuda::allreduce(comm, din.get(), dout.get(), n, o);
+    gpu_stats[static_cast<std::size_t>(comm.rank())] = coll::allreduce(comm, din.get(), dout.get(), n, o);
     gpu[static_cast<std::size_t>(comm.rank())] = test::to_host<float>(dout, n);
   });
   for (int r = 0; r < p; ++r) {
@@ -218,6 +218,67 @@ TEST_F(GpuVirtualRanks, ReceivesOverlappingSendsGoThroughScratch) {
     });
     EXPECT_EQ(log.count(), 0u) << "p=" << p << " " << log.summary();
   }
+}
+
+// One front end for every transport: what coll::allreduce refuses on host ranks it refuses on
+// device ranks, with the same words, before any rank communicates.
+TEST_F(GpuVirtualRanks, TheFrontEndRefusesWhatItRefusesOnTheHost) {
+  std::vector<std::string> helpers(4), fp32acc(4);
+  cuda::run_virtual_ranks(RankLayout::single_host(4), [&](cuda::DeviceCommunicator& comm) {
+    cuda::DeviceMemory buf(16 * sizeof(float));
+    coll::AllreduceOptions o;
+    o.algorithm = "nccl_nvls";  // its NVSwitch rank is a helper, which ends with no result
+    try {
+      coll::allreduce(comm, buf.get(), buf.get(), 16, o);
+    } catch (const Error& e) {
+      helpers[static_cast<std::size_t>(comm.rank())] = e.what();
+    }
+    o.algorithm = "ring";
+    o.compression = coll::Compression::fp16_fp32acc;
+    try {
+      coll::allreduce(comm, buf.get(), buf.get(), 16, o);
+    } catch (const Error& e) {
+      fp32acc[static_cast<std::size_t>(comm.rank())] = e.what();
+    }
+  });
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_NE(helpers[static_cast<std::size_t>(r)].find("its last 1 of 4 ranks are helpers"), std::string::npos)
+        << helpers[static_cast<std::size_t>(r)];
+    EXPECT_EQ(fp32acc[static_cast<std::size_t>(r)],
+              "cuda transport: compression fp16_fp32acc is not supported on GPUs; use fp16");
+  }
+}
+
+// reduce_scatter and allgather run on device buffers through the same front end, equal to the
+// threads transport's results.
+TEST_F(GpuVirtualRanks, ReduceScatterAndAllgatherOnDeviceBuffers) {
+  const int p = 5;
+  const std::size_t n = 1031;
+  auto input = [n](int rank) {
+    std::vector<std::int32_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>(i % 97) + rank;
+    return v;
+  };
+  coll::AllreduceOptions rs;
+  rs.algorithm = "reduce_scatter_ring";
+  rs.dtype = DType::i32;
+  coll::AllreduceOptions ag = rs;
+  ag.algorithm = "allgather_ring";
+  std::vector<std::vector<std::int32_t>> cpu(p), gpu(p);
+  coll::run_threads(p, [&](coll::Communicator& comm) {
+    auto buf = input(comm.rank());
+    coll::reduce_scatter(comm, buf.data(), n, rs);
+    coll::allgather(comm, buf.data(), n, ag);
+    cpu[static_cast<std::size_t>(comm.rank())] = buf;
+  });
+  cuda::run_virtual_ranks(RankLayout::single_host(p), [&](cuda::DeviceCommunicator& comm) {
+    auto buf = test::to_device(input(comm.rank()));
+    coll::reduce_scatter(comm, buf.get(), n, rs);
+    coll::allgather(comm, buf.get(), n, ag);
+    cuda::synchronize(comm.stream(), 30, "test");
+    gpu[static_cast<std::size_t>(comm.rank())] = test::to_host<std::int32_t>(buf, n);
+  });
+  for (int r = 0; r < p; ++r) EXPECT_EQ(gpu[static_cast<std::size_t>(r)], cpu[static_cast<std::size_t>(r)]) << "rank " << r;
 }
 
 TEST_F(GpuVirtualRanks, AFailingRankReleasesTheOthers) {

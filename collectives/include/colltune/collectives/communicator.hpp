@@ -1,6 +1,7 @@
 #pragma once
-// A Communicator is one rank's endpoint of a transport (threads, MPI). It knows its rank, the
-// rank count and the rank layout, and it runs one schedule Step at a time with the semantics of
+// A Communicator is one rank's endpoint of a transport (threads, MPI, CUDA virtual ranks, NCCL).
+// It knows its rank, the rank count, the rank layout and the memory its buffers live in
+// (memory_space.hpp), and it runs one schedule Step at a time with the semantics of
 // schedule.hpp: every op of the step is posted together; sends read the working buffer as it
 // was when the step began; receives land (reduce or copy) when the step ends; the step ends when
 // all of its ops have completed. Every wait has a timeout: a peer that never arrives ends the
@@ -106,6 +107,8 @@ class ScheduleCache {
   std::map<Key, std::shared_ptr<const Schedule>> entries_;
 };
 
+class MemorySpace;
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -116,8 +119,11 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual const RankLayout& layout() const = 0;
-  // The transport's name: "threads", "mpi".
+  // The transport's name: "threads", "mpi", "cuda", "nccl".
   virtual std::string_view transport() const = 0;
+  // The memory this rank's buffers live in: host memory (memory_space.hpp) unless the
+  // transport's ranks hold device memory.
+  virtual MemorySpace& memory();
 
   // Runs one step of this rank's schedule (see the file comment). Throws TimeoutError when a
   // peer does not arrive within ctx.timeout_s, colltune::Error when a received message does

@@ -1,12 +1,14 @@
 #pragma once
 // Collectives on GPU buffers, and the `cuda` transport: every rank of a schedule on one GPU.
 //
-// How the device transports plug into the executor: they reuse it unchanged. The executor
-// (executor.hpp) walks one rank's steps and hands each to a Communicator; the WireCodec decides
-// how blocks are copied and reduced. A DeviceCommunicator is a Communicator whose buffers are
-// device memory and which owns a CUDA stream; a DeviceCodec copies and reduces with CUDA kernels
-// on that stream. So out-of-place execution, scratch for overlapping receives and the schedule
-// cache are the executor's, shared with the CPU transports, and only the byte movement differs:
+// How the device transports plug into the executor and the front end: they reuse both
+// unchanged. The executor (executor.hpp) walks one rank's steps and hands each to a
+// Communicator; the WireCodec decides how blocks are copied and reduced. A DeviceCommunicator is
+// a Communicator whose buffers are device memory and which owns a CUDA stream; its memory()
+// (memory_space.hpp) gives coll::allreduce a DeviceCodec, which copies and reduces with CUDA
+// kernels on that stream, and does the front end's copies, scaling and fp16 compression there.
+// So the allreduce front end, out-of-place execution, scratch for overlapping receives and the
+// schedule cache are shared with the CPU transports, and only the byte movement differs:
 // - `cuda` (virtual ranks, this file): one host thread per rank, as the threads transport, but
 //   each rank's buffers live on the GPU. A send publishes a device pointer and an event recorded
 //   on the sender's stream when its step began; the receiver's stream waits for that event and
@@ -20,11 +22,13 @@
 // receives land when it ends, and a receive that overlaps a send of its step goes to scratch.
 #include <cstddef>
 #include <functional>
+#include <memory>
 
 #include "colltune/collectives/allreduce.hpp"
 #include "colltune/collectives/communicator.hpp"
 #include "colltune/collectives/cuda_memory.hpp"
 #include "colltune/collectives/cuda_reduce.hpp"
+#include "colltune/collectives/memory_space.hpp"
 
 namespace colltune::coll::cuda {
 
@@ -39,9 +43,13 @@ class DeviceCommunicator : public Communicator {
     scratch_.reserve(bytes, stream());
     return scratch_;
   }
+  // Device memory on stream(): cuda::copy and cuda::scale, a DeviceCodec, fp16 compression with
+  // the kernels (overflow counts as on the CPU); fp16_fp32acc is refused.
+  MemorySpace& memory() override;
 
  private:
   DeviceMemory scratch_;
+  std::unique_ptr<MemorySpace> memory_;
 };
 
 // Blocks of device memory on the wire as they are; receives reduce with cuda::reduce_into and
@@ -74,14 +82,10 @@ const DeviceCodec& device_codec(const WireCodec* codec, const DeviceCommunicator
 // Throws colltune::Error "cuda transport: no CUDA device (...)" without a device.
 void run_virtual_ranks(const RankLayout& layout, const std::function<void(DeviceCommunicator&)>& fn, int device = 0);
 
-// allreduce (allreduce.hpp) on device buffers of comm's device: in place (in == out) or out of
-// place, every dtype x op, avg, prescale and postscale, and Compression::fp16 (the input is
-// compressed on the device, the fp16 buffer allreduced, the result widened back; overflow counts
-// as on the CPU). Returns when the work is queued on comm.stream(), except with compression,
-// which synchronises the stream to read the overflow counts. Compression::fp16_fp32acc is
-// refused (colltune::Error), as are the errors allreduce() reports.
-AllreduceStats allreduce(DeviceCommunicator& comm, const void* in, void* out, std::size_t count,
-                         const AllreduceOptions& options = {});
+// Collectives on device buffers are coll::allreduce, reduce_scatter and allgather
+// (allreduce.hpp) over a DeviceCommunicator: they return when the work is queued on
+// comm.stream(), except fp16 compression, which synchronises the stream to read the overflow
+// counts.
 
 // `value` reduced over all ranks with `op` (ring over a one-element fp64 device buffer);
 // synchronises. For aggregating per-rank measurements.
