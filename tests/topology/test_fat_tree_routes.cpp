@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "colltune/topology/graph.hpp"
 #include "topo_test_util.hpp"
 
 namespace colltune::topo {
@@ -90,7 +91,7 @@ using Cost3 = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
 constexpr std::int64_t kFar = std::numeric_limits<std::int64_t>::max();
 
 Cost3 cost_of(const Topology& t, const EdgeId& e) {
-  const Link& l = t.graph()[e];
+  const Link& l = graph_of(t)[e];
   return {std::llround(l.latency_us * 1e6), 1, static_cast<std::int64_t>(l.index)};
 }
 Cost3 plus(const Cost3& a, const Cost3& b) {
@@ -120,7 +121,7 @@ struct Reference {
   }
 };
 Reference reference_from(const Topology& t, VertexId src, const Leaves& leaves = everywhere) {
-  const Graph& g = t.graph();
+  const Graph& g = graph_of(t);
   Reference r{{}, {}, leaves};
   using Item = std::pair<Cost3, VertexId>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
@@ -156,7 +157,7 @@ Reference reference_from(const Topology& t, VertexId src, const Leaves& leaves =
 // The route a forward Dijkstra records: from the destination, repeatedly the edge from the
 // cheapest tight predecessor (the one Dijkstra settles, and relaxes from, first).
 std::vector<std::size_t> dijkstra_choice(const Topology& t, const Reference& r, VertexId src, VertexId dst) {
-  const Graph& g = t.graph();
+  const Graph& g = graph_of(t);
   std::vector<std::size_t> links;
   for (VertexId v = dst; v != src;) {
     std::optional<EdgeId> pick;
@@ -181,12 +182,12 @@ std::vector<std::size_t> dijkstra_choice(const Topology& t, const Reference& r, 
 struct NicReferences {
   const Topology& t;
   int channel = 0;
-  VertexId nic = Graph::null_vertex();
+  VertexId nic = kNoDevice;
   std::optional<Reference> out, network;
   std::map<VertexId, Reference> in;
 
   NicReferences(const Topology& topo, int a, int ch) : t(topo), channel(ch), nic(t.nic_for_channel(a, ch)) {
-    if (nic == Graph::null_vertex()) return;
+    if (nic == kNoDevice) return;
     const int host = t.host_of_rank(a);
     out = reference_from(t, t.device_of_rank(a), [&t = t, host](VertexId v) { return t.device(v).host == host; });
     network = reference_from(t, nic, [&t = t, from = nic](VertexId v) { return v == from || t.device(v).host < 0; });
@@ -196,7 +197,7 @@ struct NicReferences {
   std::optional<std::vector<std::size_t>> route(int a, int b, int& ties) {
     const VertexId s = t.device_of_rank(a), d = t.device_of_rank(b), far = t.nic_for_channel(b, channel);
     const int host = t.host_of_rank(b);
-    if (!out || far == Graph::null_vertex() || host == t.host_of_rank(a) || host < 0) return std::nullopt;
+    if (!out || far == kNoDevice || host == t.host_of_rank(a) || host < 0) return std::nullopt;
     auto it = in.find(far);
     if (it == in.end())
       it = in.emplace(far, reference_from(t, far, [&t = t, host](VertexId v) { return t.device(v).host == host; })).first;

@@ -3,6 +3,7 @@
 // `topo detect` carrying the same figures.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 

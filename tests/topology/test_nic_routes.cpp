@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 VertexId device(const Topology& t, const std::string& id) {
   const std::optional<VertexId> v = t.find_device(id);
   if (!v) ADD_FAILURE() << "no device " << id;
-  return v.value_or(Graph::null_vertex());
+  return v.value_or(kNoDevice);
 }
 
 std::string nic_id(const Topology& t, int rank, int channel) { return t.device(t.nic_for_channel(rank, channel)).id; }
@@ -102,7 +102,7 @@ TEST(NicPerChannel, MachinesWithoutNicsRouteAsBefore) {
     const Topology t = load_topology(spec);
     for (int a = 0; a < t.num_ranks(); ++a) {
       EXPECT_TRUE(t.local_nics(a).empty());
-      EXPECT_EQ(t.nic_for_channel(a, 3), Graph::null_vertex());
+      EXPECT_EQ(t.nic_for_channel(a, 3), kNoDevice);
       for (int b = 0; b < t.num_ranks(); ++b) {
         EXPECT_EQ(&t.route(a, b, 5), &t.route(a, b)) << spec << ": " << a << " -> " << b;
         EXPECT_EQ(t.route(a, b).links, t.device_route(t.device_of_rank(a), t.device_of_rank(b)).links);
@@ -116,8 +116,8 @@ TEST(NicPerChannel, MachinesWithoutNicsRouteAsBefore) {
 // none of a third host's devices.
 void expect_well_formed(const Topology& t, int a, int b, int channel) {
   const Path& p = t.route(a, b, channel);
-  const bool via_nics = t.host_of_rank(a) != t.host_of_rank(b) && t.nic_for_channel(a, channel) != Graph::null_vertex() &&
-                        t.nic_for_channel(b, channel) != Graph::null_vertex();
+  const bool via_nics = t.host_of_rank(a) != t.host_of_rank(b) && t.nic_for_channel(a, channel) != kNoDevice &&
+                        t.nic_for_channel(b, channel) != kNoDevice;
   VertexId at = t.device_of_rank(a);
   double latency = 0, bottleneck = std::numeric_limits<double>::infinity();
   std::set<VertexId> seen{at};

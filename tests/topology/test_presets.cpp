@@ -73,8 +73,8 @@ TEST(Presets, Dgx1V100HybridCubeMesh) {
   // Every GPU has 6 NVLink2 links: 150 GB/s out.
   for (int r = 0; r < 8; ++r) {
     double out = 0;
-    for (auto [it, end] = boost::out_edges(t.device_of_rank(r), t.graph()); it != end; ++it)
-      if (t.graph()[*it].kind == LinkKind::nvlink) out += t.graph()[*it].bandwidth_gbps;
+    for (std::size_t l : t.out_links(t.device_of_rank(r)))
+      if (t.link(l).kind == LinkKind::nvlink) out += t.link(l).bandwidth_gbps;
     EXPECT_DOUBLE_EQ(out, 150) << "gpu " << r;
   }
   const auto nic = t.find_device("node0/nic0");

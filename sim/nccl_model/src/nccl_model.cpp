@@ -30,9 +30,9 @@ std::vector<int> first_node_ranks(const topo::Topology& t, int nranks) {
   while (!todo.empty()) {
     const topo::VertexId v = todo.back();
     todo.pop_back();
-    for (auto [e, end] = boost::out_edges(v, t.graph()); e != end; ++e) {
-      const topo::VertexId w = boost::target(*e, t.graph());
-      if (reached[w] || t.graph()[*e].kind == topo::LinkKind::net || t.device(w).host != host) continue;
+    for (std::size_t l : t.out_links(v)) {
+      const topo::VertexId w = t.link_target(l);
+      if (reached[w] || t.link(l).kind == topo::LinkKind::net || t.device(w).host != host) continue;
       reached[w] = true;
       todo.push_back(w);
     }
@@ -63,9 +63,8 @@ void check_uniform(const topo::Topology& t, int nranks, int ppn) {
 }
 
 bool network_has_sharp(const topo::Topology& t) {
-  const auto [begin, end] = boost::vertices(t.graph());
-  for (auto it = begin; it != end; ++it) {
-    const topo::Device& d = t.device(*it);
+  for (topo::VertexId v = 0; v < t.num_devices(); ++v) {
+    const topo::Device& d = t.device(v);
     if (d.kind == topo::DeviceKind::net_switch && d.switch_reduction == topo::SwitchReduction::sharp) return true;
   }
   return false;

@@ -101,13 +101,12 @@ class Builder {
       g_.gpus.push_back(node_of_[v]);
     }
     const int host = t_.host_of_rank(ranks.front());
-    const auto [begin, end] = boost::vertices(t_.graph());
-    for (auto it = begin; it != end; ++it) {
-      const topo::Device& d = t_.device(*it);
+    for (topo::VertexId v = 0; v < t_.num_devices(); ++v) {
+      const topo::Device& d = t_.device(v);
       if (d.host != host || d.kind == topo::DeviceKind::gpu || d.kind == topo::DeviceKind::net_switch) continue;
       const NodeKind kind = kind_of(d.kind);
-      node_of_[*it] = add_node(kind, 0, 0);
-      if (kind == NodeKind::nvs && g_.nvs < 0) g_.nvs = node_of_[*it];
+      node_of_[v] = add_node(kind, 0, 0);
+      if (kind == NodeKind::nvs && g_.nvs < 0) g_.nvs = node_of_[v];
     }
   }
 
@@ -145,9 +144,9 @@ class Builder {
 
   void add_internal_links() {
     for (const auto& [v, a] : node_of_) {
-      for (auto [e, end] = boost::out_edges(v, t_.graph()); e != end; ++e) {
-        const auto it = node_of_.find(boost::target(*e, t_.graph()));
-        const topo::Link& link = t_.graph()[*e];
+      for (std::size_t l : t_.out_links(v)) {
+        const auto it = node_of_.find(t_.link_target(l));
+        const topo::Link& link = t_.link(l);
         if (it == node_of_.end() || link.kind == topo::LinkKind::net) continue;
         connect(a, it->second, type_of(link.kind), nccl_bw(link, a, it->second));
       }
@@ -160,9 +159,9 @@ class Builder {
     for (const auto& [v, a] : node_of_) {
       const NodeKind kind = g_.nodes[static_cast<std::size_t>(a)].kind;
       if (kind != NodeKind::nic && kind != NodeKind::gpu) continue;
-      for (auto [e, end] = boost::out_edges(v, t_.graph()); e != end; ++e) {
-        const topo::Link& link = t_.graph()[*e];
-        if (link.kind != topo::LinkKind::net || node_of_.count(boost::target(*e, t_.graph()))) continue;
+      for (std::size_t l : t_.out_links(v)) {
+        const topo::Link& link = t_.link(l);
+        if (link.kind != topo::LinkKind::net || node_of_.count(t_.link_target(l))) continue;
         int nic = a;
         if (kind == NodeKind::gpu) {
           nic = add_node(NodeKind::nic, 0, 0);

@@ -92,8 +92,7 @@ TEST(EventSimChannels, EveryNicOfADgxA100CarriesItsChannel) {
     for (int n = 0; n < kGpus; ++n) {
       const topo::VertexId nic = *t.find_device("node" + std::to_string(h) + "/nic" + std::to_string(n));
       bool carried = false;  // some link out of the NIC to the network carried bytes
-      for (auto [it, end] = boost::out_edges(nic, t.graph()); it != end; ++it)
-        carried |= t.graph()[boost::target(*it, t.graph())].host < 0 && used.count(t.graph()[*it].index) > 0;
+      for (std::size_t l : t.out_links(nic)) carried |= t.device(t.link_target(l)).host < 0 && used.count(l) > 0;
       EXPECT_TRUE(carried) << "node" << h << "/nic" << n << " carried nothing";
     }
 }

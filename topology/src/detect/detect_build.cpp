@@ -162,7 +162,7 @@ void add_gpus(Topology& t, HostBuild& b, const HostDescription& d) {
   Groups sw = group_by(m, {PathClass::pix, PathClass::pxb});
   std::vector<std::size_t> size(m.cells.size(), 0);
   for (std::size_t i = 0; i < m.cells.size(); ++i) ++size[sw.find(i)];
-  std::vector<VertexId> switch_of(m.cells.size(), Graph::null_vertex());
+  std::vector<VertexId> switch_of(m.cells.size(), kNoDevice);
   int switches = 0;
   for (std::size_t i = 0; i < m.cells.size(); ++i) {
     const VertexId member = i < b.gpus.size() ? b.gpus[i] : b.nics[i - b.gpus.size()];
@@ -172,7 +172,7 @@ void add_gpus(Topology& t, HostBuild& b, const HostDescription& d) {
       t.add_duplex_link(member, up, LinkKind::pcie, pcie, hw::kPcieLatencyUs);
       continue;
     }
-    if (switch_of[root] == Graph::null_vertex()) {
+    if (switch_of[root] == kNoDevice) {
       switch_of[root] =
           t.add_device(Device{b.prefix + "pcie" + std::to_string(switches++), DeviceKind::pcie_switch, b.host});
       t.add_duplex_link(switch_of[root], up, LinkKind::pcie, pcie, hw::kPcieLatencyUs);

@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "colltune/common/error.hpp"
-#include "colltune/topology/topology.hpp"
+#include "colltune/topology/graph.hpp"
 #include "graph/route_cache.hpp"
 
 namespace colltune::topo {
@@ -40,7 +40,7 @@ bool nearer(const Nearness& a, const Nearness& b) { return a.gbps > b.gbps || (a
 class HostGraph {
  public:
   HostGraph(const Topology& t, const HostIndex& index, int host)
-      : g_(t.graph()), local_(index.local), devices_(index.devices[static_cast<std::size_t>(host)]), host_(host) {}
+      : g_(graph_of(t)), local_(index.local), devices_(index.devices[static_cast<std::size_t>(host)]), host_(host) {}
 
   // Nearness from `from` to each of `targets` (devices of the host).
   std::vector<Nearness> nearness(VertexId from, const std::vector<VertexId>& targets) const {
@@ -174,7 +174,7 @@ namespace {
 
 HostNics host_nics(const Topology& t, const HostIndex& index, int host) {
   HostNics out;
-  out.nics = network_nics(t.graph(), index.devices[static_cast<std::size_t>(host)], host);
+  out.nics = network_nics(graph_of(t), index.devices[static_cast<std::size_t>(host)], host);
   for (int r : index.ranks[static_cast<std::size_t>(host)])
     if (std::find(out.gpus.begin(), out.gpus.end(), t.device_of_rank(r)) == out.gpus.end())
       out.gpus.push_back(t.device_of_rank(r));
@@ -228,17 +228,17 @@ const std::optional<Path>& Topology::leg(VertexId from, VertexId to) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
   if (auto it = c.legs.find(key); it != c.legs.end()) return it->second;
   Region region;
-  if (graph_[from].host == graph_[to].host) {
+  if (store_->graph[from].host == store_->graph[to].host) {
     region.kind = Region::Kind::host;
-    region.host = graph_[from].host;
+    region.host = store_->graph[from].host;
   } else {
     region.kind = Region::Kind::network;
     region.from = from;
     region.to = to;
   }
   std::optional<Path> path;
-  if (std::optional<std::vector<EdgeId>> found = cheapest_route(graph_, from, to, region, c.scratch))
-    path = path_of(graph_, *found);
+  if (std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, from, to, region, c.scratch))
+    path = path_of(store_->graph, *found);
   return c.legs.emplace(key, std::move(path)).first->second;
 }
 

@@ -28,8 +28,8 @@ bool is_sharp(const Device& d) {
 // Links from v to other SHARP switches: the spine has one to every leaf, a leaf one.
 int sharp_neighbours(const Topology& topology, VertexId v) {
   int n = 0;
-  for (auto [e, end] = boost::out_edges(v, topology.graph()); e != end; ++e)
-    if (is_sharp(topology.device(boost::target(*e, topology.graph())))) ++n;
+  for (std::size_t l : topology.out_links(v))
+    if (is_sharp(topology.device(topology.link_target(l)))) ++n;
   return n;
 }
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "colltune/topology/graph.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::topo {

@@ -55,7 +55,7 @@ Topology without_hosts(const Topology& topology, const std::vector<int>& hosts) 
   std::vector<int> host_map(removed.size(), -1);
   for (std::size_t h = 0; h < removed.size(); ++h)
     if (!removed[h]) host_map[h] = out.add_host(topology.host_name(static_cast<int>(h)));
-  std::vector<VertexId> vertex_map(topology.num_devices(), Graph::null_vertex());
+  std::vector<VertexId> vertex_map(topology.num_devices(), kNoDevice);
   for (VertexId v = 0; v < topology.num_devices(); ++v) {
     Device d = topology.device(v);
     if (d.host >= 0 && removed[static_cast<std::size_t>(d.host)]) continue;
@@ -64,7 +64,7 @@ Topology without_hosts(const Topology& topology, const std::vector<int>& hosts) 
   }
   for (std::size_t i = 0; i < topology.num_links(); ++i) {
     const VertexId a = vertex_map[topology.link_source(i)], b = vertex_map[topology.link_target(i)];
-    if (a == Graph::null_vertex() || b == Graph::null_vertex()) continue;
+    if (a == kNoDevice || b == kNoDevice) continue;
     const Link& l = topology.link(i);
     out.add_link(a, b, l.kind, l.bandwidth_gbps, l.latency_us);
   }

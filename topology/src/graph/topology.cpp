@@ -8,27 +8,29 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/topology/graph.hpp"
 #include "graph/route_cache.hpp"
 
 namespace colltune::topo {
 
-Topology::Topology() : cache_(std::make_unique<RouteCache>()) {}
+Topology::Topology() : store_(std::make_unique<GraphStore>()), cache_(std::make_unique<RouteCache>()) {}
 
-// Edge descriptors point at edge properties inside the graph they came from, and Boost's
-// adjacency_list has no move constructor (a "move" copies), so after copying or moving the
-// graph the link index -> edge table is rebuilt from each edge's stored index.
+// Edge descriptors point at edge properties inside the graph they came from, so after copying
+// the graph the link index -> edge table is rebuilt from each edge's stored index. A move hands
+// the store over whole (its descriptors stay valid) and leaves the source an empty machine.
 Topology::Topology(const Topology& other)
     : name(other.name),
       description(other.description),
       calibration(other.calibration),
       gpu(other.gpu),
       transport(other.transport),
-      graph_(other.graph_),
+      store_(std::make_unique<GraphStore>(GraphStore{other.store_->graph, {}})),
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
       rank_map_count_(other.rank_map_count_),
       cache_(std::make_unique<RouteCache>()) {
-  rebuild_link_table();
+  store_->links.assign(boost::num_edges(store_->graph), EdgeId{});
+  for (auto [it, end] = boost::edges(store_->graph); it != end; ++it) store_->links[store_->graph[*it].index] = *it;
 }
 
 Topology::Topology(Topology&& other) noexcept
@@ -37,13 +39,11 @@ Topology::Topology(Topology&& other) noexcept
       calibration(std::move(other.calibration)),
       gpu(std::move(other.gpu)),
       transport(other.transport),
-      graph_(std::move(other.graph_)),
+      store_(std::exchange(other.store_, std::make_unique<GraphStore>())),
       hosts_(std::move(other.hosts_)),
       rank_device_(std::move(other.rank_device_)),
       rank_map_count_(std::move(other.rank_map_count_)),
-      cache_(std::make_unique<RouteCache>()) {
-  rebuild_link_table();
-}
+      cache_(std::make_unique<RouteCache>()) {}
 
 Topology& Topology::operator=(Topology&& other) noexcept {
   if (this != &other) {
@@ -52,19 +52,13 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     calibration = std::move(other.calibration);
     gpu = std::move(other.gpu);
     transport = other.transport;
-    graph_ = std::move(other.graph_);
+    store_ = std::exchange(other.store_, std::make_unique<GraphStore>());
     hosts_ = std::move(other.hosts_);
     rank_device_ = std::move(other.rank_device_);
     rank_map_count_ = std::move(other.rank_map_count_);
     cache_ = std::make_unique<RouteCache>();
-    rebuild_link_table();
   }
   return *this;
-}
-
-void Topology::rebuild_link_table() {
-  links_.assign(boost::num_edges(graph_), EdgeId{});
-  for (auto [it, end] = boost::edges(graph_); it != end; ++it) links_[graph_[*it].index] = *it;
 }
 
 Topology& Topology::operator=(const Topology& other) {
@@ -99,7 +93,7 @@ VertexId Topology::add_device(Device device) {
     limits::exceeded("topology: more than " + std::to_string(limits::kMaxTopologyDevices) + " devices",
                      std::to_string(limits::kMaxTopologyDevices) + " devices", limits::kTopologySizeReason);
   invalidate_routes();
-  return boost::add_vertex(std::move(device), graph_);
+  return boost::add_vertex(std::move(device), store_->graph);
 }
 
 std::size_t Topology::add_link(VertexId from, VertexId to, LinkKind kind, double gbps, double latency_us) {
@@ -107,14 +101,14 @@ std::size_t Topology::add_link(VertexId from, VertexId to, LinkKind kind, double
   if (from >= n || to >= n)
     throw Error("add_link: device index " + std::to_string(std::max(from, to)) + " does not exist (" +
                 std::to_string(n) + " devices)");
-  if (links_.size() >= limits::kMaxTopologyLinks)
+  if (store_->links.size() >= limits::kMaxTopologyLinks)
     limits::exceeded("topology: more than " + std::to_string(limits::kMaxTopologyLinks) + " links",
                      std::to_string(limits::kMaxTopologyLinks) + " directed links", limits::kTopologySizeReason);
   invalidate_routes();
-  const std::size_t index = links_.size();
-  auto [edge, added] = boost::add_edge(from, to, Link{kind, gbps, latency_us, index}, graph_);
+  const std::size_t index = store_->links.size();
+  auto [edge, added] = boost::add_edge(from, to, Link{kind, gbps, latency_us, index}, store_->graph);
   (void)added;  // a multigraph: always added
-  links_.push_back(edge);
+  store_->links.push_back(edge);
   return index;
 }
 
@@ -133,21 +127,35 @@ void Topology::map_rank(int rank, VertexId device) {
   invalidate_routes();
   const auto r = static_cast<std::size_t>(rank);
   if (r >= rank_device_.size()) {
-    rank_device_.resize(r + 1, Graph::null_vertex());
+    rank_device_.resize(r + 1, kNoDevice);
     rank_map_count_.resize(r + 1, 0);
   }
   if (rank_map_count_[r]++ == 0) rank_device_[r] = device;
 }
 
-std::size_t Topology::num_links() const { return links_.size(); }
+std::size_t Topology::num_devices() const { return boost::num_vertices(store_->graph); }
+std::size_t Topology::num_links() const { return store_->links.size(); }
+const Device& Topology::device(VertexId v) const { return store_->graph[v]; }
 
-const Link& Topology::link(std::size_t index) const { return graph_[links_.at(index)]; }
-VertexId Topology::link_source(std::size_t index) const { return boost::source(links_.at(index), graph_); }
-VertexId Topology::link_target(std::size_t index) const { return boost::target(links_.at(index), graph_); }
+std::vector<std::size_t> Topology::out_links(VertexId v) const {
+  std::vector<std::size_t> out;
+  for (auto [it, end] = boost::out_edges(v, store_->graph); it != end; ++it) out.push_back(store_->graph[*it].index);
+  return out;
+}
+
+std::vector<std::size_t> Topology::in_links(VertexId v) const {
+  std::vector<std::size_t> in;
+  for (auto [it, end] = boost::in_edges(v, store_->graph); it != end; ++it) in.push_back(store_->graph[*it].index);
+  return in;
+}
+
+const Link& Topology::link(std::size_t index) const { return store_->graph[store_->links.at(index)]; }
+VertexId Topology::link_source(std::size_t index) const { return boost::source(store_->links.at(index), store_->graph); }
+VertexId Topology::link_target(std::size_t index) const { return boost::target(store_->links.at(index), store_->graph); }
 
 std::optional<VertexId> Topology::find_device(std::string_view id) const {
   for (VertexId v = 0; v < num_devices(); ++v)
-    if (graph_[v].id == id) return v;
+    if (store_->graph[v].id == id) return v;
   return std::nullopt;
 }
 
@@ -165,7 +173,7 @@ VertexId Topology::device_of_rank(int rank) const {
   return rank_device_[static_cast<std::size_t>(rank)];
 }
 
-int Topology::host_of_rank(int rank) const { return graph_[device_of_rank(rank)].host; }
+int Topology::host_of_rank(int rank) const { return store_->graph[device_of_rank(rank)].host; }
 
 // Hosts that hold ranks, renumbered densely in host order; a rank on a device outside every
 // host (unusual: a rank on a switch) is a host of its own, after the real ones.
@@ -185,24 +193,24 @@ RankLayout Topology::rank_layout() const {
 }
 
 void Topology::set_link_figures(std::size_t index, double gbps, double latency_us) {
-  if (index >= links_.size()) throw Error("link index " + std::to_string(index) + " out of range");
-  Link& l = graph_[links_[index]];
+  if (index >= store_->links.size()) throw Error("link index " + std::to_string(index) + " out of range");
+  Link& l = store_->graph[store_->links[index]];
   l.bandwidth_gbps = gbps;
   l.latency_us = latency_us;
   invalidate_routes();
 }
 
 void Topology::set_reduce_gbps(VertexId device, double gbps) {
-  if (device >= boost::num_vertices(graph_)) throw Error("device " + std::to_string(device) + " out of range");
-  graph_[device].reduce_gbps = gbps;
+  if (device >= boost::num_vertices(store_->graph)) throw Error("device " + std::to_string(device) + " out of range");
+  store_->graph[device].reduce_gbps = gbps;
 }
 
 Topology Topology::with_scaled_bandwidth(LinkKind kind, double factor) const {
   if (!(factor > 0) || !std::isfinite(factor))
     throw Error("bandwidth scale factor must be positive and finite, got " + std::to_string(factor));
   Topology copy(*this);
-  for (const EdgeId& e : copy.links_)
-    if (copy.graph_[e].kind == kind) copy.graph_[e].bandwidth_gbps *= factor;
+  for (const EdgeId& e : copy.store_->links)
+    if (copy.store_->graph[e].kind == kind) copy.store_->graph[e].bandwidth_gbps *= factor;
   return copy;
 }
 

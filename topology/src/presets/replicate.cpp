@@ -62,7 +62,7 @@ HostDevices add_copy(Topology& t, const Topology& server, int n, const std::vect
   HostDevices out;
   const std::string name = "node" + std::to_string(n);
   out.host = t.add_host(name);
-  std::vector<VertexId> copy(server.num_devices(), Graph::null_vertex());
+  std::vector<VertexId> copy(server.num_devices(), kNoDevice);
   for (VertexId v = 0; v < server.num_devices(); ++v) {
     Device d = server.device(v);
     if (d.host < 0) continue;
@@ -72,7 +72,7 @@ HostDevices add_copy(Topology& t, const Topology& server, int n, const std::vect
   }
   for (std::size_t i = 0; i < server.num_links(); ++i) {
     const VertexId a = copy[server.link_source(i)], b = copy[server.link_target(i)];
-    if (a == Graph::null_vertex() || b == Graph::null_vertex()) continue;
+    if (a == kNoDevice || b == kNoDevice) continue;
     const Link& l = server.link(i);
     t.add_link(a, b, l.kind, l.bandwidth_gbps, l.latency_us);
   }

@@ -1,11 +1,10 @@
 #pragma once
-// The machine as a directed multigraph (Boost.Graph): vertices are devices, edges are links.
-// A duplex cable is two edges, one per direction, each with its own bandwidth.
+// The machine as a directed multigraph (Boost.Graph, graph.hpp): vertices are devices, edges
+// are links. A duplex cable is two edges, one per direction, each with its own bandwidth.
 // Ranks map to devices (normally GPUs); devices belong to hosts (network switches to none).
 //
 // This module knows nothing about collectives: it answers "how do bytes get from rank a to
 // rank b, how fast, how late" and "which ranks share a host".
-#include <boost/graph/adjacency_list.hpp>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -59,9 +58,10 @@ struct Link {
   std::size_t index = 0;      // dense id 0..num_links()-1, stable for the topology's lifetime
 };
 
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Device, Link>;
-using VertexId = Graph::vertex_descriptor;
-using EdgeId = Graph::edge_descriptor;
+// A device: its index 0 .. num_devices()-1 (the graph's vertex, graph.hpp).
+using VertexId = std::size_t;
+// No device (Boost.Graph's null_vertex()).
+inline constexpr VertexId kNoDevice = static_cast<VertexId>(-1);
 
 // A route from one rank's device to another's.
 struct Path {
@@ -70,7 +70,8 @@ struct Path {
   double latency_us = 0;           // sum of link latencies
 };
 
-struct NicPlan;  // a rank's NICs (internal: route_cache.hpp)
+struct NicPlan;     // a rank's NICs (internal: route_cache.hpp)
+struct GraphStore;  // the Boost.Graph and the link table (graph.hpp)
 
 class Topology {
  public:
@@ -104,13 +105,17 @@ class Topology {
   // = unspecified (gpu_of() then goes by compute capability). The step model times compute with it.
   std::string gpu;
   NetTransport transport = NetTransport::ib;  // what the `net` links run over
-  const Graph& graph() const { return graph_; }
-  std::size_t num_devices() const { return boost::num_vertices(graph_); }
+  std::size_t num_devices() const;
   std::size_t num_links() const;
-  const Device& device(VertexId v) const { return graph_[v]; }
+  const Device& device(VertexId v) const;
   const Link& link(std::size_t index) const;
   VertexId link_source(std::size_t index) const;
   VertexId link_target(std::size_t index) const;
+  // The links leaving (entering) a device, as link indices, in the order they were added.
+  std::vector<std::size_t> out_links(VertexId v) const;
+  std::vector<std::size_t> in_links(VertexId v) const;
+  // The Boost.Graph itself (graph.hpp: graph_of()), for graph algorithms.
+  const GraphStore& graph_store() const { return *store_; }
   std::optional<VertexId> find_device(std::string_view id) const;
 
   int num_hosts() const { return static_cast<int>(hosts_.size()); }
@@ -161,7 +166,7 @@ class Topology {
   // one), "dev" = the index of the rank's device among the host's rank devices in rank order
   // (NCCL's CUDA device index), start = dev % G with its low log2(|L|) bits reversed when |L|
   // is a power of two, and nets per GPU = ceil(|L| / G): the NIC is
-  // L[(start + channel % nets_per_gpu) % |L|]. Graph::null_vertex() when L is empty.
+  // L[(start + channel % nets_per_gpu) % |L|]. kNoDevice when L is empty.
   VertexId nic_for_channel(int rank, int channel) const;
   // Largest bottleneck bandwidth over all paths between the ranks (widest path), GB/s.
   double widest_bandwidth(int src_rank, int dst_rank) const;
@@ -174,11 +179,10 @@ class Topology {
   Topology with_scaled_bandwidth(LinkKind kind, double factor) const;
 
  private:
-  Graph graph_;
+  std::unique_ptr<GraphStore> store_;      // never null: every constructor makes one
   std::vector<std::string> hosts_;
-  std::vector<VertexId> rank_device_;      // rank -> device; unmapped slots hold graph null_vertex
+  std::vector<VertexId> rank_device_;      // rank -> device; unmapped slots hold kNoDevice
   std::vector<int> rank_map_count_;        // rank -> times map_rank() named it (validate() wants 1)
-  std::vector<EdgeId> links_;              // link index -> edge
   struct RouteCache;                       // lazily filled route cache (mutex-protected)
   std::unique_ptr<RouteCache> cache_;      // never null: every constructor makes one
 
@@ -190,7 +194,6 @@ class Topology {
   const Path* nic_route(int src_rank, int dst_rank, int channel) const;
   const Path& direct_route(int src_rank, int dst_rank) const;            // routing.cpp
   void invalidate_routes();
-  void rebuild_link_table();
   void check_rank(int rank, const char* what) const;
 };
 

@@ -1,0 +1,27 @@
+#pragma once
+// The Boost.Graph under a Topology, for code that runs graph algorithms over it (the routing in
+// topology/src/graph, tests that check routes by a search of their own). Everything else uses
+// topology.hpp, which does not include Boost.Graph: it is the heaviest header of the project,
+// and topology.hpp is included by most of it (docs/building.md, "Build time").
+#include <boost/graph/adjacency_list.hpp>
+#include <type_traits>
+#include <vector>
+
+#include "colltune/topology/topology.hpp"
+
+namespace colltune::topo {
+
+// Devices are vertices, links edges (one per direction), with their figures as properties.
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Device, Link>;
+using EdgeId = Graph::edge_descriptor;
+static_assert(std::is_same_v<Graph::vertex_descriptor, VertexId>, "a VertexId is the graph's vertex index");
+
+// What a Topology stores: the graph, and link index -> edge (Link::index is the edge's index).
+struct GraphStore {
+  Graph graph;
+  std::vector<EdgeId> links;
+};
+
+inline const Graph& graph_of(const Topology& topology) { return topology.graph_store().graph; }
+
+}  // namespace colltune::topo
