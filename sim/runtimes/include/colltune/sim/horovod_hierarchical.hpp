@@ -23,7 +23,7 @@
 //    shared by the L processes;
 //  - the copies at each GPU's share of its PCIe path to its nearest CPU (links used by several of
 //    the host's GPUs are shared) x the PCIe efficiency (StepCosts) x the pageable-copy
-//    efficiency below (docs/runtimes.md gives the sources).
+//    efficiency below (docs/tune-runtimes.md gives the sources).
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -52,7 +52,7 @@ struct HorovodHierarchicalPhases {
 // Horovod copies each shard to a malloc'd (pageable) host buffer and back; the CUDA driver stages
 // such copies through a pinned buffer, a host memcpy then the DMA. The fraction of the PCIe rate
 // they get: 0.5, the two stages at equal rates and not overlapped (an assumption, not a
-// measurement: docs/runtimes.md).
+// measurement: docs/tune-runtimes.md).
 inline constexpr double kPageableCopyEfficiency = 0.5;
 
 class HorovodHierarchical {

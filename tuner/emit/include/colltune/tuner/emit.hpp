@@ -58,7 +58,7 @@ struct OutputFile {
 // The one table of output files, in the order written.
 const std::vector<OutputFile>& output_files();
 // Whether `runtime`'s jobs get the file: --runtime ps writes colltune.json and report.html only
-// (docs/runtimes.md), the others every file.
+// (docs/tune-runtimes.md), the others every file.
 bool emitted_for(const OutputFile& file, coll::Runtime runtime);
 // Their names, in the same order (from output_files()).
 const std::vector<std::string>& emitted_file_names();
