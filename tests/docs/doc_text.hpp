@@ -7,12 +7,14 @@
 
 namespace colltune::docs_test {
 
-inline std::string page(const std::string& name) {
-  std::ifstream in(std::string(COLLTUNE_DOCS) + "/" + name);
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
 }
+
+inline std::string page(const std::string& name) { return read_text(std::string(COLLTUNE_DOCS) + "/" + name); }
 
 // "19.5", "2039", "14.0625": as the tables write a figure; "–" for 0 (absent).
 inline std::string num(double v, bool dash_for_zero = false) {

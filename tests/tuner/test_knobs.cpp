@@ -47,6 +47,20 @@ TEST(Knobs, NamesAndKeysAreUniqueAndFoundByEverySpelling) {
   EXPECT_EQ(knob_names().size(), knobs().size());
 }
 
+// Every knob has what the generic parts call; the encoding's functions exactly where it uses them.
+TEST(Knobs, EachKnobHasTheFunctionsItsEncodingUses) {
+  for (const Knob& k : knobs()) {
+    for (const void* f : {reinterpret_cast<const void*>(k.fix), reinterpret_cast<const void*>(k.count),
+                          reinterpret_cast<const void*>(k.assign), reinterpret_cast<const void*>(k.contains),
+                          reinterpret_cast<const void*>(k.same), reinterpret_cast<const void*>(k.text),
+                          reinterpret_cast<const void*>(k.cell), reinterpret_cast<const void*>(k.json)})
+      EXPECT_NE(f, nullptr) << k.name;
+    EXPECT_EQ(k.scalar != nullptr, k.encoding != KnobEncoding::one_hot) << k.name;
+    EXPECT_EQ(k.one_hot != nullptr, k.encoding == KnobEncoding::one_hot) << k.name;
+    EXPECT_EQ(k.values != nullptr, k.encoding == KnobEncoding::log_scale) << k.name;
+  }
+}
+
 TEST(Knobs, EachFixPinsExactlyItsKnob) {
   for (const Knob& k : knobs()) {
     SearchSpace s = SearchSpace::defaults({"ring", "rhd"});

@@ -89,66 +89,66 @@ void fix_hierarchical(SearchSpace& s, const std::string& what, std::string_view 
   s.hierarchical = {on};
 }
 
-double no_scalar(const Candidate& /*c*/) { return 0; }
-std::vector<double> no_values(const SearchSpace& /*s*/) { return {}; }
-void no_one_hot(const SearchSpace& /*s*/, const Candidate& /*c*/, std::vector<double>& /*out*/) {}
+// The accessors of a knob whose values in the space are SearchSpace::*Values and whose value in
+// a candidate is Candidate::*Field.
+template <auto Values, auto Field>
+struct Member {
+  static std::size_t count(const SearchSpace& s) { return (s.*Values).size(); }
+  static void assign(const SearchSpace& s, std::size_t i, Candidate& c) { c.*Field = (s.*Values)[i]; }
+  static bool contains(const SearchSpace& s, const Candidate& c) { return has(s.*Values, c.*Field); }
+  static bool same(const Candidate& a, const Candidate& b) { return a.*Field == b.*Field; }
+  static KnobJson json(const Candidate& c) { return KnobJson{c.*Field}; }
+  static double scalar(const Candidate& c) { return static_cast<double>(c.*Field); }  // a switch: 0 or 1
+  static std::vector<double> values(const SearchSpace& s) { return as_doubles(s.*Values); }
+};
+
+template <auto Field>
+std::string bytes_text(const Candidate& c) {
+  return format_bytes(c.*Field);
+}
+
+template <auto Field>
+std::string on_off_text(const Candidate& c) {
+  return on_off(c.*Field);
+}
+
+using Fusion = Member<&SearchSpace::fusion_thresholds, &Candidate::fusion_threshold_bytes>;
+using Cycle = Member<&SearchSpace::cycle_times_us, &Candidate::cycle_time_us>;
+using Fp16 = Member<&SearchSpace::fp16, &Candidate::fp16>;
+using Algorithm = Member<&SearchSpace::algorithms, &Candidate::algorithm>;
+using Chunk = Member<&SearchSpace::chunks, &Candidate::chunk_bytes>;
+using Hierarchical = Member<&SearchSpace::hierarchical, &Candidate::hierarchical>;
 
 std::vector<Knob> make_knobs() {
   using E = KnobEncoding;
   return {
-      {"fusion-threshold", "fusion", "fusion", "fusion", "fusion_threshold_bytes", E::log_scale, fix_fusion,
-       [](const SearchSpace& s) { return s.fusion_thresholds.size(); },
-       [](const SearchSpace& s, std::size_t i, Candidate& c) { c.fusion_threshold_bytes = s.fusion_thresholds[i]; },
-       [](const SearchSpace& s, const Candidate& c) { return has(s.fusion_thresholds, c.fusion_threshold_bytes); },
-       [](const Candidate& a, const Candidate& b) { return a.fusion_threshold_bytes == b.fusion_threshold_bytes; },
-       [](const Candidate& c) { return format_bytes(c.fusion_threshold_bytes); },
-       [](const Candidate& c) { return format_bytes(c.fusion_threshold_bytes); },
-       [](const Candidate& c) { return KnobJson{c.fusion_threshold_bytes}; },
-       [](const Candidate& c) { return static_cast<double>(c.fusion_threshold_bytes); }, static_cast<double>(MiB),
-       no_one_hot, [](const SearchSpace& s) { return as_doubles(s.fusion_thresholds); }},
-      {"cycle-time", "cycle", "cycle", "cycle", "cycle_time_ms", E::log_scale, fix_cycle,
-       [](const SearchSpace& s) { return s.cycle_times_us.size(); },
-       [](const SearchSpace& s, std::size_t i, Candidate& c) { c.cycle_time_us = s.cycle_times_us[i]; },
-       [](const SearchSpace& s, const Candidate& c) { return has(s.cycle_times_us, c.cycle_time_us); },
-       [](const Candidate& a, const Candidate& b) { return a.cycle_time_us == b.cycle_time_us; },
-       [](const Candidate& c) { return format_time_us(c.cycle_time_us); }, cycle_cell,
-       [](const Candidate& c) { return KnobJson{c.cycle_time_us / 1000.0}; },
-       [](const Candidate& c) { return c.cycle_time_us; }, 1000.0, no_one_hot,
-       [](const SearchSpace& s) { return as_doubles(s.cycle_times_us); }},
-      {"fp16", "", "fp16", "fp16", "fp16_compression", E::binary, fix_fp16,
-       [](const SearchSpace& s) { return s.fp16.size(); },
-       [](const SearchSpace& s, std::size_t i, Candidate& c) { c.fp16 = s.fp16[i]; },
-       [](const SearchSpace& s, const Candidate& c) { return has(s.fp16, c.fp16); },
-       [](const Candidate& a, const Candidate& b) { return a.fp16 == b.fp16; },
-       [](const Candidate& c) { return on_off(c.fp16); }, [](const Candidate& c) { return on_off(c.fp16); },
-       [](const Candidate& c) { return KnobJson{c.fp16}; }, [](const Candidate& c) { return c.fp16 ? 1.0 : 0.0; }, 0,
-       no_one_hot, no_values},
-      {"algorithm", "algo", "algo", "algorithm", "algorithm", E::one_hot, fix_algorithm,
-       [](const SearchSpace& s) { return s.algorithms.size(); },
-       [](const SearchSpace& s, std::size_t i, Candidate& c) { c.algorithm = s.algorithms[i]; },
-       [](const SearchSpace& s, const Candidate& c) { return has(s.algorithms, c.algorithm); },
-       [](const Candidate& a, const Candidate& b) { return a.algorithm == b.algorithm; },
-       [](const Candidate& c) { return c.algorithm; }, [](const Candidate& c) { return c.algorithm; },
-       [](const Candidate& c) { return KnobJson{c.algorithm}; }, no_scalar, 0, algorithm_one_hot, no_values},
-      {"chunk", "", "chunk", "chunk", "chunk_bytes", E::log_scale, fix_chunk,
-       [](const SearchSpace& s) { return s.chunks.size(); },
-       [](const SearchSpace& s, std::size_t i, Candidate& c) { c.chunk_bytes = s.chunks[i]; },
-       [](const SearchSpace& s, const Candidate& c) { return has(s.chunks, c.chunk_bytes); },
-       [](const Candidate& a, const Candidate& b) { return a.chunk_bytes == b.chunk_bytes; },
-       [](const Candidate& c) { return format_bytes(c.chunk_bytes); },
-       [](const Candidate& c) { return format_bytes(c.chunk_bytes); },
-       [](const Candidate& c) { return KnobJson{c.chunk_bytes}; },
-       [](const Candidate& c) { return static_cast<double>(c.chunk_bytes); }, static_cast<double>(MiB), no_one_hot,
-       [](const SearchSpace& s) { return as_doubles(s.chunks); }},
-      {"hierarchical", "hier", "hier", "hierarchical", "hierarchical", E::binary, fix_hierarchical,
-       [](const SearchSpace& s) { return s.hierarchical.size(); },
-       [](const SearchSpace& s, std::size_t i, Candidate& c) { c.hierarchical = s.hierarchical[i]; },
-       [](const SearchSpace& s, const Candidate& c) { return has(s.hierarchical, c.hierarchical); },
-       [](const Candidate& a, const Candidate& b) { return a.hierarchical == b.hierarchical; },
-       [](const Candidate& c) { return on_off(c.hierarchical); },
-       [](const Candidate& c) { return on_off(c.hierarchical); },
-       [](const Candidate& c) { return KnobJson{c.hierarchical}; },
-       [](const Candidate& c) { return c.hierarchical ? 1.0 : 0.0; }, 0, no_one_hot, no_values},
+      {.name = "fusion-threshold", .alias = "fusion", .label = "fusion", .column = "fusion",
+       .json_key = "fusion_threshold_bytes", .encoding = E::log_scale, .fix = fix_fusion, .count = Fusion::count,
+       .assign = Fusion::assign, .contains = Fusion::contains, .same = Fusion::same,
+       .text = bytes_text<&Candidate::fusion_threshold_bytes>, .cell = bytes_text<&Candidate::fusion_threshold_bytes>,
+       .json = Fusion::json, .scalar = Fusion::scalar, .log_floor = static_cast<double>(MiB), .values = Fusion::values},
+      {.name = "cycle-time", .alias = "cycle", .label = "cycle", .column = "cycle", .json_key = "cycle_time_ms",
+       .encoding = E::log_scale, .fix = fix_cycle, .count = Cycle::count, .assign = Cycle::assign,
+       .contains = Cycle::contains, .same = Cycle::same,
+       .text = [](const Candidate& c) { return format_time_us(c.cycle_time_us); }, .cell = cycle_cell,
+       .json = [](const Candidate& c) { return KnobJson{c.cycle_time_us / 1000.0}; }, .scalar = Cycle::scalar,
+       .log_floor = 1000.0, .values = Cycle::values},
+      {.name = "fp16", .label = "fp16", .column = "fp16", .json_key = "fp16_compression", .encoding = E::binary,
+       .fix = fix_fp16, .count = Fp16::count, .assign = Fp16::assign, .contains = Fp16::contains, .same = Fp16::same,
+       .text = on_off_text<&Candidate::fp16>, .cell = on_off_text<&Candidate::fp16>, .json = Fp16::json,
+       .scalar = Fp16::scalar},
+      {.name = "algorithm", .alias = "algo", .label = "algo", .column = "algorithm", .json_key = "algorithm",
+       .encoding = E::one_hot, .fix = fix_algorithm, .count = Algorithm::count, .assign = Algorithm::assign,
+       .contains = Algorithm::contains, .same = Algorithm::same, .text = [](const Candidate& c) { return c.algorithm; },
+       .cell = [](const Candidate& c) { return c.algorithm; }, .json = Algorithm::json, .one_hot = algorithm_one_hot},
+      {.name = "chunk", .label = "chunk", .column = "chunk", .json_key = "chunk_bytes", .encoding = E::log_scale,
+       .fix = fix_chunk, .count = Chunk::count, .assign = Chunk::assign, .contains = Chunk::contains,
+       .same = Chunk::same, .text = bytes_text<&Candidate::chunk_bytes>, .cell = bytes_text<&Candidate::chunk_bytes>,
+       .json = Chunk::json, .scalar = Chunk::scalar, .log_floor = static_cast<double>(MiB), .values = Chunk::values},
+      {.name = "hierarchical", .alias = "hier", .label = "hier", .column = "hierarchical", .json_key = "hierarchical",
+       .encoding = E::binary, .fix = fix_hierarchical, .count = Hierarchical::count, .assign = Hierarchical::assign,
+       .contains = Hierarchical::contains, .same = Hierarchical::same, .text = on_off_text<&Candidate::hierarchical>,
+       .cell = on_off_text<&Candidate::hierarchical>, .json = Hierarchical::json, .scalar = Hierarchical::scalar},
   };
 }
 

@@ -6,9 +6,10 @@
 // contains, describe), strategy.cpp (encode, knobs changed), emit_json.cpp and report_html.cpp
 // iterate over it.
 //
-// Adding a knob: a field of Candidate, its values in SearchSpace (and defaults()), one entry
-// here, and its test (tests/tuner/test_knobs.cpp). Format-specific emitters (horovod.yaml,
-// nccl.env, ...) and RuntimeModel's pricing read the fields they map.
+// Adding a knob: docs/tuner-tables.md lists every place (a field of Candidate, its values in
+// SearchSpace, one entry here with designated initializers, its row in the docs, its test).
+// Format-specific emitters (horovod.yaml, nccl.env, ...) and RuntimeModel's pricing read the
+// fields they map.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -27,13 +28,14 @@ enum class KnobEncoding { log_scale, binary, one_hot };
 // A knob's value in colltune.json.
 using KnobJson = std::variant<bool, std::size_t, double, std::string>;
 
+// Written with designated initializers (knobs.cpp), so each field is named where it is set.
 struct Knob {
   std::string_view name;   // --fix spelling: "fusion-threshold"
-  std::string_view alias;  // short --fix spelling: "fusion"
+  std::string_view alias = {};  // short --fix spelling: "fusion"; empty: none
   std::string_view label;  // describe(): "fusion"
   std::string_view column; // the report's column: "fusion"
   std::string_view json_key;
-  KnobEncoding encoding;
+  KnobEncoding encoding = KnobEncoding::binary;
   // --fix knob=value: parses `value` and pins the space to it; throws colltune::Error that
   // starts with `what` ("--fix fusion-threshold") and names the value.
   void (*fix)(SearchSpace& space, const std::string& what, std::string_view value);
@@ -45,14 +47,16 @@ struct Knob {
   std::string (*text)(const Candidate& c);         // describe() and the summary
   std::string (*cell)(const Candidate& c);         // the report's table cell (HTML-safe)
   KnobJson (*json)(const Candidate& c);
+  // The encoding's functions; those an encoding does not use are null (tests/tuner/test_knobs.cpp
+  // checks each knob has the ones it needs).
   // log_scale: the value and the floor used when the space has no positive value; binary: the
   // 0/1 value; one_hot: unused (encoded against the space's values by `one_hot`).
-  double (*scalar)(const Candidate& c);
-  double log_floor;
+  double (*scalar)(const Candidate& c) = nullptr;
+  double log_floor = 0;
   // one_hot only: 1/0 per value of the space, in order.
-  void (*one_hot)(const SearchSpace& space, const Candidate& c, std::vector<double>& out);
+  void (*one_hot)(const SearchSpace& space, const Candidate& c, std::vector<double>& out) = nullptr;
   // log_scale only: the space's values as doubles (for the encoding's range).
-  std::vector<double> (*values)(const SearchSpace& space);
+  std::vector<double> (*values)(const SearchSpace& space) = nullptr;
 };
 
 // The table, in enumeration order (the first knob varies slowest).
