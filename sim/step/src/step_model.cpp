@@ -37,7 +37,6 @@
 #include "colltune/common/error.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
-#include "colltune/sim/profiles.hpp"
 #include "colltune/topology/hardware.hpp"
 
 namespace colltune::sim {
@@ -209,7 +208,7 @@ struct StepSimulator::Impl {
   // a calibration where there is one, else from the GPU.
   void resolve_costs(const topo::GpuSpec& gpu, std::optional<double> measured_copy_gbps) {
     if (costs.fusion_copy_gbps < 0)
-      costs.fusion_copy_gbps = measured_copy_gbps.value_or(gpu.memory_gbps * achieved_fractions(gpu).memory / 2);
+      costs.fusion_copy_gbps = measured_copy_gbps.value_or(gpu.memory_gbps * kStreamingCopyFraction / 2);
     if (costs.negotiation_base_us < 0) {
       double fastest = kInf;  // the response cache's bit-vector allreduce
       if (layout.nranks() > 1) {

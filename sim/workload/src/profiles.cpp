@@ -13,31 +13,36 @@
 namespace colltune::sim {
 namespace {
 
+using detail::BertHead;
+
 struct ProfileEntry {
   ProfileInfo info;
   int default_seq = 0;  // 0: not a sequence model
-  std::function<ModelArch(int seq)> build;
+  std::function<ModelArch(int seq, BertHead head)> build;
+  bool has_head = false;  // takes head= (BERT)
 };
 
 const std::vector<ProfileEntry>& profile_table() {
   using namespace detail;
   static const std::vector<ProfileEntry> table{
-      {{"resnet50", "ResNet-50, 25.6 M parameters, 224x224 images"}, 0, [](int) { return build_resnet(50); }},
-      {{"resnet101", "ResNet-101, 44.5 M parameters, 224x224 images"}, 0, [](int) { return build_resnet(101); }},
-      {{"resnet152", "ResNet-152, 60.2 M parameters, 224x224 images"}, 0, [](int) { return build_resnet(152); }},
-      {{"vgg16", "VGG-16, 138.4 M parameters, 224x224 images"}, 0, [](int) { return build_vgg16(); }},
+      {{"resnet50", "ResNet-50, 25.6 M parameters, 224x224 images"}, 0, [](int, BertHead) { return build_resnet(50); }},
+      {{"resnet101", "ResNet-101, 44.5 M parameters, 224x224 images"}, 0,
+       [](int, BertHead) { return build_resnet(101); }},
+      {{"resnet152", "ResNet-152, 60.2 M parameters, 224x224 images"}, 0,
+       [](int, BertHead) { return build_resnet(152); }},
+      {{"vgg16", "VGG-16, 138.4 M parameters, 224x224 images"}, 0, [](int, BertHead) { return build_vgg16(); }},
       {{"bert-base", "BERT-base pretraining, 110.1 M parameters, seq 128"}, 128,
-       [](int seq) { return build_bert({"bert-base", 768, 12, 3072}, seq); }},
+       [](int seq, BertHead head) { return build_bert({"bert-base", 768, 12, 3072}, seq, head); }, true},
       {{"bert-large", "BERT-large pretraining, 336.2 M parameters, seq 128"}, 128,
-       [](int seq) { return build_bert({"bert-large", 1024, 24, 4096}, seq); }},
+       [](int seq, BertHead head) { return build_bert({"bert-large", 1024, 24, 4096}, seq, head); }, true},
       {{"gpt2", "GPT-2 small, 124.4 M parameters, seq 1024"}, 1024,
-       [](int seq) { return build_gpt2({"gpt2", 768, 12}, seq); }},
+       [](int seq, BertHead) { return build_gpt2({"gpt2", 768, 12}, seq); }},
       {{"gpt2-medium", "GPT-2 medium, 354.8 M parameters, seq 1024"}, 1024,
-       [](int seq) { return build_gpt2({"gpt2-medium", 1024, 24}, seq); }},
+       [](int seq, BertHead) { return build_gpt2({"gpt2-medium", 1024, 24}, seq); }},
       {{"gpt2-large", "GPT-2 large, 774.0 M parameters, seq 1024"}, 1024,
-       [](int seq) { return build_gpt2({"gpt2-large", 1280, 36}, seq); }},
+       [](int seq, BertHead) { return build_gpt2({"gpt2-large", 1280, 36}, seq); }},
       {{"gpt2-xl", "GPT-2 XL, 1557.6 M parameters, seq 1024"}, 1024,
-       [](int seq) { return build_gpt2({"gpt2-xl", 1600, 48}, seq); }},
+       [](int seq, BertHead) { return build_gpt2({"gpt2-xl", 1600, 48}, seq); }},
   };
   return table;
 }
@@ -103,6 +108,9 @@ void apply_option(std::string_view spec, std::string_view item, ProfileOptions& 
       bad_option(spec, key, value, e.what());
     }
     options.precision = std::string(value);
+  } else if (key == "head") {
+    if (value != "pretraining" && value != "squad") bad_option(spec, key, value, "must be pretraining or squad");
+    options.head = std::string(value);
   } else if (key == "dtype") {
     try {
       options.grad_dtype = coll::parse_dtype(value);
@@ -111,7 +119,7 @@ void apply_option(std::string_view spec, std::string_view item, ProfileOptions& 
     }
     if (!coll::is_floating(options.grad_dtype)) bad_option(spec, key, value, "gradients must be floating point");
   } else {
-    bad_option(spec, key, value, "is not a known option (batch, seq, tflops, precision, dtype)");
+    bad_option(spec, key, value, "is not a known option (batch, seq, tflops, precision, head, dtype)");
   }
 }
 
@@ -142,12 +150,28 @@ const std::vector<ProfileInfo>& profiles() {
 
 bool is_profile_spec(std::string_view spec) { return find_entry(spec.substr(0, spec.find(':'))) != nullptr; }
 
-ModelArch model_architecture(std::string_view name, int seq) {
+KindWork work_by_kind(const ModelArch& arch) {
+  KindWork w;
+  for (const Layer& layer : arch.layers) {
+    switch (layer.kind) {
+      case LayerKind::convolution: w.conv_flops += layer.forward_flops; break;
+      case LayerKind::matmul: w.matmul_flops += layer.forward_flops; break;
+      case LayerKind::memory_bound: w.memory_elems += layer.forward_elems; break;
+    }
+  }
+  return w;
+}
+
+ModelArch model_architecture(std::string_view name, int seq, std::string_view head) {
   const ProfileEntry& entry = entry_or_throw(name);
   if (entry.default_seq == 0 && seq != 0) {
     throw Error("model '" + std::string(name) + "' is not a sequence model: seq does not apply");
   }
-  return entry.build(seq != 0 ? seq : entry.default_seq);
+  if (!entry.has_head && !head.empty())
+    throw Error("model '" + std::string(name) + "': head= applies to BERT only");
+  if (!head.empty() && head != "pretraining" && head != "squad")
+    throw Error("model '" + std::string(name) + "': head=" + std::string(head) + " must be pretraining or squad");
+  return entry.build(seq != 0 ? seq : entry.default_seq, head == "squad" ? BertHead::squad : BertHead::pretraining);
 }
 
 namespace {
@@ -197,21 +221,20 @@ Workload make_workload(const ModelArch& arch, int batch, double tflops, coll::DT
 }
 
 Workload make_profile(std::string_view name, const ProfileOptions& options) {
-  const ModelArch arch = model_architecture(name, options.seq);
+  const ModelArch arch = model_architecture(name, options.seq, options.head);
   ComputeRates rates;
   if (options.tflops > 0) {
     rates = uniform_rates(options.tflops);
   } else {
     const topo::GpuSpec& gpu = topo::find_gpu(options.gpu, "model " + std::string(name));
-    rates = compute_rates(gpu, parse_precision(options.precision.empty() ? gpu.amp_precision() : options.precision));
+    rates = compute_rates(gpu, options.precision.empty() ? default_precision(gpu) : parse_precision(options.precision));
   }
   return make_workload(arch, options.batch > 0 ? options.batch : arch.default_batch, rates, options.grad_dtype);
 }
 
-Workload parse_profile_spec(std::string_view spec, std::string_view gpu) {
+ProfileOptions parse_profile_options(std::string_view spec, std::string_view gpu) {
   const std::size_t colon = spec.find(':');
-  const std::string_view name = spec.substr(0, colon);
-  entry_or_throw(name);
+  entry_or_throw(spec.substr(0, colon));
   ProfileOptions options;
   options.gpu = std::string(gpu);
   if (colon != std::string_view::npos) {
@@ -222,7 +245,11 @@ Workload parse_profile_spec(std::string_view spec, std::string_view gpu) {
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
   }
-  Workload w = make_profile(name, options);
+  return options;
+}
+
+Workload parse_profile_spec(std::string_view spec, std::string_view gpu) {
+  Workload w = make_profile(spec.substr(0, spec.find(':')), parse_profile_options(spec, gpu));
   w.name = std::string(spec);  // keeps the options visible in reports
   return w;
 }

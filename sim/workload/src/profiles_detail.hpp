@@ -9,6 +9,8 @@ ModelArch build_resnet(int depth);
 // torchvision VGG-16 (no batch norm); 224x224 input.
 ModelArch build_vgg16();
 
+enum class BertHead { pretraining, squad };
+
 struct BertConfig {
   std::string name;
   int hidden = 0;
@@ -20,8 +22,9 @@ struct BertConfig {
 };
 // BERT with its pretraining heads (Hugging Face BertForPreTraining: encoder, pooler, masked-LM
 // transform and decoder bias, next-sentence classifier; the decoder weight is tied to the
-// word embeddings).
-ModelArch build_bert(const BertConfig& config, int seq);
+// word embeddings), or fine-tuned on SQuAD (BertForQuestionAnswering: the encoder without the
+// pooler, and a span head of 2 outputs per token).
+ModelArch build_bert(const BertConfig& config, int seq, BertHead head = BertHead::pretraining);
 
 struct Gpt2Config {
   std::string name;

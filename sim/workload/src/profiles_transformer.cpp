@@ -84,9 +84,10 @@ void add_gpt2_block(ModelArch& arch, const Gpt2Config& c, int index, int seq) {
 
 }  // namespace
 
-ModelArch build_bert(const BertConfig& c, int seq) {
-  ModelArch arch =
-      sequence_model(c.name, "BERT", c.layers, c.hidden, ", with pretraining heads", seq, c.max_positions, 32);
+ModelArch build_bert(const BertConfig& c, int seq, BertHead head) {
+  const bool squad = head == BertHead::squad;
+  ModelArch arch = sequence_model(c.name, "BERT", c.layers, c.hidden,
+                                  squad ? ", SQuAD span head" : ", with pretraining heads", seq, c.max_positions, 32);
   const int h = c.hidden;
   // Embedding lookups cost no FLOPs (memory-bound); their gradients are ready last.
   arch.layers.push_back(embedding("bert.embeddings",
@@ -96,6 +97,10 @@ ModelArch build_bert(const BertConfig& c, int seq) {
                                   h, seq));
   arch.layers.push_back(layer_norm("bert.embeddings.LayerNorm", h, seq));
   for (int i = 0; i < c.layers; ++i) add_bert_layer(arch, c, i, seq);
+  if (squad) {  // start and end logits for every token
+    arch.layers.push_back(linear("qa_outputs", h, 2, seq));
+    return arch;
+  }
   arch.layers.push_back(linear("bert.pooler.dense", h, h, 1));  // the [CLS] token only
   arch.layers.push_back(linear("cls.predictions.transform.dense", h, h, seq));
   arch.layers.push_back(layer_norm("cls.predictions.transform.LayerNorm", h, seq));

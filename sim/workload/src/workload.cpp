@@ -199,7 +199,8 @@ std::string workload_to_json(const Workload& w) {
   return doc.dump(1) + "\n";
 }
 
-Workload load_workload(const std::string& spec, std::vector<std::string>* notes, std::string_view gpu) {
+Workload load_workload(const std::string& spec, std::vector<std::string>* notes, std::string_view gpu, bool* timeline) {
+  if (timeline != nullptr) *timeline = false;
   if (is_profile_spec(spec)) return parse_profile_spec(spec, gpu);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(spec, ec)) {
@@ -208,6 +209,7 @@ Workload load_workload(const std::string& spec, std::vector<std::string>* notes,
   }
   const std::string text = read_file(spec);
   if (looks_like_timeline(text)) {
+    if (timeline != nullptr) *timeline = true;
     TimelineImport imported = import_horovod_timeline_text(text, spec);
     if (notes != nullptr) notes->insert(notes->end(), imported.notes.begin(), imported.notes.end());
     return std::move(imported.workload);

@@ -16,16 +16,42 @@ TEST(Gpus, EveryGpuHasRatesForItsAmpPrecision) {
     const Precision amp = parse_precision(g.amp_precision());
     EXPECT_GT(peak_tflops(g, amp), 0) << g.name;
     EXPECT_GE(peak_tflops(g, Precision::tf32), peak_tflops(g, Precision::fp32)) << g.name;
-    EXPECT_GE(peak_tflops(g, Precision::fp16), peak_tflops(g, Precision::tf32)) << g.name;
+    EXPECT_GE(peak_tflops(g, Precision::amp), peak_tflops(g, Precision::tf32)) << g.name;
     const ComputeRates r = compute_rates(g, amp);
     EXPECT_GT(r.conv_tflops, 0) << g.name;
     EXPECT_GT(r.memory_gbps, 0) << g.name;
+    // Every GPU of the hardware table has fitted (or shared) fractions at every precision it has.
+    for (Precision p : {Precision::fp32, Precision::tf32, amp}) {
+      const AchievedFractions f = achieved_fractions(g, p);
+      EXPECT_GT(f.matmul, 0) << g.name;
+      EXPECT_LE(f.matmul, 1) << g.name;
+      EXPECT_GT(f.memory, 0) << g.name;
+      EXPECT_LE(f.memory, 1) << g.name;
+      EXPECT_GT(f.conv, 0) << g.name;
+      EXPECT_LE(f.conv, p == Precision::fp32 || g.tf32_tflops == 0 ? 2.25 : 1.0) << g.name;  // Winograd in fp32 only
+    }
   }
-  const AchievedFractions f = achieved_fractions(topo::find_gpu("h100"));
-  for (double v : {f.conv, f.matmul, f.memory}) {
-    EXPECT_GT(v, 0);
-    EXPECT_LE(v, 1);
+}
+
+TEST(Gpus, PrecisionNamesAndDefaults) {
+  EXPECT_EQ(parse_precision("amp"), Precision::amp);
+  EXPECT_EQ(parse_precision("fp16"), Precision::amp);  // the hardware table's amp_precision
+  EXPECT_EQ(to_string(Precision::amp), "amp");
+  EXPECT_EQ(default_precision(topo::find_gpu("p100")), Precision::fp32);  // no tensor cores
+  EXPECT_EQ(default_precision(topo::find_gpu("v100")), Precision::amp);
+  EXPECT_EQ(default_precision(topo::find_gpu("h100")), Precision::amp);
+  try {
+    parse_precision("fp8");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown precision 'fp8' (valid: fp32, tf32, amp, bf16)");
   }
+  // amp and bf16 run on the same tensor cores at the same peak: the same fractions and time.
+  EXPECT_DOUBLE_EQ(parse_profile_spec("gpt2:precision=amp", "a100").forward_us,
+                   parse_profile_spec("gpt2:precision=bf16", "a100").forward_us);
+  // tf32 on a GPU without TF32 is fp32 math, fractions included.
+  EXPECT_DOUBLE_EQ(parse_profile_spec("resnet50:precision=tf32", "v100").forward_us,
+                   parse_profile_spec("resnet50:precision=fp32", "v100").forward_us);
 }
 
 TEST(Gpus, Bf16OnAGpuWithoutItIsRefused) {
@@ -33,7 +59,7 @@ TEST(Gpus, Bf16OnAGpuWithoutItIsRefused) {
     compute_rates(topo::find_gpu("v100"), Precision::bf16);
     FAIL() << "accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "precision bf16: the Tesla V100 SXM2 (v100) has no bf16 (use fp16 or fp32)");
+    EXPECT_EQ(std::string(e.what()), "precision bf16: the Tesla V100 SXM2 (v100) has no bf16 (use amp or fp32)");
   }
   EXPECT_THROW(parse_profile_spec("resnet50:precision=bf16", "p100"), Error);
   EXPECT_DOUBLE_EQ(peak_tflops(topo::find_gpu("v100"), Precision::tf32), 15.7);  // no TF32: fp32 math
@@ -85,15 +111,17 @@ TEST(Gpus, LayerTimesFollowTheirKind) {
                  {"norm", {{"norm.weight", 10}}, 0, LayerKind::memory_bound, 1e8}};
   const topo::GpuSpec& a100 = topo::find_gpu("a100");
   const Workload w = make_workload(arch, 1, compute_rates(a100, Precision::bf16));
-  const AchievedFractions f100 = achieved_fractions(a100);
+  const AchievedFractions f100 = achieved_fractions(a100, Precision::bf16);
   const double conv = 1e9 / (312 * f100.conv * 1e6);
   const double fc = 2e9 / (312 * f100.matmul * 1e6);
   const double norm = 1e8 * 2 / (2039 * f100.memory * 1e3);
   EXPECT_DOUBLE_EQ(w.forward_us, conv + fc + norm);
   EXPECT_DOUBLE_EQ(w.backward_us, 2 * (conv + fc + norm));
-  // fp32 on the same GPU: 19.5 TFLOP/s and 4-byte activations.
+  // fp32 on the same GPU: 19.5 TFLOP/s, its fp32 fractions and 4-byte activations.
+  const AchievedFractions f32 = achieved_fractions(a100, Precision::fp32);
   const Workload f = make_workload(arch, 1, compute_rates(a100, Precision::fp32));
-  EXPECT_DOUBLE_EQ(f.forward_us, 3e9 / (19.5 * 0.4 * 1e6) + 1e8 * 4 / (2039 * f100.memory * 1e3));
+  EXPECT_DOUBLE_EQ(f.forward_us, 1e9 / (19.5 * f32.conv * 1e6) + 2e9 / (19.5 * f32.matmul * 1e6) +
+                                     1e8 * 4 / (2039 * f32.memory * 1e3));
 }
 
 TEST(Gpus, TflopsStillOverridesTheTable) {

@@ -7,6 +7,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/sim/profiles.hpp"
+#include "colltune/topology/hardware.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -113,11 +114,13 @@ TEST(Profiles, SpecOptions) {
   EXPECT_GT(h.forward_us, make_profile("bert-large").forward_us * 4);  // 4x tokens, plus seq^2 attention
   EXPECT_TRUE(is_profile_spec("gpt2-xl:batch=4"));
   EXPECT_FALSE(is_profile_spec("resnet51"));
-  // The default: an H100 in bf16, convolutions at 40% of its 989.4 TFLOP/s, plus the batch
-  // norms' memory traffic.
-  const double flops_us = model_architecture("resnet50").forward_flops_per_sample() * 64 / (0.4 * 989.4 * 1e6);
-  EXPECT_GT(make_profile("resnet50").forward_us, flops_us);
-  EXPECT_LT(make_profile("resnet50").forward_us, 2 * flops_us);
+  // The default: an H100 in amp, convolutions at the fitted fraction of its 989.4 TFLOP/s, plus
+  // the batch norms' memory traffic.
+  const AchievedFractions f = achieved_fractions(topo::find_gpu("h100"), Precision::amp);
+  const KindWork work = work_by_kind(model_architecture("resnet50"));
+  const double flops_us = work.conv_flops * 64 / (f.conv * 989.4 * 1e6) + work.matmul_flops * 64 / (f.matmul * 989.4 * 1e6);
+  const double memory_us = work.memory_elems * 2 * 64 / (f.memory * 3350 * 1e3);
+  EXPECT_NEAR(make_profile("resnet50").forward_us, flops_us + memory_us, 1e-9 * flops_us);
 }
 
 TEST(Profiles, BadSpecsAreErrors) {

@@ -11,9 +11,14 @@
 
 namespace colltune::sim {
 
+// The fraction of its memory bandwidth a GPU's streaming copy achieves (typical of copy kernels
+// on HBM; no single source). Not the compute fit's memory fraction, which prices all the
+// element-wise work of a layer through the norms' bytes (docs/step-model.md).
+inline constexpr double kStreamingCopyFraction = 0.8;
+
 struct StepCosts {
   // Rate at which Horovod copies a tensor into the fusion buffer (and out after), GB/s of tensor
-  // bytes. < 0: derived from the GPU (memory bandwidth x memory-bound fraction / 2: each byte
+  // bytes. < 0: derived from the GPU (memory bandwidth x kStreamingCopyFraction / 2: each byte
   // is read once and written once).
   double fusion_copy_gbps = -1;
   // Per-cycle negotiation = negotiation_base_us + negotiation_us_per_rank x ranks.

@@ -51,9 +51,11 @@ std::string workload_to_json(const Workload& workload);
 // a Horovod timeline file (recognised by content: a top-level array or "traceEvents").
 // Throws colltune::Error for an unknown model name or a bad file. When `notes` is given, the
 // assumptions made importing a timeline are appended to it (see timeline.hpp). A profile's
-// layers are timed on `gpu` (a topo::gpu_table() name: the topology's, see topo::gpu_of).
+// layers are timed on `gpu` (a topo::gpu_table() name: the topology's, see topo::gpu_of), at
+// the GPU's default precision (compute_source.hpp takes a precision or a measured throughput).
+// `timeline`, when given, is set to whether SPEC was a Horovod timeline.
 Workload load_workload(const std::string& spec, std::vector<std::string>* notes = nullptr,
-                       std::string_view gpu = "h100");
+                       std::string_view gpu = "h100", bool* timeline = nullptr);
 
 // The canonical names of the JSON format's dtypes: fp32, fp64, fp16, bf16, int32, int64.
 std::string_view dtype_json_name(coll::DType dtype);
