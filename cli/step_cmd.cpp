@@ -11,6 +11,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
+#include "colltune/sim/compute_source.hpp"
 #include "colltune/sim/step_costs.hpp"
 #include "colltune/sim/step_model.hpp"
 #include "colltune/sim/stragglers.hpp"
@@ -19,6 +20,7 @@
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/runtime_model.hpp"
 #include "commands.hpp"
+#include "compute_option.hpp"
 #include "cost_option.hpp"
 #include "options.hpp"
 #include "step_whatif.hpp"
@@ -40,6 +42,7 @@ struct StepArgs {
   std::uint64_t seed = 1;
   std::vector<std::string> costs;  // --cost NAME=VALUE
   std::string runtime;             // --runtime: priced as tune prices it (empty: the plain step model)
+  ComputeArgs compute;             // --precision, --measured-throughput
   WhatIfArgs whatif;  // --batches/--uneven, --fail (step_whatif.hpp)
   JsonOutput json;
   bool stragglers() const { return !slow.empty() || !jitter.empty() || steps > 0; }
@@ -71,8 +74,9 @@ std::string costs_text(const sim::StepCosts& costs, std::size_t per_line) {
   return out.str();
 }
 
-nlohmann::ordered_json to_json(const StepArgs& a, const sim::Workload& w, const sim::StepConfig& c,
+nlohmann::ordered_json to_json(const StepArgs& a, const sim::LoadedWorkload& l, const sim::StepConfig& c,
                                const sim::StepSimulator& s, const topo::Topology& t, const sim::StepResult& r) {
+  const sim::Workload& w = l.workload;
   const int ranks = s.nranks();
   nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
   for (const sim::BufferRecord& b : r.buffers) {
@@ -96,13 +100,17 @@ nlohmann::ordered_json to_json(const StepArgs& a, const sim::Workload& w, const 
           {"backward_ms", ms(w.backward_us)},
           {"gradient_bytes", w.total_bytes()},
           {"gpu", topo::gpu_of(t).name},
+          {"precision", l.precision},
+          {"compute_source", l.compute},
+          {"samples_per_s_per_gpu", l.samples_per_s},
           {"transport", std::string(topo::to_string(t.transport))},
           {"negotiation_us", s.negotiation_us()},
           {"costs", costs_json(s.costs())}};
 }
 
-void print_summary(std::ostream& out, const StepArgs& a, const sim::Workload& w, const sim::StepConfig& c,
+void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorkload& l, const sim::StepConfig& c,
                    const sim::StepSimulator& s, const topo::Topology& t, const sim::StepResult& r) {
+  const sim::Workload& w = l.workload;
   const int ranks = s.nranks();
   out << "model               " << w.name << " (" << w.tensors.size() << " gradient tensors, "
       << format_bytes(w.total_bytes()) << ")\n"
@@ -112,6 +120,7 @@ void print_summary(std::ostream& out, const StepArgs& a, const sim::Workload& w,
       << ", algorithm " << c.algorithm << ", engine " << a.engine << "\n"
       << "gpu, network        " << topo::gpu_of(t).name << ", " << topo::to_string(t.transport) << " (negotiation "
       << format_time_us(s.negotiation_us()) << " per cycle)\n"
+      << "compute from        " << l.compute << "\n"
       << "costs               " << costs_text(s.costs(), 4) << "\n"
       << "step time           " << format_time_us(r.step_time_us) << "\n"
       << "compute             " << format_time_us(r.compute_us) << " (forward " << format_time_us(w.forward_us)
@@ -185,9 +194,10 @@ void run_step(const StepArgs& a) {
   const sim::Engine engine = sim::parse_engine(a.engine);
   const sim::StepCosts costs = step_costs(a.costs);
   const topo::Topology topology = topo::load_topology(a.topology);
-  std::vector<std::string> notes;
-  const sim::Workload workload = sim::load_workload(a.model, &notes, topo::gpu_of(topology).name);
-  for (const std::string& note : notes) std::cerr << "colltune: note: " << a.model << ": " << note << "\n";
+  const sim::LoadedWorkload loaded =
+      sim::load_workload(a.model, compute_request(a.compute, topo::gpu_of(topology).name));
+  const sim::Workload& workload = loaded.workload;
+  for (const std::string& note : loaded.notes) std::cerr << "colltune: note: " << a.model << ": " << note << "\n";
   const sim::StepSimulator simulator(topology, costs);
   // --runtime: the runtime's pricing, as tune's; for ps, the allreduce (--algo) alongside.
   std::optional<tuner::RuntimeModel> runtime;
@@ -208,14 +218,14 @@ void run_step(const StepArgs& a) {
     stragglers = sim::simulate_stragglers(simulator, workload, config, engine, straggler_options(a, topology));
   const WhatIfResult whatif = run_whatif(a.whatif, a.model, topology, costs, simulator, workload, config, engine,
                                          straggler_options(a, topology).rank_factor, a.seed);
-  nlohmann::ordered_json json = to_json(a, workload, config, simulator, topology, result);
+  nlohmann::ordered_json json = to_json(a, loaded, config, simulator, topology, result);
   if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
   if (runtime) json["runtime"] = tuner::to_string(runtime->spec());
   if (allreduce) json["allreduce"] = {{"algorithm", a.algorithm}, {"step_time_ms", ms(allreduce->step_time_us)}};
   add_whatif_json(json, whatif, topology);
   a.json.write(json.dump(2));
   if (!a.json.text_wanted()) return;
-  print_summary(std::cout, a, workload, config, simulator, topology, result);
+  print_summary(std::cout, a, loaded, config, simulator, topology, result);
   if (allreduce) print_allreduce(std::cout, a, *runtime, result, *allreduce);
   if (stragglers) print_stragglers(std::cout, a, *stragglers);
   print_whatif(std::cout, whatif, topology);
@@ -247,6 +257,7 @@ void add_step_command(CLI::App& app) {
                                             "normal:SD or uniform:HALFWIDTH");
   sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)");
   sub->add_option("--seed", args->seed, "seed of the jitter's and --uneven-spread's draws")->capture_default_str();
+  add_compute_options(*sub, args->compute);
   add_step_cost_option(*sub, args->costs);
   add_whatif_options(*sub, args->whatif);
   add_json_option(*sub, args->json, "The step");

@@ -13,6 +13,7 @@
 #include "colltune/tuner/size_sweep.hpp"
 #include "colltune/tuner/sweep.hpp"
 #include "commands.hpp"
+#include "compute_option.hpp"
 #include "cost_option.hpp"
 #include "options.hpp"
 
@@ -25,6 +26,7 @@ struct SweepArgs {
   std::vector<std::string> vary;
   std::vector<std::string> fixes;
   std::vector<std::string> costs;  // --cost NAME=VALUE
+  ComputeArgs compute;             // --precision, --measured-throughput
   std::string runtime;  // empty: horovod
   std::string bytes;    // --bytes: a message-size sweep instead of a training step
   std::string algo;     // --bytes only: nccl (default) or a registry allreduce
@@ -60,6 +62,9 @@ void write_outputs(const SweepArgs& a, const std::string& csv, const std::string
 void run_size_sweep_command(const SweepArgs& a) {
   if (!a.fixes.empty()) throw Error("--fix: tunes a training step; not with --bytes (a message-size sweep)");
   if (!a.costs.empty()) throw Error("--cost: prices a training step; not with --bytes (a message-size sweep)");
+  if (!a.compute.precision.empty() || !a.compute.measured.empty())
+    throw Error(std::string(a.compute.precision.empty() ? "--measured-throughput" : "--precision") +
+                ": times a training step's compute; not with --bytes (a message-size sweep)");
   if (!a.runtime.empty()) throw Error("--runtime: tunes a training step; not with --bytes (use --algo)");
   tuner::SizeSweepSpec spec;
   spec.topology = a.topology;
@@ -83,6 +88,7 @@ void run_sweep_command(const SweepArgs& a) {
   for (const std::string& v : a.vary) spec.axes.push_back(tuner::parse_sweep_axis(v));
   spec.tune.fixes = a.fixes;
   spec.costs = step_costs(a.costs);
+  spec.compute = compute_request(a.compute, "h100");  // each point takes its topology's GPU
   spec.runtime = tuner::parse_runtime_spec(a.runtime.empty() ? "horovod" : a.runtime);
   const tuner::SweepResult result =
       tuner::run_sweep(spec, [&spec](std::size_t done, std::size_t total, const tuner::SweepPoint& p) {
@@ -110,6 +116,7 @@ void add_sweep_command(CLI::App& app) {
       ->required();
   cmd->add_option("--fix", args->fixes, "pin a tuner knob at every point (as tune --fix)");
   add_step_cost_option(*cmd, args->costs);
+  add_compute_options(*cmd, args->compute);
   cmd->add_option("--runtime", args->runtime, "horovod (default) | nccl | colltune | ps:servers=S[,colocated][,agg_gbps=X]: what each point is tuned for, as "
                                               "tune --runtime");
   cmd->add_option("--out", args->out, "also write sweep.csv, sweep.json and sweep.html to this directory");

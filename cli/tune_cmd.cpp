@@ -14,6 +14,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
 #include "colltune/common/units.hpp"
+#include "colltune/sim/compute_source.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/timeline.hpp"
 #include "colltune/sim/workload.hpp"
@@ -23,6 +24,7 @@
 #include "colltune/tuner/measured.hpp"
 #include "colltune/tuner/tuner.hpp"
 #include "commands.hpp"
+#include "compute_option.hpp"
 #include "cost_option.hpp"
 #include "options.hpp"
 
@@ -44,6 +46,7 @@ struct TuneArgs {
   std::uint64_t seed = 1;
   std::vector<std::string> fixes;
   std::vector<std::string> costs;  // --cost NAME=VALUE
+  ComputeArgs compute;             // --precision, --measured-throughput
   double max_fp16_error = tuner::kDefaultMaxFp16Error;
   JsonOutput json;
 };
@@ -107,7 +110,8 @@ void print_summary(const tuner::TuneResult& r, const std::vector<std::filesystem
             << "  step time          " << format_time_us(r.best.step_time_us) << " vs "
             << format_time_us(r.baseline.step_time_us) << " with the baseline: speedup " << format_ratio(r.speedup())
             << "x\n"
-            << "  baseline           " << r.baseline_description << "\n";
+            << "  baseline           " << r.baseline_description << "\n"
+            << "  compute from       " << r.compute << "\n";
   if (r.allreduce_step_us > 0)
     std::cout << "  allreduce instead  " << format_time_us(r.allreduce_step_us)
               << " at Horovod's defaults with NCCL's choice; the tuned PS step takes x"
@@ -164,7 +168,8 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
 }
 
 void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::Topology& topology,
-                    const sim::Workload& workload) {
+                    const sim::LoadedWorkload& loaded) {
+  const sim::Workload& workload = loaded.workload;
   std::unique_ptr<tuner::Objective> objective;
   if (a.objective == "measured")
     objective = make_measured(a, topology, workload);
@@ -177,7 +182,8 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
   } else if (leader) {
     options.progress = progress_lines();
   }
-  const auto result = tuner::tune(topology, workload, *objective, options);
+  tuner::TuneResult result = tuner::tune(topology, workload, *objective, options);
+  result.compute = loaded.compute;
   if (!leader) return;
   const auto files = tuner::write_configs(a.out, result);
   a.json.write(tuner::summary_json(result, files));
@@ -188,7 +194,8 @@ void run_tune(const TuneArgs& a) {
   const tuner::TuneOptions options = tune_options(a);
   const topo::Topology topology = topo::load_topology(a.topology);
   // A profile's layers are timed on the topology's GPU, as `colltune step` times them.
-  const sim::Workload workload = sim::load_workload(a.model, nullptr, topo::gpu_of(topology).name);
+  const sim::LoadedWorkload workload =
+      sim::load_workload(a.model, compute_request(a.compute, topo::gpu_of(topology).name));
   if (a.objective != "measured") return tune_and_write(a, options, topology, workload);
 #ifdef COLLTUNE_HAVE_MPI
   // An error while MPI is up ends the job with MPI_Abort (MpiSession), before main() could print
@@ -201,7 +208,7 @@ void run_tune(const TuneArgs& a) {
     throw;
   }
 #else
-  tuner::make_measured_objective(workload, {});  // throws: this build has no MPI transport
+  tuner::make_measured_objective(workload.workload, {});  // throws: this build has no MPI transport
 #endif
 }
 
@@ -230,6 +237,7 @@ void add_tune_command(CLI::App& app) {
       ->take_all();
   cmd->add_option("--max-fp16-error", args->max_fp16_error,
                   "accept fp16 compression only when its predicted rms relative error is at most this (default 0.01)");
+  add_compute_options(*cmd, args->compute);
   add_step_cost_option(*cmd, args->costs);
   add_json_option(*cmd, args->json, "The summary");
   cmd->callback([args] { run_tune(*args); });

@@ -71,8 +71,8 @@ std::string describe_precision(const topo::GpuSpec& gpu, Precision precision, bo
     case Precision::bf16: out += " (mixed bf16, fp32 gradients)"; break;
   }
   if (is_default)
-    out += precision == Precision::fp32 ? "; the default on " + gpu.name + ": its published results are fp32"
-                                        : "; the default on " + gpu.name + ": its published results are mixed precision";
+    out.insert(out.size() - 1, precision == Precision::fp32 ? "; the " + gpu.name + "'s default: its published results are fp32"
+                                                            : "; the " + gpu.name + "'s default: its published results are mixed precision");
   return out;
 }
 

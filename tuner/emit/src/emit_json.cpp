@@ -49,6 +49,7 @@ json input_json(const TuneResult& r) {
           {"space_size", r.space_size},    {"evaluations", r.history.size()},
           {"fixed", r.fixes},              {"search_ms", r.search_ms}};
   if (r.step_costs) in["step_costs"] = step_costs_json(*r.step_costs);
+  if (!r.compute.empty()) in["compute"] = r.compute;
   return in;
 }
 
@@ -108,6 +109,7 @@ std::string summary_json(const TuneResult& r, const std::vector<std::filesystem:
   for (const auto& f : files) paths.push_back(f.string());
   json doc{{"topology", r.topology},
            {"model", r.model},
+           {"compute", r.compute},
            {"ranks", r.ranks},
            {"objective", r.objective},
            {"runtime", std::string(coll::to_string(r.runtime))},

@@ -167,7 +167,7 @@ SweepResult run_sweep(const SweepSpec& spec,
                      std::to_string(limits::kMaxSweepPoints) + " points", limits::kMaxSweepPointsReason);
   // Every point's inputs first: a bad value fails in a second, not after hours of tuning.
   std::vector<topo::Topology> topologies;
-  std::vector<sim::Workload> workloads;
+  std::vector<sim::LoadedWorkload> workloads;
   std::vector<RuntimeSpec> runtimes;
   for (const auto& values : combos) {
     const std::string where = "--vary " + describe_values(spec.axes, values) + ": ";
@@ -177,23 +177,36 @@ SweepResult run_sweep(const SweepSpec& spec,
       // Servers that do not fit the point's machine fail here, not after the other points.
       if (runtimes.back().runtime == coll::Runtime::ps) sim::PsExchange(topologies.back(), runtimes.back().ps);
       // A profile's layers are timed on the point's GPU, as `colltune step` times them.
-      workloads.push_back(sim::load_workload(sweep_model_spec(spec.model, spec.axes, values), nullptr,
-                                             topo::gpu_of(topologies.back()).name));
+      sim::ComputeRequest request = spec.compute;
+      request.gpu = topo::gpu_of(topologies.back()).name;
+      workloads.push_back(sim::load_workload(sweep_model_spec(spec.model, spec.axes, values), request));
     } catch (const Error& e) {
       throw Error(where + e.what());
     }
   }
+  if (spec.compute.measured_samples_per_s != 0)
+    for (const SweepAxis& axis : spec.axes)
+      if (axis.key == "gpu" || axis.key == "model" || axis.key == "topology")
+        throw Error("--measured-throughput with --vary " + axis.key + ": a measured throughput is one GPU's on one "
+                    "model; vary something else, or drop it to compare with the fitted table");
   // A --fix the runtime cannot express fails here too, before any tuning.
   make_space(RuntimeModel(topologies.front(), runtimes.front()), spec.tune.fixes);
   // The points are independent tuning runs: one worker per core, results in point order.
   TuneOptions options = spec.tune;
   options.progress = nullptr;
   const auto tune_point = [&](std::size_t i) {
-    SimulatedObjective objective(topologies[i], workloads[i], sim::Engine::analytic, runtimes[i], spec.costs);
-    const TuneResult t = tune(topologies[i], workloads[i], objective, options);
-    return SweepPoint{combos[i],        sweep_topology_spec(spec.topology, spec.axes, combos[i]),
-                      sweep_model_spec(spec.model, spec.axes, combos[i]), t.ranks, t.best_step.compute_us,
-                      t.baseline.step_time_us, t.best.step_time_us, t.best.candidate};
+    const sim::Workload& workload = workloads[i].workload;
+    SimulatedObjective objective(topologies[i], workload, sim::Engine::analytic, runtimes[i], spec.costs);
+    const TuneResult t = tune(topologies[i], workload, objective, options);
+    return SweepPoint{combos[i],
+                      sweep_topology_spec(spec.topology, spec.axes, combos[i]),
+                      sweep_model_spec(spec.model, spec.axes, combos[i]),
+                      t.ranks,
+                      workloads[i].compute,
+                      t.best_step.compute_us,
+                      t.baseline.step_time_us,
+                      t.best.step_time_us,
+                      t.best.candidate};
   };
   std::vector<std::optional<SweepPoint>> done(combos.size());
   std::atomic<std::size_t> next{0};

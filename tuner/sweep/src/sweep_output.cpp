@@ -1,4 +1,5 @@
 // colltune sweep's outputs (sweep.hpp): a text table, CSV, JSON and an HTML page of plots.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -82,6 +83,10 @@ std::string sweep_text(const SweepResult& r) {
                   100 * p.default_efficiency(), 100 * p.tuned_efficiency());
     o << row << config_text(p.tuned) << "\n";
   }
+  std::vector<std::string> sources;  // each distinct compute source once, in point order
+  for (const SweepPoint& p : r.points)
+    if (std::find(sources.begin(), sources.end(), p.compute) == sources.end()) sources.push_back(p.compute);
+  for (const std::string& c : sources) o << "compute from: " << c << "\n";
   if (r.notes.empty()) {
     o << "tuning does not change the answer: defaults and tuned move together (within 10%) along "
       << r.spec.axes[0].key << "\n";
@@ -118,6 +123,7 @@ std::string sweep_json(const SweepResult& r) {
                       {"topology", p.topology},
                       {"model", p.model},
                       {"ranks", p.ranks},
+                      {"compute_source", p.compute},
                       {"compute_ms", p.compute_us / 1000},
                       {"default_step_ms", p.default_step_us / 1000},
                       {"tuned_step_ms", p.tuned_step_us / 1000},

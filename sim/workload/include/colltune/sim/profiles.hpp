@@ -76,8 +76,8 @@ Precision parse_precision(std::string_view name);
 // What a GPU's published training results use (docs/step-model.md): fp32 on a GPU without
 // tensor cores (its amp_precision is fp32), amp on every other.
 Precision default_precision(const topo::GpuSpec& gpu);
-// One line saying which precision a workload computes in and why ("amp (mixed fp16; the
-// default on a100: its published results are mixed precision)").
+// One line saying which precision a workload computes in and why ("amp (mixed fp16, fp32
+// gradients; the a100's default: its published results are mixed precision)").
 std::string describe_precision(const topo::GpuSpec& gpu, Precision precision, bool is_default);
 
 // Achieved rates a workload is timed at.

@@ -52,6 +52,7 @@ struct TuneResult {
   int ranks = 0;
   int hosts = 0;
   std::string model;
+  std::string compute;  // where the workload's compute time comes from (sim::LoadedWorkload::compute)
   std::size_t gradient_bytes = 0;
   double forward_us = 0;  // the workload's forward pass (buffers are timed from after it)
   std::string objective;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/sim/compute_source.hpp"
 #include "colltune/tuner/space.hpp"
 #include "colltune/tuner/tuner.hpp"
 
@@ -31,6 +32,9 @@ struct SweepSpec {
   RuntimeSpec runtime = coll::Runtime::horovod;  // as tune --runtime; an axis `runtime` overrides it
   TuneOptions tune;             // the search at each point (progress is ignored)
   sim::StepCosts costs;         // the step model's costs at every point (as tune --cost)
+  // --precision and --measured-throughput at every point; `gpu` is ignored (each point's
+  // topology gives its own).
+  sim::ComputeRequest compute;
 };
 
 struct SweepPoint {
@@ -38,6 +42,7 @@ struct SweepPoint {
   std::string topology;             // the spec this point ran
   std::string model;
   int ranks = 0;
+  std::string compute;         // where the compute comes from (sim::LoadedWorkload::compute)
   double compute_us = 0;       // the step's compute (the same at every setting)
   double default_step_us = 0;  // Horovod's defaults (the tune's baseline)
   double tuned_step_us = 0;
