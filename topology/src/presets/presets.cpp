@@ -55,6 +55,9 @@ const std::vector<Entry>& entries() {
         {{"nodes", "4", "number of servers"},
          {"gpus", "8", "GPUs per server"},
          {"nics", "8", "NICs per server"},
+         {"per_switch", "0", "GPUs per PCIe switch, the NICs spread over the switches (0 = the GPU generation's "
+                             "reference server: as DGX H100 on Hopper and later, a NIC per GPU switch; as DGX "
+                             "A100 and DGX-1 before, two GPUs a switch)"},
          {"nic_gbit", fmt_num(find_nic("ndr").gbit), "rate of each NIC, Gb/s per direction"},
          {"oversub", "1", "leaf down:up bandwidth ratio (1 = non-blocking)"},
          {"leaf_ports", "32", "NIC ports per leaf switch"},

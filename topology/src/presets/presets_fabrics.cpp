@@ -31,10 +31,21 @@ long torus_index(const std::vector<int>& coords, const std::vector<int>& dims) {
 
 }  // namespace
 
+// GPUs per PCIe switch of the GPU generation's reference server, for `nics` NICs on `gpus`
+// GPUs: on Hopper and later as the DGX H100 (a NIC per switch with its GPU group, gpus/nics
+// GPUs), before as the DGX A100 and the DGX-1 (two GPUs a switch, the NICs spread over the
+// switches, or gpus/nics GPUs where there are fewer NICs). NCCL's channel search before
+// sm90 needs a tree's first two GPUs near one NIC: a GPU alone on a switch with its NIC leaves
+// it without trees, and then with a single channel (docs/topologies.md).
+int reference_gpus_per_switch(const GpuSpec& gpu, int gpus, int nics) {
+  const int per_nic = std::max(1, gpus / nics);
+  return gpu.compute_capability >= 90 ? per_nic : std::max(2, per_nic);
+}
+
 // Servers like a DGX H100 (per-GPU NVSwitch bandwidth `nvlink`, Xeon 8480C CPUs; the GPU
 // generation `gpu` (default h100) sets the compute capability, reduce rate and PCIe generation;
-// gpus/nics GPUs share a PCIe switch with one NIC) with `nics`
-// NICs of `nic_gbit` each, on leaf switches of
+// `per_switch` GPUs share a PCIe switch, the NICs spread over the switches; 0 = the
+// generation's reference server) with `nics` NICs of `nic_gbit` each, on leaf switches of
 // `leaf_ports` NIC ports (a 64-port NVIDIA Quantum-2 QM9700 has 64 x 400 Gb/s ports: 32 down,
 // 32 up when non-blocking) joined by a spine; `oversub` thins each leaf's uplink trunk.
 Topology build_fat_tree(const PresetParams& p) {
@@ -42,7 +53,8 @@ Topology build_fat_tree(const PresetParams& p) {
   HostPlan plan = host_of(gpu, find_cpu("xeon-8480c"));
   plan.gpus = p.integer("gpus", 1, 1024);
   plan.nics = p.integer("nics", 1, 1024);
-  plan.gpus_per_switch = std::max(1, plan.gpus / plan.nics);  // as on a DGX H100: a NIC per GPU group
+  const int per_switch = p.integer("per_switch", 0, 1024);
+  plan.gpus_per_switch = per_switch > 0 ? per_switch : reference_gpus_per_switch(gpu, plan.gpus, plan.nics);
   plan.nvswitch_gbps = p.non_negative("nvlink");
   plan.nvls = plan.nvswitch_gbps > 0 && gpu.compute_capability >= 90;  // NVLink SHARP: Hopper and later
   return servers(p, plan);
