@@ -25,6 +25,7 @@
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "simulate_bottleneck.hpp"
 #include "simulate_nccl.hpp"
 
 namespace colltune::cli {
@@ -56,6 +57,7 @@ struct Row {
   double on_time_us = -1;  // --late: the same collective with every rank on time
   std::string protocol;  // --algo nccl: NCCL's protocol and channel count
   int channels = 0;
+  sim::Bottleneck bottleneck;  // what limits it (simulate_bottleneck.hpp)
 };
 
 constexpr std::size_t kElem = 4;  // fp32 payloads, as nccl-tests' default
@@ -165,6 +167,16 @@ class Predictor {
     return result.time_us;
   }
 
+  sim::CollectiveRequest request(const std::string& id, std::size_t bytes) const {
+    sim::CollectiveRequest req;
+    req.algorithm = id;
+    req.bytes = bytes;
+    req.elem_size = kElem;
+    req.fp16_compress = args_.fp16;
+    req.options = options_;
+    return req;
+  }
+
   Row predict(std::size_t bytes) const {
     if (args_.algo != "auto") {
       const coll::Algorithm& algo = coll::find_algorithm(args_.algo);
@@ -187,15 +199,6 @@ class Predictor {
   Row with_on_time(Row row) const {
     if (!starts_.empty()) row.on_time_us = time_us(coll::find_algorithm(row.algorithm), row.bytes, false, false);
     return row;
-  }
-  sim::CollectiveRequest request(const std::string& id, std::size_t bytes) const {
-    sim::CollectiveRequest req;
-    req.algorithm = id;
-    req.bytes = bytes;
-    req.elem_size = kElem;
-    req.fp16_compress = args_.fp16;
-    req.options = options_;
-    return req;
   }
   std::string why_not(const coll::Algorithm& algo, std::size_t bytes) const {
     const auto reason = algo.not_applicable ? algo.not_applicable(model_.layout, bytes / kElem, options_) : std::nullopt;
@@ -256,7 +259,15 @@ nlohmann::json row_json(const Row& row, const SimulateArgs& args, int ranks) {
     j["protocol"] = row.protocol;
     j["channels"] = row.channels;
   }
+  const sim::Bottleneck& b = row.bottleneck;
+  j["bottleneck"] = {{"resource", b.resource}, {"description", b.description}, {"rate_gbps", b.rate_gbps},
+                     {"time_us", b.time_us}, {"twice_as_fast_us", b.faster_us}};
   return j;
+}
+
+// What limits the largest size (every row's is in --json).
+void print_bottleneck(const Row& row) {
+  std::printf("# bottleneck at %s: %s\n", format_bytes(row.bytes).c_str(), row.bottleneck.line().c_str());
 }
 
 // --algo nccl: two more columns, NCCL's protocol and channel count.
@@ -281,6 +292,7 @@ void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const t
   if (args.algo == kNcclAlgo) {
     std::printf("# algorithm: nccl (%s)\n", selection.c_str());
     print_nccl_table(rows, ranks);
+    print_bottleneck(rows.back());
     return;
   }
   std::printf("#%13s %12s %7s %13s %12s %12s %12s\n", "size(B)", "count", "type", "algorithm", "time(us)",
@@ -298,6 +310,7 @@ void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const t
     std::printf("# late: %s (time(us) counts from when the on-time ranks start)\n", who.c_str());
   }
   if (!args.trace.empty()) std::printf("# trace written to %s\n", args.trace.c_str());
+  print_bottleneck(rows.back());
 }
 
 // The options of NCCL's model belong to --algo nccl, and those of colltune's schedules to the
@@ -371,12 +384,19 @@ void run_simulate(SimulateArgs args) {
     NcclSimulateOptions nccl = args.nccl;
     nccl.ranks = args.ranks;
     const NcclPredictor predictor(topology, nccl);
-    return print_rows(nccl_rows(predictor, sizes), args, topology, predictor.ranks(), &predictor.model(), one_size);
+    std::vector<Row> rows = nccl_rows(predictor, sizes);
+    const AllreduceBottlenecks limits(topology, predictor.model().options());
+    for (Row& row : rows) row.bottleneck = limits.at(row.algorithm, row.bytes, row.time_us);
+    return print_rows(rows, args, topology, predictor.ranks(), &predictor.model(), one_size);
   }
   Predictor predictor(args, engine, topology);
   if (!args.late.empty()) predictor.set_starts(late_starts(args.late, topology, predictor.ranks()));
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) rows.push_back(predictor.predict(bytes));
+  const AllreduceBottlenecks limits(topology, predictor.ranks(), [&predictor](const std::string& algo, std::size_t bytes) {
+    return predictor.request(algo, bytes);
+  });
+  for (Row& row : rows) row.bottleneck = limits.at(row.algorithm, row.bytes, row.time_us);
   print_rows(rows, args, topology, predictor.data_ranks(), nullptr, one_size);
 }
 

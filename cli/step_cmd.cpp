@@ -11,6 +11,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
+#include "colltune/sim/bottleneck.hpp"
 #include "colltune/sim/compute_source.hpp"
 #include "colltune/sim/step_costs.hpp"
 #include "colltune/sim/step_model.hpp"
@@ -108,8 +109,17 @@ nlohmann::ordered_json to_json(const StepArgs& a, const sim::LoadedWorkload& l, 
           {"costs", costs_json(s.costs())}};
 }
 
+nlohmann::ordered_json bottleneck_json(const sim::Bottleneck& b) {
+  nlohmann::ordered_json whatifs = nlohmann::ordered_json::array();
+  for (const sim::WhatIf& w : b.whatifs)
+    whatifs.push_back({{"resource", w.resource}, {"label", w.label}, {"step_ms", ms(w.time_us)}});
+  return {{"resource", b.resource},       {"description", b.description}, {"rate_gbps", b.rate_gbps},
+          {"step_ms", ms(b.time_us)},     {"twice_as_fast_ms", ms(b.faster_us)}, {"whatifs", whatifs}};
+}
+
 void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorkload& l, const sim::StepConfig& c,
-                   const sim::StepSimulator& s, const topo::Topology& t, const sim::StepResult& r) {
+                   const sim::StepSimulator& s, const topo::Topology& t, const sim::StepResult& r,
+                   const sim::Bottleneck& b) {
   const sim::Workload& w = l.workload;
   const int ranks = s.nranks();
   out << "model               " << w.name << " (" << w.tensors.size() << " gradient tensors, "
@@ -126,7 +136,8 @@ void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorklo
       << "compute             " << format_time_us(r.compute_us) << " (forward " << format_time_us(w.forward_us)
       << ", backward " << format_time_us(w.backward_us) << ")\n"
       << "exposed comm        " << format_time_us(r.exposed_comm_us) << "\n"
-      << "scaling efficiency  " << percent(r.scaling_efficiency) << "\n";
+      << "scaling efficiency  " << percent(r.scaling_efficiency) << "\n"
+      << "bottleneck          " << b.line() << "\n";
   if (r.buffers.empty()) return;
   out << "\n" << r.buffers.size() << " fusion buffer(s), times from the start of the backward pass:\n"
       << std::setw(5) << "#" << std::setw(14) << "bytes" << std::setw(9) << "tensors" << "  " << std::left
@@ -175,6 +186,24 @@ sim::StepConfig runtime_config(const tuner::RuntimeModel& runtime, const sim::St
   return runtime.step_config(c);
 }
 
+// What limits the step: each resource twice as fast, the step priced again on the same path
+// (the runtime's pricing with --runtime; sim/bottleneck.hpp).
+sim::Bottleneck bottleneck_of(const StepArgs& a, const topo::Topology& topology, const sim::Workload& workload,
+                              const sim::StepConfig& plain, const sim::StepCosts& given,
+                              const sim::StepSimulator& simulator, sim::Engine engine) {
+  std::optional<tuner::RuntimeSpec> spec;
+  if (!a.runtime.empty()) spec = tuner::parse_runtime_spec(a.runtime);
+  const auto price = [&](const topo::Topology& t, const sim::Workload& w, const sim::StepCosts& c, double cycle) {
+    const sim::StepSimulator s(t, c);
+    sim::StepConfig config = plain;
+    config.cycle_time_us *= cycle;
+    if (!spec) return s.run(w, config, engine).step_time_us;
+    const tuner::RuntimeModel runtime(t, *spec);
+    return s.run(w, runtime_config(runtime, config), engine).step_time_us;
+  };
+  return sim::step_bottleneck(topology, workload, given, simulator.costs(), price, spec.has_value());
+}
+
 // The parameter servers next to the allreduce the job would run instead, same buffers.
 void print_allreduce(std::ostream& out, const StepArgs& a, const tuner::RuntimeModel& runtime,
                      const sim::StepResult& ps, const sim::StepResult& allreduce) {
@@ -200,6 +229,7 @@ void run_step(const StepArgs& a) {
   for (const std::string& note : loaded.notes) std::cerr << "colltune: note: " << a.model << ": " << note << "\n";
   const sim::StepSimulator simulator(topology, costs);
   // --runtime: the runtime's pricing, as tune's; for ps, the allreduce (--algo) alongside.
+  const sim::StepConfig plain = config;
   std::optional<tuner::RuntimeModel> runtime;
   std::optional<sim::StepResult> allreduce;
   if (!a.runtime.empty()) {
@@ -213,19 +243,21 @@ void run_step(const StepArgs& a) {
     config = runtime_config(*runtime, config);
   }
   const sim::StepResult result = simulator.run(workload, config, engine);
+  const sim::Bottleneck bottleneck = bottleneck_of(a, topology, workload, plain, costs, simulator, engine);
   std::optional<sim::StragglerResult> stragglers;
   if (a.stragglers())
     stragglers = sim::simulate_stragglers(simulator, workload, config, engine, straggler_options(a, topology));
   const WhatIfResult whatif = run_whatif(a.whatif, a.model, topology, costs, simulator, workload, config, engine,
                                          straggler_options(a, topology).rank_factor, a.seed);
   nlohmann::ordered_json json = to_json(a, loaded, config, simulator, topology, result);
+  json["bottleneck"] = bottleneck_json(bottleneck);
   if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
   if (runtime) json["runtime"] = tuner::to_string(runtime->spec());
   if (allreduce) json["allreduce"] = {{"algorithm", a.algorithm}, {"step_time_ms", ms(allreduce->step_time_us)}};
   add_whatif_json(json, whatif, topology);
   a.json.write(json.dump(2));
   if (!a.json.text_wanted()) return;
-  print_summary(std::cout, a, loaded, config, simulator, topology, result);
+  print_summary(std::cout, a, loaded, config, simulator, topology, result, bottleneck);
   if (allreduce) print_allreduce(std::cout, a, *runtime, result, *allreduce);
   if (stragglers) print_stragglers(std::cout, a, *stragglers);
   print_whatif(std::cout, whatif, topology);

@@ -76,7 +76,17 @@ void run_size_sweep_command(const SweepArgs& a) {
                 tuner::size_sweep_text(result));
 }
 
+// --topology unless an axis gives whole topologies, and not both.
+void check_topology(const SweepArgs& a) {
+  bool whole = false;
+  for (const std::string& v : a.vary) whole = whole || v.rfind("topology=", 0) == 0;
+  if (!whole && a.topology.empty()) throw Error("--topology: required (or --vary topology=SPEC,SPEC)");
+  if (whole && !a.topology.empty())
+    throw Error("--topology " + a.topology + " with --vary topology: give the machines in one place");
+}
+
 void run_sweep_command(const SweepArgs& a) {
+  check_topology(a);
   if (a.model.empty() == a.bytes.empty())
     throw Error(a.model.empty() ? "give --model (a training step) or --bytes (message sizes)"
                                 : "--model and --bytes: give one of them (a training step or message sizes)");
@@ -105,14 +115,16 @@ void add_sweep_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sweep", "Vary one or two things (topology parameters, model, batch) and "
                                               "predict each point at Horovod's defaults and tuned; or, with --bytes, "
                                               "an allreduce's bus bandwidth against size on each topology");
-  cmd->add_option("--topology", args->topology, "base preset spec, topology JSON or NCCL XML")->required();
+  cmd->add_option("--topology", args->topology,
+                  "base preset spec, topology JSON or NCCL XML (required unless --vary topology=SPEC,SPEC)");
   cmd->add_option("--model", args->model, "base model profile or workload file (or --bytes)");
   cmd->add_option("--bytes", args->bytes, "message sizes per rank instead of a model: SIZE or MIN:MAX (x2), e.g. "
                                           "1KiB:1GiB");
   cmd->add_option("--algo", args->algo, "with --bytes: nccl (NCCL's own choice per size; the default) or an allreduce "
                                         "id (ring, dbtree, ...)");
-  cmd->add_option("--vary", args->vary, "KEY=V1,V2,...: a topology parameter (nodes, nic_gbit, oversub, ...), "
-                                        "model or batch; once or twice")
+  cmd->add_option("--vary", args->vary, "KEY=V1,V2,...: a topology parameter (nodes, nic_gbit, oversub, gpu, "
+                                        "nvls=on,off, sharp=on,off, ...), topology=SPEC,SPEC, model, batch or runtime; "
+                                        "once or twice")
       ->required();
   cmd->add_option("--fix", args->fixes, "pin a tuner knob at every point (as tune --fix)");
   add_step_cost_option(*cmd, args->costs);

@@ -63,7 +63,7 @@ TEST(BadTopologySpec, UnknownPresetParameterAndMissingFile) {
   EXPECT_THAT(error_of([] { load_topology("dgx-h900:nodes=2"); }),
               HasSubstr("unknown topology preset 'dgx-h900' (valid: dgx-h100"));
   EXPECT_THAT(error_of([] { load_topology("fat-tree:racks=4"); }),
-              HasSubstr("preset fat-tree: unknown parameter 'racks' (valid: nodes, gpus, nics, per_switch, nic_gbit, oversub, leaf_ports, sharp, nvlink, gpu, transport)"));
+              HasSubstr("preset fat-tree: unknown parameter 'racks' (valid: nodes, gpus, nics, per_switch, nic_gbit, oversub, leaf_ports, sharp, nvlink, nvls, gpu, transport)"));
   EXPECT_THAT(error_of([] { load_topology("flat:bw=-1"); }), HasSubstr("preset flat: bw=-1: expected a number > 0"));
   EXPECT_THAT(error_of([] { load_topology("/no/such/machine.json"); }), HasSubstr("/no/such/machine.json: cannot read"));
   EXPECT_THAT(error_of([] { load_topology(""); }), HasSubstr("empty topology spec"));

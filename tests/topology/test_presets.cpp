@@ -140,7 +140,7 @@ TEST(Presets, ErrorsListValidNames) {
               HasSubstr("unknown topology preset 'dgx-h200' (valid: dgx-h100, dgx-a100, dgx1-v100, pcie-box, fat-tree, "
                         "torus, flat"));
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:gpus=4"); }),
-              HasSubstr("preset dgx-h100: unknown parameter 'gpus' (valid: nodes, nic_gbit, oversub, leaf_ports, sharp, transport)"));
+              HasSubstr("preset dgx-h100: unknown parameter 'gpus' (valid: nodes, nic_gbit, oversub, leaf_ports, sharp, transport, nvls)"));
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes"); }), HasSubstr("'nodes' is not key=value"));
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes=2,nodes=3"); }), HasSubstr("'nodes' given twice"));
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes=0"); }), HasSubstr("nodes=0: expected an integer in 1..65536"));

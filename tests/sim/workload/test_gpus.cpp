@@ -28,7 +28,7 @@ TEST(Gpus, EveryGpuHasRatesForItsAmpPrecision) {
       EXPECT_GT(f.memory, 0) << g.name;
       EXPECT_LE(f.memory, 1) << g.name;
       EXPECT_GT(f.conv, 0) << g.name;
-      EXPECT_LE(f.conv, p == Precision::fp32 || g.tf32_tflops == 0 ? 2.25 : 1.0) << g.name;  // Winograd in fp32 only
+      EXPECT_LE(f.conv, p == Precision::fp32 || g.peak.tf32 == 0 ? 2.25 : 1.0) << g.name;  // Winograd in fp32 only
     }
   }
 }

@@ -55,6 +55,13 @@ const std::string& PresetParams::raw(const std::string& key) const {
   throw Error("preset " + info_.name + ": internal: no parameter '" + key + "'");
 }
 
+bool PresetParams::nvls(bool capable, const std::string& why_not) const {
+  const bool on = integer("nvls", 0, 1) == 1;
+  if (on && !capable && given_.count("nvls") != 0)
+    throw Error("preset " + info_.name + ": nvls=1: " + why_not);
+  return on && capable;
+}
+
 void PresetParams::bad(const std::string& key, const std::string& expected) const {
   throw Error("preset " + info_.name + ": " + key + "=" + raw(key) + ": expected " + expected);
 }

@@ -28,6 +28,11 @@ std::vector<PresetParam> with(std::vector<PresetParam> base, std::vector<PresetP
   return base;
 }
 
+// NVLink SHARP on or off (NCCL's NVLS and NVLSTree; NCCL_NVLS_ENABLE=0 turns it off on the
+// real machine).
+const PresetParam kNvlsParam{"nvls", "1", "1: the NVSwitch reduces in the switch (NVLink SHARP, NCCL's NVLS) where it "
+                                          "can (Hopper and later); 0: off, as NCCL_NVLS_ENABLE=0"};
+
 struct Entry {
   PresetInfo info;
   Builder build;
@@ -36,7 +41,7 @@ struct Entry {
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> table = {
       {{"dgx-h100", "NVIDIA DGX H100: 8 H100 SXM on NVLink4 NVSwitch (450 GB/s per GPU), 8 ConnectX-7 400 Gb/s",
-        network_params("ndr")},
+        with(network_params("ndr"), {kNvlsParam})},
        detail::build_dgx_h100},
       {{"dgx-a100", "NVIDIA DGX A100: 8 A100 SXM on NVLink3 NVSwitch (300 GB/s per GPU), 8 ConnectX-6 200 Gb/s",
         network_params("hdr")},
@@ -63,6 +68,7 @@ const std::vector<Entry>& entries() {
          {"leaf_ports", "32", "NIC ports per leaf switch"},
          {"sharp", "0", "1: the leaf and spine switches reduce in the network (SHARP, NCCL's CollNet)"},
          {"nvlink", fmt_num(find_gpu("h100").nvlink.gbps()), "per-GPU NVSwitch bandwidth inside a server, GB/s (0 = none)"},
+         kNvlsParam,
          {"gpu", "h100", "GPU (" + known_gpus() + "): compute rates, reduce rate, PCIe generation"},
          {"transport", "ib", "what the network runs over: ib, roce or tcp (the step model's transport efficiency)"}}},
        detail::build_fat_tree},

@@ -56,7 +56,10 @@ Topology build_fat_tree(const PresetParams& p) {
   const int per_switch = p.integer("per_switch", 0, 1024);
   plan.gpus_per_switch = per_switch > 0 ? per_switch : reference_gpus_per_switch(gpu, plan.gpus, plan.nics);
   plan.nvswitch_gbps = p.non_negative("nvlink");
-  plan.nvls = plan.nvswitch_gbps > 0 && gpu.compute_capability >= 90;  // NVLink SHARP: Hopper and later
+  // NVLink SHARP: an NVSwitch of Hopper and later.
+  plan.nvls = p.nvls(plan.nvswitch_gbps > 0 && gpu.compute_capability >= 90,
+                     plan.nvswitch_gbps > 0 ? "NVLink SHARP needs the NVSwitch of Hopper or later (gpu=" + gpu.name + ")"
+                                            : "NVLink SHARP needs an NVSwitch (nvlink=0)");
   return servers(p, plan);
 }
 

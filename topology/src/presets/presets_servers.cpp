@@ -20,7 +20,7 @@ Topology build_dgx_h100(const PresetParams& p) {
   plan.gpus = 8;
   plan.gpus_per_switch = 1;
   plan.nvswitch_gbps = find_gpu("h100").nvlink.gbps();
-  plan.nvls = true;  // third-generation NVSwitch: NVLink SHARP
+  plan.nvls = p.nvls(true, "");  // third-generation NVSwitch: NVLink SHARP
   plan.nics = 8;
   return servers(p, plan);
 }

@@ -15,6 +15,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
 #include "colltune/sim/workload.hpp"
+#include "colltune/topology/presets.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::tuner {
@@ -23,6 +24,22 @@ namespace {
 bool is_model_key(const std::string& key) { return key == "model" || key == "batch"; }
 // `--vary runtime=horovod,ps:servers=4`: what each point is tuned for, side by side.
 bool is_runtime_key(const std::string& key) { return key == "runtime"; }
+// `--vary topology=dgx-a100:nodes=4,dgx-h100:nodes=4`: whole machines, side by side.
+bool is_topology_key(const std::string& key) { return key == "topology"; }
+
+// A topology list splits at commas too, but a spec's parameters hold commas
+// ("fat-tree:nodes=4,gpu=a100"): an item with '=' before any ':' is a parameter of the spec
+// before it; anything else (a preset with or without parameters, a file) starts a spec.
+bool starts_a_topology(const std::string& item) {
+  const std::size_t eq = item.find('=');
+  return eq == std::string::npos || item.find(':') < eq;
+}
+
+// The switches a preset turns on and off (nvls, sharp) read on/off as 1/0.
+std::string preset_value(const std::string& key, const std::string& value) {
+  if (key != "nvls" && key != "sharp") return value;
+  return value == "on" ? "1" : value == "off" ? "0" : value;
+}
 
 // A runtime list splits at commas, but a ps runtime's options hold commas too
 // ("ps:servers=4,colocated"): an item that names no runtime continues the one before.
@@ -96,6 +113,39 @@ std::vector<std::string> tuning_changes_the_answer(const SweepResult& r) {
   return notes;
 }
 
+// An axis the base topology cannot vary, said plainly: a DGX preset is its own GPU generation.
+void check_axes_apply(const SweepSpec& spec) {
+  for (const SweepAxis& axis : spec.axes) {
+    if (axis.key != "gpu" || spec.topology.empty() || !topo::is_preset_spec(spec.topology)) continue;
+    const std::string preset = spec.topology.substr(0, spec.topology.find(':'));
+    for (const topo::PresetInfo& info : topo::preset_catalog()) {
+      if (info.name != preset) continue;
+      const bool takes_gpu =
+          std::any_of(info.params.begin(), info.params.end(), [](const topo::PresetParam& p) { return p.key == "gpu"; });
+      if (!takes_gpu)
+        throw Error("--vary gpu: " + preset + " is its own GPU generation (it takes no gpu=); vary topology=" + preset +
+                    ",... across presets, or start from fat-tree or pcie-box, which take gpu=");
+    }
+  }
+}
+
+// Neighbours along the first axis whose tuned step moves by less than 1 %: what pinned it.
+std::vector<std::string> pinned_points(const SweepResult& r) {
+  std::vector<std::string> notes;
+  const std::size_t stride = r.spec.axes.size() > 1 ? r.spec.axes[1].values.size() : 1;
+  for (std::size_t i = stride; i < r.points.size(); ++i) {
+    const SweepPoint& a = r.points[i - stride];
+    const SweepPoint& b = r.points[i];
+    const double moved = b.tuned_step_us / a.tuned_step_us;
+    if (std::abs(moved - 1) >= 0.01) continue;
+    char head[64];
+    std::snprintf(head, sizeof head, "the tuned step does not move (x%.3f)", moved);
+    notes.push_back(describe_values(r.spec.axes, a.values) + " -> " + describe_values(r.spec.axes, b.values) + ": " +
+                    head + ": pinned by " + b.bottleneck.line());
+  }
+  return notes;
+}
+
 }  // namespace
 
 std::vector<std::vector<std::string>> sweep_points(const std::vector<SweepAxis>& axes) {
@@ -123,7 +173,8 @@ SweepAxis parse_sweep_axis(const std::string& text) {
     const std::size_t comma = rest.find(',');
     const std::string value(rest.substr(0, comma));
     if (value.empty()) throw Error("--vary " + text + ": an empty value in the list");
-    if (is_runtime_key(axis.key) && !axis.values.empty() && !starts_a_runtime(value))
+    if ((is_runtime_key(axis.key) && !axis.values.empty() && !starts_a_runtime(value)) ||
+        (is_topology_key(axis.key) && !axis.values.empty() && !starts_a_topology(value)))
       axis.values.back() += "," + value;
     else
       axis.values.push_back(value);
@@ -135,9 +186,13 @@ SweepAxis parse_sweep_axis(const std::string& text) {
 
 std::string sweep_topology_spec(const std::string& base, const std::vector<SweepAxis>& axes,
                                 const std::vector<std::string>& values) {
-  Spec s = split_spec(base);
+  std::string machine = base;
   for (std::size_t a = 0; a < axes.size(); ++a)
-    if (!is_model_key(axes[a].key) && !is_runtime_key(axes[a].key)) set_param(s, axes[a].key, values[a]);
+    if (is_topology_key(axes[a].key)) machine = values[a];
+  Spec s = split_spec(machine);
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    if (!is_model_key(axes[a].key) && !is_runtime_key(axes[a].key) && !is_topology_key(axes[a].key))
+      set_param(s, axes[a].key, preset_value(axes[a].key, values[a]));
   return join_spec(s);
 }
 
@@ -165,6 +220,7 @@ SweepResult run_sweep(const SweepSpec& spec,
   if (combos.size() > limits::kMaxSweepPoints)
     limits::exceeded("--vary: " + std::to_string(combos.size()) + " points",
                      std::to_string(limits::kMaxSweepPoints) + " points", limits::kMaxSweepPointsReason);
+  check_axes_apply(spec);
   // Every point's inputs first: a bad value fails in a second, not after hours of tuning.
   std::vector<topo::Topology> topologies;
   std::vector<sim::LoadedWorkload> workloads;
@@ -198,6 +254,11 @@ SweepResult run_sweep(const SweepSpec& spec,
     const sim::Workload& workload = workloads[i].workload;
     SimulatedObjective objective(topologies[i], workload, sim::Engine::analytic, runtimes[i], spec.costs);
     const TuneResult t = tune(topologies[i], workload, objective, options);
+    const auto price = [&](const topo::Topology& m, const sim::Workload& w, const sim::StepCosts& c, double cycle) {
+      Candidate candidate = t.best.candidate;
+      candidate.cycle_time_us *= cycle;
+      return SimulatedObjective(m, w, sim::Engine::analytic, runtimes[i], c).evaluate(candidate);
+    };
     return SweepPoint{combos[i],
                       sweep_topology_spec(spec.topology, spec.axes, combos[i]),
                       sweep_model_spec(spec.model, spec.axes, combos[i]),
@@ -206,7 +267,9 @@ SweepResult run_sweep(const SweepSpec& spec,
                       t.best_step.compute_us,
                       t.baseline.step_time_us,
                       t.best.step_time_us,
-                      t.best.candidate};
+                      t.best.candidate,
+                      sim::step_bottleneck(topologies[i], workload, spec.costs, objective.costs(), price,
+                                           objective.runtime_model()->nccl_priced())};
   };
   std::vector<std::optional<SweepPoint>> done(combos.size());
   std::atomic<std::size_t> next{0};
@@ -238,6 +301,7 @@ SweepResult run_sweep(const SweepSpec& spec,
   r.spec = spec;
   for (auto& p : done) r.points.push_back(std::move(*p));
   r.notes = tuning_changes_the_answer(r);
+  r.pinned = pinned_points(r);
   return r;
 }
 

@@ -26,10 +26,37 @@ std::string config_text(const Candidate& c) {
          (c.chunk_bytes ? ", chunk " + format_bytes(c.chunk_bytes) : "");
 }
 
+std::string describe(const SweepResult& r, const SweepPoint& p) {
+  std::string out;
+  for (std::size_t a = 0; a < p.values.size(); ++a) out += (a ? " " : "") + r.spec.axes[a].key + "=" + p.values[a];
+  return out;
+}
+
+nlohmann::ordered_json bottleneck_json(const sim::Bottleneck& b) {
+  return {{"resource", b.resource},           {"description", b.description},
+          {"rate_gbps", b.rate_gbps},         {"tuned_step_ms", b.time_us / 1000},
+          {"twice_as_fast_ms", b.faster_us / 1000}, {"line", b.line()}};
+}
+
 std::string title(const SweepResult& r) {
   std::string varied;
   for (const SweepAxis& a : r.spec.axes) varied += (varied.empty() ? "" : " and ") + a.key;
-  return r.spec.model + " on " + r.spec.topology + ", varying " + varied;
+  return r.spec.model + (r.spec.topology.empty() ? "" : " on " + r.spec.topology) + ", varying " + varied;
+}
+
+// Axes of names (GPUs, topologies, nvls=on/off): one bar per point at the defaults and one
+// tuned, step time from 0.
+std::string bars(const SweepResult& r) {
+  std::vector<svg::Bar> out;
+  double longest = 0;
+  for (const SweepPoint& p : r.points) {
+    const std::string lane = describe(r, p);
+    out.push_back({lane + " defaults", 0, p.default_step_us / 1000, fmt("%.3f ms at the defaults", p.default_step_us / 1000), 0});
+    out.push_back({lane + " tuned", 0, p.tuned_step_us / 1000,
+                   fmt("%.3f ms tuned", p.tuned_step_us / 1000) + "; bottleneck: " + p.bottleneck.line(), 1});
+    longest = std::max(longest, p.default_step_us / 1000);
+  }
+  return svg::timeline(out, longest, "ms, step time", {{0, "Horovod's defaults"}, {1, "tuned"}});
 }
 
 // The first axis's values as numbers, when all are positive numbers (plots need them).
@@ -69,7 +96,7 @@ std::string sweep_text(const SweepResult& r) {
   std::ostringstream o;
   o << "# colltune sweep: " << title(r) << "\n#";
   for (const SweepAxis& a : r.spec.axes) o << " " << a.key;
-  o << "  ranks  defaults(ms)  tuned(ms)  speedup  efficiency(defaults, tuned)  tuned configuration\n";
+  o << "  ranks  defaults(ms)  tuned(ms)  speedup  efficiency(defaults, tuned)  bottleneck     tuned configuration\n";
   for (const SweepPoint& p : r.points) {
     o << " ";
     for (std::size_t a = 0; a < p.values.size(); ++a) {
@@ -77,12 +104,23 @@ std::string sweep_text(const SweepResult& r) {
       std::snprintf(cell, sizeof cell, " %*s", static_cast<int>(r.spec.axes[a].key.size()), p.values[a].c_str());
       o << cell;
     }
-    char row[160];
-    std::snprintf(row, sizeof row, "  %5d  %12.3f  %9.3f  %6.2fx  %9.1f %%, %5.1f %%            ", p.ranks,
+    char row[200];
+    std::snprintf(row, sizeof row, "  %5d  %12.3f  %9.3f  %6.2fx  %9.1f %%, %5.1f %%            %-13s  ", p.ranks,
                   p.default_step_us / 1000, p.tuned_step_us / 1000, p.default_step_us / p.tuned_step_us,
-                  100 * p.default_efficiency(), 100 * p.tuned_efficiency());
+                  100 * p.default_efficiency(), 100 * p.tuned_efficiency(), p.bottleneck.resource.c_str());
     o << row << config_text(p.tuned) << "\n";
   }
+  std::vector<std::string> limits;  // each distinct bottleneck once, in point order
+  for (const SweepPoint& p : r.points)
+    if (std::find(limits.begin(), limits.end(), p.bottleneck.description) == limits.end())
+      limits.push_back(p.bottleneck.description);
+  for (const std::string& l : limits) {
+    std::string where;
+    for (const SweepPoint& p : r.points)
+      if (p.bottleneck.description == l) where += (where.empty() ? "" : ", ") + describe(r, p);
+    o << "bottleneck (" << where << "): " << l << "\n";
+  }
+  for (const std::string& n : r.pinned) o << n << "\n";
   std::vector<std::string> sources;  // each distinct compute source once, in point order
   for (const SweepPoint& p : r.points)
     if (std::find(sources.begin(), sources.end(), p.compute) == sources.end()) sources.push_back(p.compute);
@@ -101,7 +139,7 @@ std::string sweep_csv(const SweepResult& r) {
   std::ostringstream o;
   for (const SweepAxis& a : r.spec.axes) o << a.key << ",";
   o << "topology,model,ranks,default_step_ms,tuned_step_ms,speedup,default_efficiency,tuned_efficiency,"
-    << "fusion_threshold_bytes,cycle_time_ms,fp16,algorithm,chunk_bytes,hierarchical\n";
+    << "fusion_threshold_bytes,cycle_time_ms,fp16,algorithm,chunk_bytes,hierarchical,bottleneck\n";
   for (const SweepPoint& p : r.points) {
     // A ps runtime's options hold commas ("ps:servers=4,colocated"): such a value is quoted.
     for (const std::string& v : p.values) o << (v.find(',') == std::string::npos ? v : "\"" + v + "\"") << ",";
@@ -110,7 +148,7 @@ std::string sweep_csv(const SweepResult& r) {
       << fmt("%.6g", p.default_efficiency()) << "," << fmt("%.6g", p.tuned_efficiency()) << ","
       << p.tuned.fusion_threshold_bytes << "," << fmt("%.6g", p.tuned.cycle_time_us / 1000) << ","
       << (p.tuned.fp16 ? 1 : 0) << "," << p.tuned.algorithm << "," << p.tuned.chunk_bytes << ","
-      << (p.tuned.hierarchical ? 1 : 0) << "\n";
+      << (p.tuned.hierarchical ? 1 : 0) << "," << p.bottleneck.resource << "\n";
   }
   return o.str();
 }
@@ -133,12 +171,14 @@ std::string sweep_json(const SweepResult& r) {
                         {"fp16_compression", p.tuned.fp16},
                         {"algorithm", p.tuned.algorithm},
                         {"chunk_bytes", p.tuned.chunk_bytes},
-                        {"hierarchical", p.tuned.hierarchical}}}});
+                        {"hierarchical", p.tuned.hierarchical}}},
+                      {"bottleneck", bottleneck_json(p.bottleneck)}});
   }
   const nlohmann::ordered_json out = {{"format", "colltune-sweep"}, {"version", 1},
                                       {"topology", r.spec.topology}, {"model", r.spec.model},
                                       {"axes", axes},                {"points", points},
-                                      {"tuning_changes_the_answer", r.notes}};
+                                      {"tuning_changes_the_answer", r.notes},
+                                      {"pinned", r.pinned}};
   return out.dump(2);
 }
 
@@ -152,21 +192,31 @@ std::string sweep_html(const SweepResult& r) {
   if (numeric_axis(r.spec.axes[0], &xs) && xs.size() > 1) {
     o << "<h2>Step time</h2>\n" << chart(r, xs, "step time (ms)", false) << "<h2>Scaling efficiency</h2>\n"
       << "<p>Compute time over step time.</p>\n" << chart(r, xs, "scaling efficiency (%)", true);
+  } else {
+    o << "<h2>Step time</h2>\n" << bars(r);
   }
   o << "<h2>Where tuning changes the answer</h2>\n<ul>";
   for (const std::string& n : r.notes) o << "<li>" << svg::escape(n) << "</li>";
   if (r.notes.empty()) o << "<li>Nowhere: defaults and tuned move together (within 10%).</li>";
   o << "</ul>\n<h2>Points</h2>\n<table><tr>";
   for (const SweepAxis& a : r.spec.axes) o << "<th>" << svg::escape(a.key) << "</th>";
-  o << "<th>ranks</th><th>defaults</th><th>tuned</th><th>speedup</th><th>tuned configuration</th></tr>\n";
+  o << "<th>ranks</th><th>defaults</th><th>tuned</th><th>speedup</th><th>tuned configuration</th><th>bottleneck</th>"
+    << "</tr>\n";
   for (const SweepPoint& p : r.points) {
     o << "<tr>";
     for (const std::string& v : p.values) o << "<td>" << svg::escape(v) << "</td>";
     o << "<td>" << p.ranks << "</td><td>" << fmt("%.3g", p.default_step_us / 1000) << " ms</td><td>"
       << fmt("%.3g", p.tuned_step_us / 1000) << " ms</td><td>" << fmt("%.2f", p.default_step_us / p.tuned_step_us)
-      << "x</td><td>" << svg::escape(config_text(p.tuned)) << "</td></tr>\n";
+      << "x</td><td>" << svg::escape(config_text(p.tuned)) << "</td><td style=\"text-align:left\">"
+      << svg::escape(p.bottleneck.line()) << "</td></tr>\n";
   }
-  o << "</table>\n</body></html>\n";
+  o << "</table>\n";
+  if (!r.pinned.empty()) {
+    o << "<h2>Points that do not move</h2>\n<ul>";
+    for (const std::string& n : r.pinned) o << "<li>" << svg::escape(n) << "</li>";
+    o << "</ul>\n";
+  }
+  o << "</body></html>\n";
   return o.str();
 }
 

@@ -7,26 +7,30 @@
 #include <string>
 #include <vector>
 
+#include "colltune/sim/bottleneck.hpp"
 #include "colltune/sim/compute_source.hpp"
 #include "colltune/tuner/space.hpp"
 #include "colltune/tuner/tuner.hpp"
 
 namespace colltune::tuner {
 
-// One varied thing: a parameter of the topology spec (nodes, nic_gbit, oversub, gpus, ... as
-// the preset or FILE:nodes= spec takes them), `model` (model specs) or `batch` (the model's
-// batch size).
+// One varied thing: a parameter of the topology spec (nodes, nic_gbit, oversub, gpus, gpu,
+// nvls, sharp, ... as the preset or FILE:nodes= spec takes them; nvls and sharp also read on
+// and off), `topology` (whole topology specs: the base --topology is then not needed),
+// `model` (model specs), `batch` (the model's batch size) or `runtime`.
 struct SweepAxis {
   std::string key;
   std::vector<std::string> values;
 };
 // "nodes=1,2,4": throws colltune::Error for a missing '=', an empty list or an empty value.
+// `runtime` and `topology` values hold commas of their own: an item that does not start a
+// runtime (a spec: has '=' before any ':') continues the one before it.
 SweepAxis parse_sweep_axis(const std::string& text);
 // Every combination of the axes' values, first axis slowest.
 std::vector<std::vector<std::string>> sweep_points(const std::vector<SweepAxis>& axes);
 
 struct SweepSpec {
-  std::string topology;  // the base spec; axes override or add its parameters
+  std::string topology;  // the base spec; axes override or add its parameters (empty with a topology axis)
   std::string model;     // the base model spec
   std::vector<SweepAxis> axes;  // one or two
   RuntimeSpec runtime = coll::Runtime::horovod;  // as tune --runtime; an axis `runtime` overrides it
@@ -47,6 +51,7 @@ struct SweepPoint {
   double default_step_us = 0;  // Horovod's defaults (the tune's baseline)
   double tuned_step_us = 0;
   Candidate tuned;
+  sim::Bottleneck bottleneck;  // what limits the tuned step (sim/bottleneck.hpp)
   double default_efficiency() const { return compute_us / default_step_us; }
   double tuned_efficiency() const { return compute_us / tuned_step_us; }
 };
@@ -57,6 +62,10 @@ struct SweepResult {
   // Where tuning changes the answer: between neighbours along the first axis, the step at the
   // defaults and the tuned step move by factors more than 10% apart.
   std::vector<std::string> notes;
+  // Neighbours along the first axis whose tuned step does not move (within 1 %), with what
+  // pinned the second ("nic_gbit=200 -> nic_gbit=400: the tuned step does not move (x1.00):
+  // pinned by compute ...").
+  std::vector<std::string> pinned;
 };
 
 // The topology and model specs of a point (exposed for tests).
