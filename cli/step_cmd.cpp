@@ -35,7 +35,7 @@ struct StepArgs {
   std::string fusion_threshold = "128MiB";
   std::string cycle_time = "1ms";
   bool fp16_compress = false;
-  std::string algorithm = "ring";
+  std::string algorithm;  // empty: NCCL's own choice under Horovod, as tune's baseline (resolved())
   std::string engine = "analytic";
   std::vector<std::string> slow;  // --slow WHO:FACTORx
   std::string jitter;             // --jitter DIST:PARAM
@@ -127,7 +127,8 @@ void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorklo
       << "topology            " << a.topology << " (" << ranks << " ranks)\n"
       << "config              fusion " << format_bytes(c.fusion_threshold_bytes) << ", cycle "
       << format_time_us(c.cycle_time_us) << ", fp16 compression " << (c.fp16_compress ? "on" : "off")
-      << ", algorithm " << c.algorithm << ", engine " << a.engine << "\n"
+      << ", algorithm " << a.algorithm << (a.runtime.empty() ? "" : " (runtime " + a.runtime + ")") << ", engine "
+      << a.engine << "\n"
       << "gpu, network        " << topo::gpu_of(t).name << ", " << topo::to_string(t.transport) << " (negotiation "
       << format_time_us(s.negotiation_us()) << " per cycle)\n"
       << "compute from        " << l.compute << "\n"
@@ -141,11 +142,11 @@ void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorklo
   if (r.buffers.empty()) return;
   out << "\n" << r.buffers.size() << " fusion buffer(s), times from the start of the backward pass:\n"
       << std::setw(5) << "#" << std::setw(14) << "bytes" << std::setw(9) << "tensors" << "  " << std::left
-      << std::setw(14) << "algorithm" << std::right << std::setw(12) << "start" << std::setw(12) << "end" << "\n";
+      << std::setw(24) << "algorithm" << std::right << std::setw(12) << "start" << std::setw(12) << "end" << "\n";
   for (std::size_t i = 0; i < r.buffers.size(); ++i) {
     const sim::BufferRecord& b = r.buffers[i];
     out << std::setw(5) << i << std::setw(14) << format_bytes(b.bytes) << std::setw(9) << b.tensors << "  "
-        << std::left << std::setw(14) << b.algorithm << std::right << std::setw(12) << format_time_us(b.start_us)
+        << std::left << std::setw(24) << b.algorithm << std::right << std::setw(12) << format_time_us(b.start_us)
         << std::setw(12) << format_time_us(b.end_us) << "\n";
   }
 }
@@ -214,7 +215,28 @@ void print_allreduce(std::ostream& out, const StepArgs& a, const tuner::RuntimeM
       << a.algorithm << " (same buffers); the PS step takes x" << ratio.str() << " of it\n";
 }
 
-void run_step(const StepArgs& a) {
+// The one default: without --algo and --runtime, the step runs what tune's baseline runs, NCCL's
+// own choice under Horovod (RuntimeModel::baseline: colltune's ring where NCCL's model does not
+// fit the machine), so step, tune, sweep and the demo give one number for one configuration.
+// --algo nccl alone is also Horovod's; --runtime ps keeps ring for the allreduce beside it. A
+// --fail re-prices on a smaller machine, which the runtime's price hook cannot: there the
+// default stays colltune's ring.
+StepArgs resolved(StepArgs a, const topo::Topology& topology) {
+  if (a.algorithm == tuner::kNcclChoice && a.runtime.empty() && a.whatif.fail_wanted())
+    throw Error("--algo nccl with --fail: failures re-price the step with colltune's step model only (give a colltune "
+                "--algo, e.g. ring)");
+  if (a.runtime.empty() && (a.algorithm.empty() || a.algorithm == tuner::kNcclChoice) && !a.whatif.fail_wanted())
+    a.runtime = "horovod";
+  if (!a.algorithm.empty()) return a;
+  const tuner::RuntimeSpec spec = tuner::parse_runtime_spec(a.runtime.empty() ? "horovod" : a.runtime);
+  a.algorithm = a.runtime.empty() || spec.runtime == coll::Runtime::ps ? "ring"
+                                                                       : tuner::RuntimeModel(topology, spec).baseline().algorithm;
+  return a;
+}
+
+void run_step(const StepArgs& given) {
+  const topo::Topology topology = topo::load_topology(given.topology);
+  const StepArgs a = resolved(given, topology);
   sim::StepConfig config;
   config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold", BareNumber::refused);
   config.cycle_time_us = parse_time_us(a.cycle_time, "--cycle-time");
@@ -222,7 +244,6 @@ void run_step(const StepArgs& a) {
   config.algorithm = a.algorithm;
   const sim::Engine engine = sim::parse_engine(a.engine);
   const sim::StepCosts costs = step_costs(a.costs);
-  const topo::Topology topology = topo::load_topology(a.topology);
   const sim::LoadedWorkload loaded =
       sim::load_workload(a.model, compute_request(a.compute, topo::gpu_of(topology).name));
   const sim::Workload& workload = loaded.workload;
@@ -278,10 +299,11 @@ void add_step_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--cycle-time", args->cycle_time, "Horovod cycle time with a unit (us/ms/s)")->capture_default_str();
   sub->add_flag("--fp16-compress", args->fp16_compress, "Cast fp32 gradients to fp16 before the allreduce");
-  sub->add_option("--algo", args->algorithm, "Allreduce algorithm id, or auto (fastest per buffer)")
-      ->capture_default_str();
-  sub->add_option("--runtime", args->runtime, "price the buffers as tune --runtime does; ps:servers=S[,colocated]"
-                                             "[,agg_gbps=X] also shows the --algo allreduce's step");
+  sub->add_option("--algo", args->algorithm, "Allreduce algorithm id, auto (fastest per buffer) or nccl (NCCL's own "
+                                           "choice under Horovod: the default, as tune's baseline)");
+  sub->add_option("--runtime", args->runtime, "price the buffers as tune --runtime does (default horovod for "
+                                             "--algo nccl or no --algo; none for a colltune --algo); ps:servers=S"
+                                             "[,colocated][,agg_gbps=X] also shows the --algo allreduce's step");
   sub->add_option("--engine", args->engine, "analytic (cost model) or event (discrete-event simulator)")
       ->capture_default_str();
   sub->add_option("--slow", args->slow, "a slow rank or host: WHO:FACTORx, e.g. 3:1.5x or node2:1.2x (repeatable)");
