@@ -57,7 +57,7 @@ struct Row {
   double on_time_us = -1;  // --late: the same collective with every rank on time
   std::string protocol;  // --algo nccl: NCCL's protocol and channel count
   int channels = 0;
-  sim::Bottleneck bottleneck;  // what limits it (simulate_bottleneck.hpp)
+  sim::Bottleneck bottleneck = {};  // what limits it (simulate_bottleneck.hpp)
 };
 
 constexpr std::size_t kElem = 4;  // fp32 payloads, as nccl-tests' default
@@ -182,9 +182,9 @@ class Predictor {
       const coll::Algorithm& algo = coll::find_algorithm(args_.algo);
       const double t = time_us(algo, bytes, !args_.trace.empty());
       if (!std::isfinite(t)) throw Error("--algo " + args_.algo + ": " + why_not(algo, bytes));
-      return with_on_time({algo.id, bytes, t, -1, {}, 0});
+      return with_on_time({algo.id, bytes, t, -1, {}, 0, {}});
     }
-    Row best{"", bytes, std::numeric_limits<double>::infinity(), -1, {}, 0};
+    Row best{"", bytes, std::numeric_limits<double>::infinity(), -1, {}, 0, {}};
     for (const coll::Algorithm& algo : coll::algorithms()) {
       if (algo.collective != coll::Collective::allreduce || algo.baseline_only || algo.in_switch) continue;
       const double t = time_us(algo, bytes, false);

@@ -117,8 +117,8 @@ struct ProfileOptions {
   int seq = 0;                              // transformers: tokens per sample; 0 = default
   double tflops = 0;                        // > 0: one sustained rate (uniform_rates)
   std::string gpu = "h100";                 // a topo::gpu_table() name
-  std::string precision;                    // empty: default_precision(gpu)
-  std::string head;                         // BERT: "pretraining" (default) or "squad"
+  std::string precision = {};               // empty: default_precision(gpu)
+  std::string head = {};                    // BERT: "pretraining" (default) or "squad"
   coll::DType grad_dtype = coll::DType::f32;  // dtype of the gradients that are allreduced
 };
 
