@@ -94,23 +94,33 @@ std::string describe_values(const std::vector<SweepAxis>& axes, const std::vecto
   return out;
 }
 
-// Neighbours along the first axis whose speedups at the defaults and tuned differ by > 10%.
-std::vector<std::string> tuning_changes_the_answer(const SweepResult& r) {
+// One note per pair of neighbours along the first axis (points `stride` apart) that `note`
+// has something to say about: "a=1 -> a=2: <what note says>".
+template <class Note>
+std::vector<std::string> neighbour_notes(const SweepResult& r, Note note) {
   std::vector<std::string> notes;
   const std::size_t stride = r.spec.axes.size() > 1 ? r.spec.axes[1].values.size() : 1;
   for (std::size_t i = stride; i < r.points.size(); ++i) {
     const SweepPoint& a = r.points[i - stride];
     const SweepPoint& b = r.points[i];
-    const double at_defaults = b.default_step_us / a.default_step_us;
-    const double tuned = b.tuned_step_us / a.tuned_step_us;
-    if (std::abs(std::log(at_defaults / tuned)) <= std::log(1.1)) continue;
-    char line[256];
-    std::snprintf(line, sizeof line, "%s -> %s: step time x%.2f at Horovod's defaults, x%.2f tuned",
-                  describe_values(r.spec.axes, a.values).c_str(), describe_values(r.spec.axes, b.values).c_str(),
-                  at_defaults, tuned);
-    notes.emplace_back(line);
+    const std::string said = note(a, b);
+    if (said.empty()) continue;
+    notes.push_back(describe_values(r.spec.axes, a.values) + " -> " + describe_values(r.spec.axes, b.values) + ": " +
+                    said);
   }
   return notes;
+}
+
+// Neighbours whose speedups at the defaults and tuned differ by > 10%.
+std::vector<std::string> tuning_changes_the_answer(const SweepResult& r) {
+  return neighbour_notes(r, [](const SweepPoint& a, const SweepPoint& b) -> std::string {
+    const double at_defaults = b.default_step_us / a.default_step_us;
+    const double tuned = b.tuned_step_us / a.tuned_step_us;
+    if (std::abs(std::log(at_defaults / tuned)) <= std::log(1.1)) return {};
+    char line[128];
+    std::snprintf(line, sizeof line, "step time x%.2f at Horovod's defaults, x%.2f tuned", at_defaults, tuned);
+    return line;
+  });
 }
 
 // An axis the base topology cannot vary, said plainly: a DGX preset is its own GPU generation.
@@ -129,21 +139,15 @@ void check_axes_apply(const SweepSpec& spec) {
   }
 }
 
-// Neighbours along the first axis whose tuned step moves by less than 1 %: what pinned it.
+// Neighbours whose tuned step moves by less than 1 %: what pinned it.
 std::vector<std::string> pinned_points(const SweepResult& r) {
-  std::vector<std::string> notes;
-  const std::size_t stride = r.spec.axes.size() > 1 ? r.spec.axes[1].values.size() : 1;
-  for (std::size_t i = stride; i < r.points.size(); ++i) {
-    const SweepPoint& a = r.points[i - stride];
-    const SweepPoint& b = r.points[i];
+  return neighbour_notes(r, [](const SweepPoint& a, const SweepPoint& b) -> std::string {
     const double moved = b.tuned_step_us / a.tuned_step_us;
-    if (std::abs(moved - 1) >= 0.01) continue;
+    if (std::abs(moved - 1) >= 0.01) return {};
     char head[64];
     std::snprintf(head, sizeof head, "the tuned step does not move (x%.3f)", moved);
-    notes.push_back(describe_values(r.spec.axes, a.values) + " -> " + describe_values(r.spec.axes, b.values) + ": " +
-                    head + ": pinned by " + b.bottleneck.line());
-  }
-  return notes;
+    return std::string(head) + ": pinned by " + b.bottleneck.line();
+  });
 }
 
 }  // namespace
