@@ -8,11 +8,12 @@
 
 #include <atomic>
 #include <cerrno>
-#include <charconv>
+#include <optional>
 #include <system_error>
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/common/signals.hpp"
 #include "colltune/common/units.hpp"
 #include "file_util.hpp"
@@ -57,12 +58,10 @@ long temporary_owner(std::string_view entry, std::string_view name) {
   if (!name.empty() && entry.substr(1, tmp - 1) != name) return -1;
   const std::string_view rest = entry.substr(tmp + 5);  // "PID.N"
   const std::size_t dot = rest.find('.');
-  long pid = -1;
-  unsigned long n = 0;
-  auto [p1, e1] = std::from_chars(rest.data(), rest.data() + dot, pid);
-  if (dot == std::string_view::npos || e1 != std::errc() || p1 != rest.data() + dot) return -1;
-  auto [p2, e2] = std::from_chars(rest.data() + dot + 1, rest.data() + rest.size(), n);
-  return e2 == std::errc() && p2 == rest.data() + rest.size() ? pid : -1;
+  if (dot == std::string_view::npos) return -1;
+  const std::optional<long> pid = parse::try_integer<long>(rest.substr(0, dot));
+  const std::optional<unsigned long> n = parse::try_integer<unsigned long>(rest.substr(dot + 1));
+  return pid && n ? *pid : -1;
 }
 
 void remove_dead_temporaries(const fs::path& dir, std::string_view name) {

@@ -29,7 +29,9 @@ TEST(ParseInteger, RangeAndOverflow) {
   expect_error([] { integer<int>("2147483648", "--n"); }, "'2147483648' must be an integer in -2147483648..2147483647");
   expect_error([] { integer<std::uint64_t>("36893488147419103232", "-f"); },
                "-f: '36893488147419103232' must be an integer in 0..18446744073709551615");
-  expect_error([] { integer<unsigned>("-1", "--chunk"); }, "'-1' must be an integer in 0..4294967295");
+  expect_error([] { integer<unsigned>("-1", "--chunk"); }, "--chunk: '-1' must not be negative");
+  EXPECT_EQ(integer_problem<int>("5", 1, 9), "");
+  EXPECT_EQ(integer_problem<int>("0x5", 1, 9), "'0x5' is not a decimal integer");
   EXPECT_EQ(integer<std::uint64_t>("18446744073709551615", "--seed"), std::numeric_limits<std::uint64_t>::max());
 }
 
@@ -41,6 +43,8 @@ TEST(ParseNumber, FiniteDecimalOnly) {
   for (const char* bad : {"", "+0.9", " 1", "1 ", "0x2", "0x1p3", "inf", "-inf", "nan", "1e400", "1,5", "1.5.", "e5"})
     EXPECT_FALSE(try_number(bad)) << bad;
   expect_error([] { number("0x2", "--slow 3"); }, "--slow 3: '0x2' is not a finite decimal number");
+  EXPECT_EQ(number_problem("1e-320", Bounds::closed(1e-6, 1e6)), "'1e-320' must be in [1e-06, 1e+06]");
+  EXPECT_EQ(number_problem("2"), "");
 }
 
 TEST(ParseNumber, Bounds) {

@@ -9,6 +9,7 @@
 //     --steps: '0' must be an integer in 1..1000000
 //     preset fat-tree: nodes: 'x' is not a decimal integer
 // where WHAT names the option, key or field (with the file and line when there is one).
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <limits>
@@ -49,10 +50,17 @@ std::string shown(std::string_view text);
 template <std::integral T>
 std::optional<T> try_integer(std::string_view text);
 
-// The integer in [min, max]; refuses "is not a decimal integer" or "must be an integer in MIN..MAX".
+// The integer in [min, max]; refuses "is not a decimal integer", "must not be negative" (a '-'
+// where min is 0) or "must be an integer in MIN..MAX".
 template <std::integral T>
 T integer(std::string_view text, std::string_view what, T min = std::numeric_limits<T>::lowest(),
           T max = std::numeric_limits<T>::max());
+
+// What integer() would say after "WHAT: " ("'0x10' is not a decimal integer"); "" when TEXT is
+// an integer in [min, max]. For front ends that add the name themselves (CLI11's validators).
+template <std::integral T>
+std::string integer_problem(std::string_view text, T min = std::numeric_limits<T>::lowest(),
+                            T max = std::numeric_limits<T>::max());
 
 // ---- real numbers -----------------------------------------------------------------------------
 // The interval a real number must lie in; its ends open or closed, infinite ends allowed.
@@ -62,12 +70,12 @@ struct Bounds {
   bool min_open = false;
   bool max_open = false;
 
-  static Bounds any() { return {}; }
-  static Bounds positive() { return {0.0, std::numeric_limits<double>::infinity(), true, false}; }
-  static Bounds non_negative() { return {0.0, std::numeric_limits<double>::infinity(), false, false}; }
-  static Bounds closed(double lo, double hi) { return {lo, hi, false, false}; }
+  constexpr static Bounds any() { return {}; }
+  constexpr static Bounds positive() { return {0.0, std::numeric_limits<double>::infinity(), true, false}; }
+  constexpr static Bounds non_negative() { return {0.0, std::numeric_limits<double>::infinity(), false, false}; }
+  constexpr static Bounds closed(double lo, double hi) { return {lo, hi, false, false}; }
   // (lo, hi]: above lo, at most hi.
-  static Bounds above(double lo, double hi = std::numeric_limits<double>::infinity()) { return {lo, hi, true, false}; }
+  constexpr static Bounds above(double lo, double hi = std::numeric_limits<double>::infinity()) { return {lo, hi, true, false}; }
 
   bool contains(double v) const;
   // "> 0", ">= 0", "in [0, 1]", "in (0, 1e+06]": for "must be ..." messages.
@@ -80,6 +88,8 @@ std::optional<double> try_number(std::string_view text);
 
 // The number within `bounds`; refuses "is not a finite decimal number" or "must be BOUNDS".
 double number(std::string_view text, std::string_view what, Bounds bounds = Bounds::any());
+// What number() would say after "WHAT: "; "" when TEXT is a number within `bounds`.
+std::string number_problem(std::string_view text, Bounds bounds = Bounds::any());
 
 // ---- rates ------------------------------------------------------------------------------------
 // A bandwidth in GB/s (1e9 B/s): a bare number is GB/s; "GB/s", "Gb/s", "Gbit/s", "MB/s", "TB/s"
