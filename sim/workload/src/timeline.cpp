@@ -13,6 +13,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/json_input.hpp"
+#include "colltune/common/parse.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -76,25 +77,26 @@ std::string string_field(const json& e, const char* key, std::string_view source
   return it->get<std::string>();
 }
 
+// "[1024, 3, 3, 64]" (Horovod's TensorShape::DebugString): the product of the dimensions; "[]"
+// is a scalar.
 std::size_t shape_elements(const std::string& shape, std::string_view source, const std::string& where) {
   if (shape.size() < 2 || shape.front() != '[' || shape.back() != ']') bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
+  std::string_view dims = std::string_view(shape).substr(1, shape.size() - 2);
+  if (dims.find_first_not_of(' ') == std::string_view::npos) return 1;  // "[]", "[ ]": a scalar
   std::size_t product = 1;
-  std::size_t pos = 1;
-  while (pos + 1 < shape.size()) {
-    while (pos + 1 < shape.size() && (shape[pos] == ' ' || shape[pos] == ',')) ++pos;
-    if (pos + 1 >= shape.size()) break;
-    std::size_t used = 0;
-    long long dim = -1;
-    try {
-      dim = std::stoll(shape.substr(pos), &used);
-    } catch (const std::exception&) {
-      bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
-    }
-    if (dim < 0) bad(source, where, "'" + shape + "' has a negative dimension");
-    const auto d = static_cast<std::size_t>(dim);
+  while (!dims.empty()) {
+    const std::size_t comma = dims.find(',');
+    std::string_view token = dims.substr(0, comma);
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+    const std::optional<long long> dim = parse::try_integer<long long>(token);
+    if (!dim) bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
+    if (*dim < 0) bad(source, where, "'" + shape + "' has a negative dimension");
+    const auto d = static_cast<std::size_t>(*dim);
     if (d != 0 && product > std::numeric_limits<std::size_t>::max() / d) bad(source, where, "'" + shape + "' overflows");
     product *= d;
-    pos += used;
+    dims = comma == std::string_view::npos ? std::string_view{} : dims.substr(comma + 1);
+    if (comma != std::string_view::npos && dims.empty()) bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
   }
   return product;
 }

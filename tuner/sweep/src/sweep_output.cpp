@@ -1,11 +1,12 @@
 // colltune sweep's outputs (sweep.hpp): a text table, CSV, JSON and an HTML page of plots.
 #include <cstdio>
-#include <cstdlib>
+#include <optional>
 #include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "colltune/common/parse.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/tuner/sweep.hpp"
 #include "colltune/common/svg.hpp"
@@ -34,10 +35,9 @@ std::string title(const SweepResult& r) {
 // The first axis's values as numbers, when all are positive numbers (plots need them).
 bool numeric_axis(const SweepAxis& axis, std::vector<double>* out) {
   for (const std::string& v : axis.values) {
-    char* end = nullptr;
-    const double x = std::strtod(v.c_str(), &end);
-    if (end == v.c_str() || *end != '\0' || !(x > 0)) return false;
-    out->push_back(x);
+    const std::optional<double> x = parse::try_number(v);
+    if (!x || !(*x > 0)) return false;
+    out->push_back(*x);
   }
   return true;
 }
