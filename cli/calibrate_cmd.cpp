@@ -9,6 +9,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
+#include "colltune/sim/step_model.hpp"
 #include "colltune/topology/topology.hpp"
 #include "colltune/calibrate/calibrate.hpp"
 #include "colltune/calibrate/compare.hpp"
@@ -82,7 +83,7 @@ struct StepArgs {
 void run_compare(const MeasurementArgs& a, const std::string& html, const StepArgs& step) {
   const topo::Topology topology = topo::load_topology(a.topology);
   const std::size_t fusion = parse_size(step.fusion_threshold, "--fusion-threshold", BareNumber::refused);
-  const double cycle = parse_time_us(step.cycle_time, "--cycle-time");
+  const double cycle = sim::parse_cycle_time_us(step.cycle_time, "--cycle-time");
   const MeasurementSet measurements = tuner::read_measurements(a.files, a.hints);
   const Comparison comparison = tuner::compare_measurements(topology, measurements);
   std::vector<tuner::TimelineComparison> timelines;

@@ -23,11 +23,16 @@ struct QuietExit {
   int code;
 };
 
-// Applied by main() to every option of every command after they are all registered: integer
-// options accept plain decimal digits only (CLI11 would read "010" as octal 8 and "0x10" as
-// 16), and unsigned ones refuse a minus sign (CLI11 would wrap "-1" to 2^64-1, which is how
-// `bench --chunk -1`, `-f -2` and `tune --budget -1` ran with absurd values).
+// Applied by main() to every option of every command after they are all registered, with
+// common/parse.hpp's grammar: integer options accept plain decimal digits only, within 64 bits
+// (CLI11 would read "010" as octal 8 and "0x10" as 16, and took 2^65), and unsigned ones refuse
+// a minus sign (CLI11 would wrap "-1" to 2^64-1, which is how `bench --chunk -1`, `-f -2` and
+// `tune --budget -1` ran with absurd values); real options take finite decimals only.
 void apply_option_rules(CLI::App& app);
+
+// A check for an integer option whose 0 once silently meant "the default" (`step --steps 0` ran
+// 1,000 steps, `tune --budget 0` 30): a given value below `min` is refused in parse.hpp's wording.
+CLI::Validator at_least(long long min);
 
 // True when an MPI launcher (mpirun, srun, ...) started this process.
 bool under_mpi_launcher();
@@ -45,9 +50,9 @@ struct JsonOutput {
 };
 CLI::Option* add_json_option(CLI::App& command, JsonOutput& output, const std::string& what);
 
-// `OPTION SIZE` or `OPTION MIN:MAX` (MIN, 2 MIN, ... <= MAX), each rounded down to whole fp32
-// elements: the payload sizes of simulate and sweep. Throws colltune::Error naming the option
-// (a malformed size, one above the per-rank limit, MIN 0 or above MAX).
+// `OPTION SIZE` or `OPTION MIN:MAX` (MIN, 2 MIN, ... <= MAX), in whole fp32 elements: the
+// payload sizes of simulate and sweep. Throws colltune::Error naming the option (a malformed
+// size, one above the per-rank limit or not a whole number of 4-byte elements, MIN 0 or above MAX).
 std::vector<std::size_t> fp32_sizes(const std::string& text, const std::string& option);
 
 }  // namespace colltune::cli

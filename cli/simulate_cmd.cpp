@@ -80,7 +80,8 @@ std::size_t chunk_elements(const std::string& text) {
 std::vector<std::size_t> factor_sizes(const SimulateArgs& a) {
   const std::size_t lo = checked_size(a.min_bytes, "-b/--minbytes");
   const std::size_t hi = a.max_bytes.empty() ? lo : checked_size(a.max_bytes, "-e/--maxbytes");
-  if (lo == 0) throw Error("-b/--minbytes " + a.min_bytes + ": must be positive");
+  // nccl-tests' rounding down to whole elements, but never to an empty payload.
+  if (lo < kElem) parse::refuse("-b/--minbytes", a.min_bytes, "must be at least one fp32 element (4 B)");
   if (lo > hi) throw Error("-b/--minbytes " + a.min_bytes + " is larger than -e/--maxbytes " + a.max_bytes);
   if (a.factor < 2) throw Error("-f/--stepfactor " + std::to_string(a.factor) + ": must be at least 2");
   std::vector<std::size_t> sizes;

@@ -179,7 +179,7 @@ void print_allreduce(std::ostream& out, const StepArgs& a, const tuner::RuntimeM
 void run_step(const StepArgs& a) {
   sim::StepConfig config;
   config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold", BareNumber::refused);
-  config.cycle_time_us = parse_time_us(a.cycle_time, "--cycle-time");
+  config.cycle_time_us = sim::parse_cycle_time_us(a.cycle_time, "--cycle-time");
   config.fp16_compress = a.fp16_compress;
   config.algorithm = a.algorithm;
   const sim::Engine engine = sim::parse_engine(a.engine);
@@ -245,7 +245,8 @@ void add_step_command(CLI::App& app) {
   sub->add_option("--slow", args->slow, "a slow rank or host: WHO:FACTORx, e.g. 3:1.5x or node2:1.2x (repeatable)");
   sub->add_option("--jitter", args->jitter, "per-step random compute speed of every rank: lognormal:SIGMA, "
                                             "normal:SD or uniform:HALFWIDTH");
-  sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)");
+  sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)")
+      ->check(at_least(1));
   sub->add_option("--seed", args->seed, "seed of the jitter's and --uneven-spread's draws")->capture_default_str();
   add_step_cost_option(*sub, args->costs);
   add_whatif_options(*sub, args->whatif);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/profiles.hpp"
 
@@ -37,13 +38,9 @@ long samples_per_rank(const WhatIfArgs& a, const std::string& spec) {
     return a.batch_size;
   }
   if (!sim::is_profile_spec(spec)) return 1;
-  const std::size_t colon = spec.find(':');
-  if (colon != std::string::npos) {
-    std::istringstream options(spec.substr(colon + 1));
-    for (std::string kv; std::getline(options, kv, ',');)
-      if (kv.rfind("batch=", 0) == 0) return std::stol(kv.substr(6));  // the profile has checked it
-  }
-  return sim::model_architecture(spec.substr(0, colon)).default_batch;
+  const parse::Spec profile = parse::split_spec(spec, "--model");
+  if (const parse::SpecItem* batch = profile.find("batch")) return parse::integer<long>(batch->value, "--model batch");
+  return sim::model_architecture(profile.name).default_batch;
 }
 
 sim::UnevenResult run_uneven(const WhatIfArgs& a, const topo::Topology& topology, const sim::StepSimulator& simulator,

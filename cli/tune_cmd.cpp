@@ -220,7 +220,7 @@ void add_tune_command(CLI::App& app) {
                                               "alone) | colltune (colltune's executors) | ps:servers=S[,colocated][,agg_gbps=X] (parameter "
                                               "servers: emits colltune.json and report.html only)");
   cmd->add_option("--strategy", args->strategy, "grid | bayes | random (default: grid for analytic, else bayes)");
-  cmd->add_option("--budget", args->budget, "evaluations for bayes/random (default 30)");
+  cmd->add_option("--budget", args->budget, "evaluations for bayes/random (default 30)")->check(at_least(1));
   cmd->add_option("--seed", args->seed, "random seed (bayes/random)");
   std::string knobs;
   for (const auto& k : tuner::knob_names()) knobs += (knobs.empty() ? "" : ", ") + k;
