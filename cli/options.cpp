@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <string>
 #include <type_traits>
 
@@ -11,6 +12,7 @@
 #include "colltune/common/limits.hpp"
 #include "colltune/common/parse.hpp"
 #include "colltune/common/units.hpp"
+#include "output_guard.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -48,6 +50,7 @@ void apply_to(CLI::App& app) {
 int exit_status(const std::exception& e) {
   if (dynamic_cast<const CheckFailure*>(&e) != nullptr) return kExitCheckFailed;
   if (dynamic_cast<const Error*>(&e) != nullptr) return kExitBadInput;
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return kExitBadInput;  // docs/hardening.md: out of memory
   return kExitInternal;
 }
 
@@ -71,13 +74,29 @@ bool under_mpi_launcher() {
   return false;
 }
 
-void JsonOutput::write(const std::string& json) const {
-  if (!destination) return;
-  if (to_stdout()) {
-    std::cout << json << "\n";
-    return;
-  }
-  write_file_atomic(*destination, json + "\n");
+int launch_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* text = std::getenv(var))
+      if (const std::optional<int> rank = parse::try_integer<int>(text)) return *rank;
+  return 0;
+}
+
+void JsonOutput::declare(OutputFiles& files) const {
+  if (to_file()) files.file("--json", *destination);
+}
+
+void JsonOutput::stage(const std::string& json, OutputFiles& files) const {
+  if (to_file()) files.stage(*destination, json + "\n");
+}
+
+void JsonOutput::print(const std::string& json) const {
+  if (to_stdout()) print_checked_json(json);
+}
+
+void JsonOutput::finish(const std::string& json, OutputFiles& files) const {
+  stage(json, files);
+  files.commit();
+  print(json);
 }
 
 CLI::Option* add_json_option(CLI::App& command, JsonOutput& output, const std::string& what) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "colltune/common/output_files.hpp"
+
 namespace colltune::cli {
 
 inline constexpr int kExitOk = 0;
@@ -36,17 +38,30 @@ CLI::Validator at_least(long long min);
 
 // True when an MPI launcher (mpirun, srun, ...) started this process.
 bool under_mpi_launcher();
+// This process's rank as the launcher's environment says (OMPI_COMM_WORLD_RANK, PMI_RANK,
+// PMIX_RANK), before MPI starts; 0 without a launcher.
+int launch_rank();
 
 // `--json [FILE]`, the same on every command: absent, the command prints its text; `--json` or
 // `--json -`, it prints JSON on standard output instead; `--json FILE`, it prints its text and
-// writes the JSON to FILE (atomically: the old file or the new one, never half of one).
+// writes the JSON to FILE, one of the command's output files (OutputFiles: checked before the
+// work, written with the others at the end, atomically). The JSON text comes from
+// finite::json_text, so every number in it is finite.
 struct JsonOutput {
   std::optional<std::string> destination;
   bool requested() const { return destination.has_value(); }
   bool to_stdout() const { return destination && *destination == "-"; }
+  bool to_file() const { return requested() && !to_stdout(); }
   bool text_wanted() const { return !to_stdout(); }
-  // Writes `json` where it was asked for (a newline is added); nothing when not requested.
-  void write(const std::string& json) const;
+  // --json FILE: declares FILE among `files` (checked now). Call before the command's work.
+  void declare(OutputFiles& files) const;
+  // --json FILE: stages `json` (a newline added) in `files`, for their commit.
+  void stage(const std::string& json, OutputFiles& files) const;
+  // --json or --json -: prints `json`. Call after the files' commit.
+  void print(const std::string& json) const;
+  // The end of a command's output: stage(json), files.commit(), print(json). `json` is only
+  // used when JSON was requested.
+  void finish(const std::string& json, OutputFiles& files) const;
 };
 CLI::Option* add_json_option(CLI::App& command, JsonOutput& output, const std::string& what);
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/bench/bench.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
@@ -149,6 +150,8 @@ class Predictor {
   }
   // --late: when each rank starts (empty: all at 0).
   void set_starts(std::vector<double> starts) { starts_ = std::move(starts); }
+  // The Chrome trace of the last traced run (--trace), for the output files.
+  const std::string& trace() const { return trace_; }
 
   // Time of one algorithm; +infinity when it does not apply. `late` false ignores --late (the
   // on-time run beside it).
@@ -162,7 +165,7 @@ class Predictor {
     opts.record_trace = trace;
     if (late) opts.rank_start_us = starts_;
     const sim::EventSimResult result = sim::simulate_collective(model_, topology_, req, opts);
-    if (trace) sim::write_chrome_trace(args_.trace, result, ranks(), algo.id + " on " + topology_.name);
+    if (trace) trace_ = sim::chrome_trace_json(result, ranks(), algo.id + " on " + topology_.name);
     return result.time_us;
   }
 
@@ -209,6 +212,7 @@ class Predictor {
   sim::CostModel model_;
   coll::AlgoOptions options_;
   std::vector<double> starts_;
+  mutable std::string trace_;
 };
 
 // --late WHO:TIME, WHO a rank or a host name of the topology, TIME with a unit (50us, 2ms):
@@ -339,17 +343,20 @@ void check_option_mix(const SimulateArgs& args, sim::Engine engine) {
     throw Error(std::string(only) + ": applies to --algo nccl only, not --algo " + args.algo);
 }
 
-// `nccl`: the model of --algo nccl, else nullptr.
+// `nccl`: the model of --algo nccl, else nullptr. The output files (--json FILE, --trace,
+// staged) are written first, then standard output.
 void print_rows(const std::vector<Row>& rows, const SimulateArgs& args, const topo::Topology& topology, int ranks,
-                const sim::NcclModel* nccl, bool one_size) {
+                const sim::NcclModel* nccl, bool one_size, OutputFiles& files) {
+  std::string json;
   if (args.json.requested()) {
     nlohmann::json out = nlohmann::json::array();
     for (const Row& row : rows) {
       out.push_back(row_json(row, args, ranks));
       if (nccl) out.back()["nccl_version"] = nccl->constants().version.to_string();
     }
-    args.json.write((one_size ? out[0] : out).dump());
+    json = finite::json_text(one_size ? out[0] : out, -1, "simulate --json");
   }
+  args.json.finish(json, files);
   if (args.json.text_wanted()) print_table(rows, args, topology, ranks, nccl ? describe(*nccl) : "");
 }
 
@@ -366,19 +373,24 @@ void run_simulate(SimulateArgs args) {
   if (!args.trace.empty() && sizes.size() > 1) throw Error("--trace needs a single --bytes size, not a sweep");
   if (!args.late.empty() && engine != sim::Engine::event)
     throw Error("--late: late ranks are priced by the event simulation, not with --engine " + args.engine);
+  OutputFiles files;  // checked before the simulation; written together at the end
+  if (!args.trace.empty()) files.file("--trace", args.trace);
+  args.json.declare(files);
   const topo::Topology topology = machine_for(args, topo::load_topology(args.topology));
   const bool one_size = sizes.size() == 1 && args.min_bytes.empty() && args.bytes.find(':') == std::string::npos;
   if (args.algo == kNcclAlgo) {
     NcclSimulateOptions nccl = args.nccl;
     nccl.ranks = args.ranks;
     const NcclPredictor predictor(topology, nccl);
-    return print_rows(nccl_rows(predictor, sizes), args, topology, predictor.ranks(), &predictor.model(), one_size);
+    return print_rows(nccl_rows(predictor, sizes), args, topology, predictor.ranks(), &predictor.model(), one_size,
+                      files);
   }
   Predictor predictor(args, engine, topology);
   if (!args.late.empty()) predictor.set_starts(late_starts(args.late, topology, predictor.ranks()));
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) rows.push_back(predictor.predict(bytes));
-  print_rows(rows, args, topology, predictor.data_ranks(), nullptr, one_size);
+  if (!args.trace.empty()) files.stage(args.trace, predictor.trace());
+  print_rows(rows, args, topology, predictor.data_ranks(), nullptr, one_size, files);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/step_costs.hpp"
@@ -177,6 +178,8 @@ void print_allreduce(std::ostream& out, const StepArgs& a, const tuner::RuntimeM
 }
 
 void run_step(const StepArgs& a) {
+  OutputFiles files;
+  a.json.declare(files);
   sim::StepConfig config;
   config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold", BareNumber::refused);
   config.cycle_time_us = sim::parse_cycle_time_us(a.cycle_time, "--cycle-time");
@@ -213,7 +216,7 @@ void run_step(const StepArgs& a) {
   if (runtime) json["runtime"] = tuner::to_string(runtime->spec());
   if (allreduce) json["allreduce"] = {{"algorithm", a.algorithm}, {"step_time_ms", ms(allreduce->step_time_us)}};
   add_whatif_json(json, whatif, topology);
-  a.json.write(json.dump(2));
+  a.json.finish(finite::json_text(json, 2, "step --json"), files);
   if (!a.json.text_wanted()) return;
   print_summary(std::cout, a, workload, config, simulator, topology, result);
   if (allreduce) print_allreduce(std::cout, a, *runtime, result, *allreduce);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "colltune/common/finite.hpp"
 #include "graph/text_util.hpp"
 
 namespace colltune::topo {
@@ -184,7 +185,7 @@ std::string summary_json(const Topology& t) {
                                       {"ranks", t.num_ranks()},
                                       {"ranks_by_host", hosts},
                                       {"slowest_route", slowest_route_json(t)}};
-  return out.dump(2);
+  return finite::json_text(out, 2, "topo show --json");
 }
 
 }  // namespace colltune::topo

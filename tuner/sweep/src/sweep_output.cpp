@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/common/parse.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/tuner/sweep.hpp"
@@ -133,7 +134,7 @@ std::string sweep_json(const SweepResult& r) {
                                       {"topology", r.spec.topology}, {"model", r.spec.model},
                                       {"axes", axes},                {"points", points},
                                       {"tuning_changes_the_answer", r.notes}};
-  return out.dump(2);
+  return finite::json_text(out, 2, "the sweep JSON");
 }
 
 std::string sweep_html(const SweepResult& r) {
