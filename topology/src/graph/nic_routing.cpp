@@ -228,17 +228,17 @@ const std::optional<Path>& Topology::leg(VertexId from, VertexId to) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
   if (auto it = c.legs.find(key); it != c.legs.end()) return it->second;
   Region region;
-  if (graph_[from].host == graph_[to].host) {
+  if ((*graph_)[from].host == (*graph_)[to].host) {
     region.kind = Region::Kind::host;
-    region.host = graph_[from].host;
+    region.host = (*graph_)[from].host;
   } else {
     region.kind = Region::Kind::network;
     region.from = from;
     region.to = to;
   }
   std::optional<Path> path;
-  if (std::optional<std::vector<EdgeId>> found = cheapest_route(graph_, from, to, region, c.scratch))
-    path = path_of(graph_, *found);
+  if (std::optional<std::vector<EdgeId>> found = cheapest_route(*graph_, from, to, region, c.scratch))
+    path = path_of(*graph_, *found);
   return c.legs.emplace(key, std::move(path)).first->second;
 }
 

@@ -117,10 +117,14 @@ struct LeavesNetwork {
     return u == from || (*g)[u].host < 0;
   }
 };
+
 SearchArrays network_search(const Graph& g, VertexId nic) {
   return dijkstra_route(boost::filtered_graph<Graph, LeavesNetwork>(g, LeavesNetwork{&g, nic}), nic,
                         Graph::null_vertex());
 }
+
+// Dijkstra from `src` over every link: the cost and last edge of every device.
+SearchArrays whole_graph_search(const Graph& g, VertexId src) { return dijkstra_route(g, src, Graph::null_vertex()); }
 
 // ---- route()'s search ----
 //
@@ -364,9 +368,9 @@ const Path& Topology::direct_route(int src_rank, int dst_rank) const {
   if (s == d) {
     path.bottleneck_gbps = std::numeric_limits<double>::infinity();
   } else {
-    std::optional<std::vector<EdgeId>> found = cheapest_route(graph_, s, d, Region{}, c.scratch);
+    std::optional<std::vector<EdgeId>> found = cheapest_route(*graph_, s, d, Region{}, c.scratch);
     if (!found) throw Error(no_path(src_rank, dst_rank));
-    path = path_of(graph_, *found);
+    path = path_of(*graph_, *found);
   }
   return c.routes.insert(src_rank, dst_rank, RouteTable::kDirect, std::move(path), num_ranks());
 }
@@ -376,7 +380,7 @@ std::vector<Path> Topology::routes_from(int src_rank, int channel) const {
   if (channel < 0) throw Error("routes_from: channel " + std::to_string(channel) + " must be >= 0");
   for (int dst = 0; dst < num_ranks(); ++dst) check_rank(dst, "routes_from: destination");
   const VertexId s = rank_device_[static_cast<std::size_t>(src_rank)];
-  const SearchArrays direct = dijkstra_route(graph_, s, Graph::null_vertex());
+  const SearchArrays direct = whole_graph_search(*graph_, s);
   RouteCache& c = cache();
   std::lock_guard lock(c.mutex);
   const HostIndex& index = host_index(*this, c.index);
@@ -386,7 +390,7 @@ std::vector<Path> Topology::routes_from(int src_rank, int channel) const {
   const VertexId nic = plan.nics.empty() ? Graph::null_vertex() : plan.nics[plan.index_for(channel)];
   const std::optional<Path>* out_leg = plan.nics.empty() ? nullptr : &leg(s, nic);
   const std::optional<SearchArrays> network =
-      out_leg != nullptr && out_leg->has_value() ? std::optional(network_search(graph_, nic)) : std::nullopt;
+      out_leg != nullptr && out_leg->has_value() ? std::optional(network_search(*graph_, nic)) : std::nullopt;
   std::vector<Path> out;
   out.reserve(static_cast<std::size_t>(num_ranks()));
   for (int dst = 0; dst < num_ranks(); ++dst) {
@@ -395,14 +399,14 @@ std::vector<Path> Topology::routes_from(int src_rank, int channel) const {
     const NicPlan* to = src_host < 0 || dst_host < 0 || src_host == dst_host || !network ? nullptr : &nic_plan(dst);
     if (to != nullptr && !to->nics.empty()) {
       const VertexId far_nic = to->nics[to->index_for(channel)];
-      const std::optional<Path> middle = build_path(graph_, *network, nic, far_nic);
+      const std::optional<Path> middle = build_path(*graph_, *network, nic, far_nic);
       const std::optional<Path>& in_leg = leg(far_nic, d);
       if (middle && in_leg) {
         out.push_back(joined_path(*this, {&**out_leg, &*middle, &*in_leg}));
         continue;
       }
     }
-    std::optional<Path> path = build_path(graph_, direct, s, d);
+    std::optional<Path> path = build_path(*graph_, direct, s, d);
     if (!path) throw Error(no_path(src_rank, dst));
     out.push_back(std::move(*path));
   }
@@ -412,8 +416,8 @@ std::vector<Path> Topology::routes_from(int src_rank, int channel) const {
 Path Topology::device_route(VertexId from, VertexId to) const {
   if (from >= num_devices() || to >= num_devices())
     throw Error("device_route: device index " + std::to_string(std::max(from, to)) + " does not exist");
-  std::optional<Path> path = build_path(graph_, dijkstra_route(graph_, from, to), from, to);
-  if (!path) throw Error("no path from device '" + graph_[from].id + "' to device '" + graph_[to].id + "'");
+  std::optional<Path> path = build_path(*graph_, dijkstra_route(*graph_, from, to), from, to);
+  if (!path) throw Error("no path from device '" + (*graph_)[from].id + "' to device '" + (*graph_)[to].id + "'");
   return std::move(*path);
 }
 
@@ -427,9 +431,9 @@ double Topology::widest_bandwidth(int src_rank, int dst_rank) const {
   std::vector<double> width(num_devices());
   try {
     boost::dijkstra_shortest_paths(
-        graph_, s,
-        boost::weight_map(boost::get(&Link::bandwidth_gbps, graph_))
-            .distance_map(boost::make_iterator_property_map(width.begin(), boost::get(boost::vertex_index, graph_)))
+        *graph_, s,
+        boost::weight_map(boost::get(&Link::bandwidth_gbps, *graph_))
+            .distance_map(boost::make_iterator_property_map(width.begin(), boost::get(boost::vertex_index, *graph_)))
             .distance_compare(std::greater<double>())                              // wider is better
             .distance_combine([](double a, double b) { return std::min(a, b); })  // bottleneck
             .distance_inf(-1.0)                                                     // not reached

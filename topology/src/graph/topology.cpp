@@ -12,18 +12,19 @@
 
 namespace colltune::topo {
 
-Topology::Topology() : cache_(std::make_unique<RouteCache>()) {}
+Topology::Topology() : graph_(std::make_unique<Graph>()), cache_(std::make_unique<RouteCache>()) {}
 
-// Edge descriptors point at edge properties inside the graph they came from, and Boost's
-// adjacency_list has no move constructor (a "move" copies), so after copying or moving the
-// graph the link index -> edge table is rebuilt from each edge's stored index.
+// Edge descriptors point at edge properties inside the graph they came from, so after copying
+// the graph the link index -> edge table is rebuilt from each edge's stored index. A move takes
+// the graph itself (graph_ is a pointer): the table stays valid; the moved-from Topology is
+// left empty.
 Topology::Topology(const Topology& other)
     : name(other.name),
       description(other.description),
       calibration(other.calibration),
       gpu(other.gpu),
       transport(other.transport),
-      graph_(other.graph_),
+      graph_(std::make_unique<Graph>(*other.graph_)),
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
       rank_map_count_(other.rank_map_count_),
@@ -31,19 +32,7 @@ Topology::Topology(const Topology& other)
   rebuild_link_table();
 }
 
-Topology::Topology(Topology&& other) noexcept
-    : name(std::move(other.name)),
-      description(std::move(other.description)),
-      calibration(std::move(other.calibration)),
-      gpu(std::move(other.gpu)),
-      transport(other.transport),
-      graph_(std::move(other.graph_)),
-      hosts_(std::move(other.hosts_)),
-      rank_device_(std::move(other.rank_device_)),
-      rank_map_count_(std::move(other.rank_map_count_)),
-      cache_(std::make_unique<RouteCache>()) {
-  rebuild_link_table();
-}
+Topology::Topology(Topology&& other) noexcept : Topology() { *this = std::move(other); }
 
 Topology& Topology::operator=(Topology&& other) noexcept {
   if (this != &other) {
@@ -52,19 +41,31 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     calibration = std::move(other.calibration);
     gpu = std::move(other.gpu);
     transport = other.transport;
-    graph_ = std::move(other.graph_);
+    std::swap(graph_, other.graph_);
     hosts_ = std::move(other.hosts_);
     rank_device_ = std::move(other.rank_device_);
     rank_map_count_ = std::move(other.rank_map_count_);
-    cache_ = std::make_unique<RouteCache>();
-    rebuild_link_table();
+    std::swap(links_, other.links_);
+    std::swap(cache_, other.cache_);
+    other.clear_after_move();
   }
   return *this;
 }
 
+// The moved-from object: an empty machine with an empty cache (it may still be assigned to or
+// destroyed, as any moved-from value).
+void Topology::clear_after_move() noexcept {
+  graph_->clear();
+  links_.clear();
+  hosts_.clear();
+  rank_device_.clear();
+  rank_map_count_.clear();
+  invalidate_routes();
+}
+
 void Topology::rebuild_link_table() {
-  links_.assign(boost::num_edges(graph_), EdgeId{});
-  for (auto [it, end] = boost::edges(graph_); it != end; ++it) links_[graph_[*it].index] = *it;
+  links_.assign(boost::num_edges(*graph_), EdgeId{});
+  for (auto [it, end] = boost::edges(*graph_); it != end; ++it) links_[(*graph_)[*it].index] = *it;
 }
 
 Topology& Topology::operator=(const Topology& other) {
@@ -99,7 +100,7 @@ VertexId Topology::add_device(Device device) {
     limits::exceeded("topology: more than " + std::to_string(limits::kMaxTopologyDevices) + " devices",
                      std::to_string(limits::kMaxTopologyDevices) + " devices", limits::kTopologySizeReason);
   invalidate_routes();
-  return boost::add_vertex(std::move(device), graph_);
+  return boost::add_vertex(std::move(device), *graph_);
 }
 
 std::size_t Topology::add_link(VertexId from, VertexId to, LinkKind kind, double gbps, double latency_us) {
@@ -112,7 +113,7 @@ std::size_t Topology::add_link(VertexId from, VertexId to, LinkKind kind, double
                      std::to_string(limits::kMaxTopologyLinks) + " directed links", limits::kTopologySizeReason);
   invalidate_routes();
   const std::size_t index = links_.size();
-  auto [edge, added] = boost::add_edge(from, to, Link{kind, gbps, latency_us, index}, graph_);
+  auto [edge, added] = boost::add_edge(from, to, Link{kind, gbps, latency_us, index}, *graph_);
   (void)added;  // a multigraph: always added
   links_.push_back(edge);
   return index;
@@ -141,13 +142,13 @@ void Topology::map_rank(int rank, VertexId device) {
 
 std::size_t Topology::num_links() const { return links_.size(); }
 
-const Link& Topology::link(std::size_t index) const { return graph_[links_.at(index)]; }
-VertexId Topology::link_source(std::size_t index) const { return boost::source(links_.at(index), graph_); }
-VertexId Topology::link_target(std::size_t index) const { return boost::target(links_.at(index), graph_); }
+const Link& Topology::link(std::size_t index) const { return (*graph_)[links_.at(index)]; }
+VertexId Topology::link_source(std::size_t index) const { return boost::source(links_.at(index), *graph_); }
+VertexId Topology::link_target(std::size_t index) const { return boost::target(links_.at(index), *graph_); }
 
 std::optional<VertexId> Topology::find_device(std::string_view id) const {
   for (VertexId v = 0; v < num_devices(); ++v)
-    if (graph_[v].id == id) return v;
+    if ((*graph_)[v].id == id) return v;
   return std::nullopt;
 }
 
@@ -165,7 +166,7 @@ VertexId Topology::device_of_rank(int rank) const {
   return rank_device_[static_cast<std::size_t>(rank)];
 }
 
-int Topology::host_of_rank(int rank) const { return graph_[device_of_rank(rank)].host; }
+int Topology::host_of_rank(int rank) const { return (*graph_)[device_of_rank(rank)].host; }
 
 // Hosts that hold ranks, renumbered densely in host order; a rank on a device outside every
 // host (unusual: a rank on a switch) is a host of its own, after the real ones.
@@ -186,15 +187,15 @@ RankLayout Topology::rank_layout() const {
 
 void Topology::set_link_figures(std::size_t index, double gbps, double latency_us) {
   if (index >= links_.size()) throw Error("link index " + std::to_string(index) + " out of range");
-  Link& l = graph_[links_[index]];
+  Link& l = (*graph_)[links_[index]];
   l.bandwidth_gbps = gbps;
   l.latency_us = latency_us;
   invalidate_routes();
 }
 
 void Topology::set_reduce_gbps(VertexId device, double gbps) {
-  if (device >= boost::num_vertices(graph_)) throw Error("device " + std::to_string(device) + " out of range");
-  graph_[device].reduce_gbps = gbps;
+  if (device >= boost::num_vertices(*graph_)) throw Error("device " + std::to_string(device) + " out of range");
+  (*graph_)[device].reduce_gbps = gbps;
 }
 
 Topology Topology::with_scaled_bandwidth(LinkKind kind, double factor) const {
@@ -202,7 +203,7 @@ Topology Topology::with_scaled_bandwidth(LinkKind kind, double factor) const {
     throw Error("bandwidth scale factor must be positive and finite, got " + std::to_string(factor));
   Topology copy(*this);
   for (const EdgeId& e : copy.links_)
-    if (copy.graph_[e].kind == kind) copy.graph_[e].bandwidth_gbps *= factor;
+    if ((*copy.graph_)[e].kind == kind) (*copy.graph_)[e].bandwidth_gbps *= factor;
   return copy;
 }
 

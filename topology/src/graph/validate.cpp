@@ -103,13 +103,13 @@ void Topology::validate() const {
   }
   // Every rank's device must reach rank 0's and be reached from it: then all pairs connect.
   const VertexId root = rank_device_[0];
-  const std::vector<bool> forward = reached_from(graph_, root);
-  const std::vector<bool> backward = reached_from(boost::make_reverse_graph(graph_), root);
+  const std::vector<bool> forward = reached_from(*graph_, root);
+  const std::vector<bool> backward = reached_from(boost::make_reverse_graph(*graph_), root);
   for (std::size_t r = 1; r < rank_device_.size(); ++r) {
     const VertexId v = rank_device_[r];
     if (!forward[v] || !backward[v])
-      throw Error("graph: disconnected: rank " + std::to_string(r) + " (device '" + graph_[v].id + "') " +
-                  (forward[v] ? "cannot reach" : "cannot be reached from") + " rank 0 (device '" + graph_[root].id +
+      throw Error("graph: disconnected: rank " + std::to_string(r) + " (device '" + (*graph_)[v].id + "') " +
+                  (forward[v] ? "cannot reach" : "cannot be reached from") + " rank 0 (device '" + (*graph_)[root].id +
                   "')");
   }
 }

@@ -104,10 +104,10 @@ class Topology {
   // = unspecified (gpu_of() then goes by compute capability). The step model times compute with it.
   std::string gpu;
   NetTransport transport = NetTransport::ib;  // what the `net` links run over
-  const Graph& graph() const { return graph_; }
-  std::size_t num_devices() const { return boost::num_vertices(graph_); }
+  const Graph& graph() const { return *graph_; }
+  std::size_t num_devices() const { return boost::num_vertices(*graph_); }
   std::size_t num_links() const;
-  const Device& device(VertexId v) const { return graph_[v]; }
+  const Device& device(VertexId v) const { return (*graph_)[v]; }
   const Link& link(std::size_t index) const;
   VertexId link_source(std::size_t index) const;
   VertexId link_target(std::size_t index) const;
@@ -174,7 +174,9 @@ class Topology {
   Topology with_scaled_bandwidth(LinkKind kind, double factor) const;
 
  private:
-  Graph graph_;
+  // On the heap: Boost's adjacency_list has no move constructor (a "move" copies every device
+  // and link), so a Topology moves by moving this pointer. Never null.
+  std::unique_ptr<Graph> graph_;
   std::vector<std::string> hosts_;
   std::vector<VertexId> rank_device_;      // rank -> device; unmapped slots hold graph null_vertex
   std::vector<int> rank_map_count_;        // rank -> times map_rank() named it (validate() wants 1)
@@ -191,6 +193,7 @@ class Topology {
   const Path& direct_route(int src_rank, int dst_rank) const;            // routing.cpp
   void invalidate_routes();
   void rebuild_link_table();
+  void clear_after_move() noexcept;
   void check_rank(int rank, const char* what) const;
 };
 
