@@ -321,7 +321,10 @@ std::optional<Measurement> bench_row(const json& r, const std::string& where, Me
   m.bytes = static_cast<std::size_t>(whole_number(member(r, "size_bytes", where), where + ": size_bytes", 0,
                                                   static_cast<double>(limits::kMaxBytesPerRank)));
   m.time_us = number_member(member(r, "out_of_place", where), "time_us", where + ": out_of_place");
-  if (r.contains("in_place")) m.in_place_time_us = number_member(r["in_place"], "time_us", where + ": in_place");
+  // As in nccl-tests logs: an in-place time is kept only when positive (-1 or 0: not measured).
+  if (r.contains("in_place"))
+    if (const double in_place = number_member(r["in_place"], "time_us", where + ": in_place"); in_place > 0)
+      m.in_place_time_us = in_place;
   if (!(m.time_us > 0) || m.bytes == 0) {
     set.skipped.push_back(where + ": no positive time or size");
     return std::nullopt;
