@@ -36,6 +36,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"bad-zero-bandwidth.json", "links[4].bandwidth_gbps: must be > 0, got 0"},
         BadFile{"bad-negative-bandwidth.json", "links[6].bandwidth_gbps: must be > 0, got -12.5"},
         BadFile{"bad-missing-device.json", "links[7].to: no device \"h2/nic0\" in \"devices\""},
+        BadFile{"bad-self-link.json", "links[3].to: same device as \"from\" (\"h0/gpu1\"): a link joins two devices"},
         BadFile{"bad-rank-twice.json", "ranks[3].rank: rank 1 mapped twice (also ranks[1])"},
         BadFile{"bad-rank-missing.json", "ranks: rank 3 is not mapped (4 entries, so ranks must be 0..3)"},
         BadFile{"bad-disconnected.json",
