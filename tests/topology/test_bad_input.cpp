@@ -45,7 +45,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"bad-unknown-kind.json", "links[8].kind: unknown link kind 'infiniband' (valid: nvlink, pcie, net, shm, sys)"},
         BadFile{"bad-version.json", "version: unsupported version 3 (this colltune reads versions 1 to 2)"},
         BadFile{"bad-duplicate-device.json", "devices[4].id: duplicate device id \"h1/gpu0\""},
-        BadFile{"bad-xml-not-nccl.xml", "system: no <system> element: not an NCCL topology file"}),
+        BadFile{"bad-xml-not-nccl.xml", "system: no <system> element: not an NCCL topology file"},
+        BadFile{"bad-utf16.xml", "not UTF-8 text (a UTF-16 byte-order mark): save it as UTF-8"}),
     [](const ::testing::TestParamInfo<BadFile>& p) {
       std::string name = p.param.file;
       for (char& c : name)

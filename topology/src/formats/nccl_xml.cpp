@@ -277,7 +277,17 @@ double pcie_link_gbps(std::string_view link_speed, std::string_view link_width) 
   parse::refuse("link_speed", link_speed, "is no PCIe generation (2.5, 5, 8, 16, 32 or 64 GT/s)");
 }
 
+// NCCL writes its dump as ASCII. A UTF-16 copy (an editor's or PowerShell's "Unicode") would
+// otherwise fail inside the parser with an unrelated message ("nested deeper than 64").
+void check_xml_encoding(std::string_view text, const std::string& source) {
+  const bool utf16_bom = text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF");
+  if (utf16_bom || text.find('\0') != std::string_view::npos)
+    throw Error(source + ": not UTF-8 text (" + (utf16_bom ? "a UTF-16 byte-order mark" : "a NUL byte") +
+                "): save it as UTF-8, e.g. iconv -f UTF-16 -t UTF-8");
+}
+
 Topology topology_from_nccl_xml(std::string_view text, const std::string& source) {
+  check_xml_encoding(text, source);
   check_xml_depth(text, source);
   std::istringstream in{std::string(text)};
   pt::ptree tree;
