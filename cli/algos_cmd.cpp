@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "commands.hpp"
 #include "options.hpp"
@@ -16,13 +17,15 @@ namespace {
 
 void print_algorithms(const JsonOutput& json) {
   const auto& table = coll::algorithms();
+  OutputFiles files;
+  json.declare(files);
   if (json.requested()) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& a : table) {
       out.push_back({{"id", a.id}, {"collective", std::string(coll::to_string(a.collective))}, {"name", a.name},
                      {"description", a.description}});
     }
-    json.write(out.dump(2));
+    json.finish(finite::json_text(out, 2, "algos --json"), files);
     if (!json.text_wanted()) return;
   }
   std::size_t id_width = 2;

@@ -203,6 +203,12 @@ void add_bench_command(CLI::App& app) {
                   "After the sweep, each row beside colltune's prediction on this topology (preset, JSON, NCCL XML)");
   cmd->callback([args] {
     const bench::BenchConfig config = to_config(*args);
+    // --json FILE, the bench's one output file, is checked before the sweep (by the process that
+    // writes it); the bench writes it atomically at the end.
+    if (launch_rank() == 0) {
+      OutputFiles files;
+      args->json.declare(files);
+    }
     // Loaded first: a bad topology stops the command before anything runs.
     std::optional<topo::Topology> topology;
     if (!args->predict.empty()) topology = topo::load_topology(args->predict);

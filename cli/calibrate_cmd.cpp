@@ -9,6 +9,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
+#include "colltune/sim/step_model.hpp"
 #include "colltune/topology/topology.hpp"
 #include "colltune/calibrate/calibrate.hpp"
 #include "colltune/calibrate/compare.hpp"
@@ -48,6 +49,9 @@ void add_measurement_options(CLI::App& sub, MeasurementArgs& a, const std::strin
 
 void run_calibrate(const MeasurementArgs& a, const std::string& out, const std::vector<std::string>& hold,
                    bool holdout) {
+  OutputFiles files;  // checked before the fit; written together at the end
+  if (!out.empty()) files.file("-o", out);
+  a.json.declare(files);
   const topo::Topology topology = topo::load_topology(a.topology);
   const MeasurementSet measurements = tuner::read_measurements(a.files, a.hints);
   CalibrateOptions options;
@@ -60,8 +64,8 @@ void run_calibrate(const MeasurementArgs& a, const std::string& out, const std::
   options.holdout_half = holdout;
   const CalibrationResult result = tuner::calibrate(topology, measurements, options);
   // Everything is computed before anything is written: a failed fit leaves no file.
-  if (!out.empty()) write_file_atomic(out, tuner::calibrated_topology_json(topology, result));
-  a.json.write(tuner::calibration_json(result));
+  if (!out.empty()) files.stage(out, tuner::calibrated_topology_json(topology, result));
+  a.json.finish(a.json.requested() ? tuner::calibration_json(result) : "", files);
   if (!a.json.text_wanted()) return;
   std::cout << tuner::calibration_text(result);
   if (!out.empty())
@@ -80,16 +84,19 @@ struct StepArgs {
 };
 
 void run_compare(const MeasurementArgs& a, const std::string& html, const StepArgs& step) {
+  OutputFiles files;  // checked before the comparison; written together at the end
+  if (!html.empty()) files.file("--html", html);
+  a.json.declare(files);
   const topo::Topology topology = topo::load_topology(a.topology);
   const std::size_t fusion = parse_size(step.fusion_threshold, "--fusion-threshold", BareNumber::refused);
-  const double cycle = parse_time_us(step.cycle_time, "--cycle-time");
+  const double cycle = sim::parse_cycle_time_us(step.cycle_time, "--cycle-time");
   const MeasurementSet measurements = tuner::read_measurements(a.files, a.hints);
   const Comparison comparison = tuner::compare_measurements(topology, measurements);
   std::vector<tuner::TimelineComparison> timelines;
   for (const std::string& path : a.files)
     if (is_horovod_timeline(path)) timelines.push_back(tuner::compare_timeline(topology, path, fusion, cycle));
-  if (!html.empty()) write_file_atomic(html, tuner::comparison_html(comparison));
-  a.json.write(tuner::comparison_json(comparison));
+  if (!html.empty()) files.stage(html, tuner::comparison_html(comparison));
+  a.json.finish(a.json.requested() ? tuner::comparison_json(comparison) : "", files);
   if (!a.json.text_wanted()) return;
   std::cout << tuner::comparison_text(comparison);
   for (const auto& t : timelines) std::cout << tuner::timeline_comparison_text(t);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/bench/bench.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
@@ -82,7 +83,8 @@ std::size_t chunk_elements(const std::string& text) {
 std::vector<std::size_t> factor_sizes(const SimulateArgs& a) {
   const std::size_t lo = checked_size(a.min_bytes, "-b/--minbytes");
   const std::size_t hi = a.max_bytes.empty() ? lo : checked_size(a.max_bytes, "-e/--maxbytes");
-  if (lo == 0) throw Error("-b/--minbytes " + a.min_bytes + ": must be positive");
+  // nccl-tests' rounding down to whole elements, but never to an empty payload.
+  if (lo < kElem) parse::refuse("-b/--minbytes", a.min_bytes, "must be at least one fp32 element (4 B)");
   if (lo > hi) throw Error("-b/--minbytes " + a.min_bytes + " is larger than -e/--maxbytes " + a.max_bytes);
   if (a.factor < 2) throw Error("-f/--stepfactor " + std::to_string(a.factor) + ": must be at least 2");
   std::vector<std::size_t> sizes;
@@ -150,6 +152,8 @@ class Predictor {
   }
   // --late: when each rank starts (empty: all at 0).
   void set_starts(std::vector<double> starts) { starts_ = std::move(starts); }
+  // The Chrome trace of the last traced run (--trace), for the output files.
+  const std::string& trace() const { return trace_; }
 
   // Time of one algorithm; +infinity when it does not apply. `late` false ignores --late (the
   // on-time run beside it).
@@ -163,7 +167,7 @@ class Predictor {
     opts.record_trace = trace;
     if (late) opts.rank_start_us = starts_;
     const sim::EventSimResult result = sim::simulate_collective(model_, topology_, req, opts);
-    if (trace) sim::write_chrome_trace(args_.trace, result, ranks(), algo.id + " on " + topology_.name);
+    if (trace) trace_ = sim::chrome_trace_json(result, ranks(), algo.id + " on " + topology_.name);
     return result.time_us;
   }
 
@@ -211,6 +215,7 @@ class Predictor {
   sim::CostModel model_;
   coll::AlgoOptions options_;
   std::vector<double> starts_;
+  mutable std::string trace_;
 };
 
 // --late WHO:TIME, WHO a rank or a host name of the topology, TIME with a unit (50us, 2ms):
@@ -351,17 +356,20 @@ void check_option_mix(const SimulateArgs& args, sim::Engine engine) {
     throw Error(std::string(only) + ": applies to --algo nccl only, not --algo " + args.algo);
 }
 
-// `nccl`: the model of --algo nccl, else nullptr.
+// `nccl`: the model of --algo nccl, else nullptr. The output files (--json FILE, --trace,
+// staged) are written first, then standard output.
 void print_rows(const std::vector<Row>& rows, const SimulateArgs& args, const topo::Topology& topology, int ranks,
-                const sim::NcclModel* nccl, bool one_size) {
+                const sim::NcclModel* nccl, bool one_size, OutputFiles& files) {
+  std::string json;
   if (args.json.requested()) {
     nlohmann::json out = nlohmann::json::array();
     for (const Row& row : rows) {
       out.push_back(row_json(row, args, ranks));
       if (nccl) out.back()["nccl_version"] = nccl->constants().version.to_string();
     }
-    args.json.write((one_size ? out[0] : out).dump());
+    json = finite::json_text(one_size ? out[0] : out, -1, "simulate --json");
   }
+  args.json.finish(json, files);
   if (args.json.text_wanted()) print_table(rows, args, topology, ranks, nccl ? describe(*nccl) : "");
 }
 
@@ -378,6 +386,9 @@ void run_simulate(SimulateArgs args) {
   if (!args.trace.empty() && sizes.size() > 1) throw Error("--trace needs a single --bytes size, not a sweep");
   if (!args.late.empty() && engine != sim::Engine::event)
     throw Error("--late: late ranks are priced by the event simulation, not with --engine " + args.engine);
+  OutputFiles files;  // checked before the simulation; written together at the end
+  if (!args.trace.empty()) files.file("--trace", args.trace);
+  args.json.declare(files);
   const topo::Topology topology = machine_for(args, topo::load_topology(args.topology));
   const bool one_size = sizes.size() == 1 && args.min_bytes.empty() && args.bytes.find(':') == std::string::npos;
   if (args.algo == kNcclAlgo) {
@@ -387,7 +398,7 @@ void run_simulate(SimulateArgs args) {
     std::vector<Row> rows = nccl_rows(predictor, sizes);
     const AllreduceBottlenecks limits(topology, predictor.model().options());
     for (Row& row : rows) row.bottleneck = limits.at(row.algorithm, row.bytes, row.time_us);
-    return print_rows(rows, args, topology, predictor.ranks(), &predictor.model(), one_size);
+    return print_rows(rows, args, topology, predictor.ranks(), &predictor.model(), one_size, files);
   }
   Predictor predictor(args, engine, topology);
   if (!args.late.empty()) predictor.set_starts(late_starts(args.late, topology, predictor.ranks()));
@@ -397,7 +408,8 @@ void run_simulate(SimulateArgs args) {
     return predictor.request(algo, bytes);
   });
   for (Row& row : rows) row.bottleneck = limits.at(row.algorithm, row.bytes, row.time_us);
-  print_rows(rows, args, topology, predictor.data_ranks(), nullptr, one_size);
+  if (!args.trace.empty()) files.stage(args.trace, predictor.trace());
+  print_rows(rows, args, topology, predictor.data_ranks(), nullptr, one_size, files);
 }
 
 }  // namespace

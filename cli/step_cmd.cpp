@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/bottleneck.hpp"
@@ -119,7 +120,7 @@ nlohmann::ordered_json bottleneck_json(const sim::Bottleneck& b) {
 
 void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorkload& l, const sim::StepConfig& c,
                    const sim::StepSimulator& s, const topo::Topology& t, const sim::StepResult& r,
-                   const sim::Bottleneck& b) {
+                   const sim::Bottleneck& limit) {
   const sim::Workload& w = l.workload;
   const int ranks = s.nranks();
   out << "model               " << w.name << " (" << w.tensors.size() << " gradient tensors, "
@@ -138,7 +139,7 @@ void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorklo
       << ", backward " << format_time_us(w.backward_us) << ")\n"
       << "exposed comm        " << format_time_us(r.exposed_comm_us) << "\n"
       << "scaling efficiency  " << percent(r.scaling_efficiency) << "\n"
-      << "bottleneck          " << b.line() << "\n";
+      << "bottleneck          " << limit.line() << "\n";
   if (r.buffers.empty()) return;
   out << "\n" << r.buffers.size() << " fusion buffer(s), times from the start of the backward pass:\n"
       << std::setw(5) << "#" << std::setw(14) << "bytes" << std::setw(9) << "tensors" << "  " << std::left
@@ -235,11 +236,13 @@ StepArgs resolved(StepArgs a, const topo::Topology& topology) {
 }
 
 void run_step(const StepArgs& given) {
+  OutputFiles files;
+  given.json.declare(files);
   const topo::Topology topology = topo::load_topology(given.topology);
   const StepArgs a = resolved(given, topology);
   sim::StepConfig config;
   config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold", BareNumber::refused);
-  config.cycle_time_us = parse_time_us(a.cycle_time, "--cycle-time");
+  config.cycle_time_us = sim::parse_cycle_time_us(a.cycle_time, "--cycle-time");
   config.fp16_compress = a.fp16_compress;
   config.algorithm = a.algorithm;
   const sim::Engine engine = sim::parse_engine(a.engine);
@@ -276,7 +279,7 @@ void run_step(const StepArgs& given) {
   if (runtime) json["runtime"] = tuner::to_string(runtime->spec());
   if (allreduce) json["allreduce"] = {{"algorithm", a.algorithm}, {"step_time_ms", ms(allreduce->step_time_us)}};
   add_whatif_json(json, whatif, topology);
-  a.json.write(json.dump(2));
+  a.json.finish(finite::json_text(json, 2, "step --json"), files);
   if (!a.json.text_wanted()) return;
   print_summary(std::cout, a, loaded, config, simulator, topology, result, bottleneck);
   if (allreduce) print_allreduce(std::cout, a, *runtime, result, *allreduce);
@@ -309,7 +312,8 @@ void add_step_command(CLI::App& app) {
   sub->add_option("--slow", args->slow, "a slow rank or host: WHO:FACTORx, e.g. 3:1.5x or node2:1.2x (repeatable)");
   sub->add_option("--jitter", args->jitter, "per-step random compute speed of every rank: lognormal:SIGMA, "
                                             "normal:SD or uniform:HALFWIDTH");
-  sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)");
+  sub->add_option("--steps", args->steps, "steps to simulate with stragglers (default 1, 1000 with --jitter)")
+      ->check(at_least(1));
   sub->add_option("--seed", args->seed, "seed of the jitter's and --uneven-spread's draws")->capture_default_str();
   add_compute_options(*sub, args->compute);
   add_step_cost_option(*sub, args->costs);

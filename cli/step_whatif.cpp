@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/profiles.hpp"
 
@@ -37,13 +38,9 @@ long samples_per_rank(const WhatIfArgs& a, const std::string& spec) {
     return a.batch_size;
   }
   if (!sim::is_profile_spec(spec)) return 1;
-  const std::size_t colon = spec.find(':');
-  if (colon != std::string::npos) {
-    std::istringstream options(spec.substr(colon + 1));
-    for (std::string kv; std::getline(options, kv, ',');)
-      if (kv.rfind("batch=", 0) == 0) return std::stol(kv.substr(6));  // the profile has checked it
-  }
-  return sim::model_architecture(spec.substr(0, colon)).default_batch;
+  const parse::Spec profile = parse::split_spec(spec, "--model");
+  if (const parse::SpecItem* batch = profile.find("batch")) return parse::integer<long>(batch->value, "--model batch");
+  return sim::model_architecture(profile.name).default_batch;
 }
 
 sim::UnevenResult run_uneven(const WhatIfArgs& a, const topo::Topology& topology, const sim::StepSimulator& simulator,
@@ -69,7 +66,7 @@ sim::FailureOptions failure_options(const WhatIfArgs& a, const topo::Topology& t
   o.checkpoint_every = a.checkpoint_every;
   if (!a.state_size.empty())
     o.state_bytes = static_cast<double>(parse_size(a.state_size, "--state-size", BareNumber::refused));
-  o.storage_gbps = a.storage_gbps;
+  o.storage_gbps = parse::rate_gbps(a.storage_gbps, "--storage-gbps");
   o.detect_s = parse_time_us(a.detect, "--detect-timeout") / 1e6;
   o.rendezvous_s = parse_time_us(a.rendezvous, "--rendezvous") / 1e6;
   o.relaunch_s = parse_time_us(a.relaunch, "--relaunch") / 1e6;
@@ -112,7 +109,7 @@ void add_whatif_options(CLI::App& step, WhatIfArgs& a) {
       ->capture_default_str();
   step.add_option("--state-size", a.state_size,
                   "model + optimizer state with a unit (default 2 x parameters x 4 B: fp32 weights and momentum)");
-  step.add_option("--storage-gbps", a.storage_gbps, "checkpoint write and read bandwidth, GB/s")->capture_default_str();
+  step.add_option("--storage-gbps", a.storage_gbps, "checkpoint write and read bandwidth, GB/s (or with a unit: Gb/s, MB/s, TB/s)")->capture_default_str();
   step.add_option("--detect-timeout", a.detect, "failure detection timeout (Horovod's gloo timeout)")
       ->capture_default_str();
   step.add_option("--rendezvous", a.rendezvous, "elastic: time to re-form the job")->capture_default_str();

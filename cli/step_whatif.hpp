@@ -28,7 +28,7 @@ struct WhatIfArgs {
   long commit_every = 100;
   long checkpoint_every = 1000;
   std::string state_size;  // empty: 2 x parameters x 4 B
-  double storage_gbps = 2;
+  std::string storage_gbps = "2";  // GB/s, within the links' physical range
   std::string detect = "30s", rendezvous = "10s", relaunch = "60s";
   // Whether the options were given (their values alone cannot tell).
   const CLI::Option* batches_option = nullptr;

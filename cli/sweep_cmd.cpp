@@ -44,17 +44,23 @@ void report_progress(const tuner::SweepSpec& spec, std::size_t done, std::size_t
             << " ms tuned, " << p.default_step_us / 1000 << " ms at Horovod's defaults" << std::endl;
 }
 
-// Either sweep's outputs: --out's three files (all or none), --json, and the text.
-void write_outputs(const SweepArgs& a, const std::string& csv, const std::string& json, const std::string& html,
-                   const std::string& text) {
+constexpr const char* kSweepFiles[] = {"sweep.csv", "sweep.json", "sweep.html"};
+
+// Either sweep's output files, declared before the sweep runs: --out's three files and --json FILE.
+void declare_outputs(const SweepArgs& a, OutputFiles& files) {
+  if (!a.out.empty()) files.directory("--out", a.out, {std::begin(kSweepFiles), std::end(kSweepFiles)});
+  a.json.declare(files);
+}
+
+// Either sweep's outputs: --out's three files and --json, all or none; then the text.
+void write_outputs(const SweepArgs& a, OutputFiles& files, const std::string& csv, const std::string& json,
+                   const std::string& html, const std::string& text) {
   if (!a.out.empty()) {
-    FileSetWriter writer(a.out);
-    writer.stage("sweep.csv", csv);
-    writer.stage("sweep.json", json + "\n");
-    writer.stage("sweep.html", html);
-    writer.commit();
+    files.stage_in_directory(kSweepFiles[0], csv);
+    files.stage_in_directory(kSweepFiles[1], json + "\n");
+    files.stage_in_directory(kSweepFiles[2], html);
   }
-  a.json.write(json);
+  a.json.finish(json, files);
   if (a.json.text_wanted()) std::cout << text;
 }
 
@@ -71,8 +77,10 @@ void run_size_sweep_command(const SweepArgs& a) {
   for (const std::string& v : a.vary) spec.axes.push_back(tuner::parse_sweep_axis(v));
   spec.sizes = fp32_sizes(a.bytes, "--bytes");
   if (!a.algo.empty()) spec.algorithm = a.algo;
+  OutputFiles files;
+  declare_outputs(a, files);
   const tuner::SizeSweepResult result = tuner::run_size_sweep(spec);
-  write_outputs(a, tuner::size_sweep_csv(result), tuner::size_sweep_json(result), tuner::size_sweep_html(result),
+  write_outputs(a, files, tuner::size_sweep_csv(result), tuner::size_sweep_json(result), tuner::size_sweep_html(result),
                 tuner::size_sweep_text(result));
 }
 
@@ -100,11 +108,13 @@ void run_sweep_command(const SweepArgs& a) {
   spec.costs = step_costs(a.costs);
   spec.compute = compute_request(a.compute, "h100");  // each point takes its topology's GPU
   spec.runtime = tuner::parse_runtime_spec(a.runtime.empty() ? "horovod" : a.runtime);
+  OutputFiles files;
+  declare_outputs(a, files);
   const tuner::SweepResult result =
       tuner::run_sweep(spec, [&spec](std::size_t done, std::size_t total, const tuner::SweepPoint& p) {
         report_progress(spec, done, total, p);
       });
-  write_outputs(a, tuner::sweep_csv(result), tuner::sweep_json(result), tuner::sweep_html(result),
+  write_outputs(a, files, tuner::sweep_csv(result), tuner::sweep_json(result), tuner::sweep_html(result),
                 tuner::sweep_text(result));
 }
 

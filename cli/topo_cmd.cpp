@@ -10,6 +10,7 @@
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "output_guard.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -32,12 +33,19 @@ void print_presets() {
 }
 
 void export_topology(const TopoOptions& o) {
+  OutputFiles files;
+  if (!o.output.empty()) files.file("-o", o.output);
   const topo::Topology t = topo::load_topology(o.spec);
-  const std::string text = o.format == "dot" ? topo::to_dot(t) : topo::to_json(t);
-  if (o.output.empty())
+  const bool dot = o.format == "dot";
+  const std::string text = dot ? topo::to_dot(t) : topo::to_json(t);
+  if (!o.output.empty()) {
+    files.stage(o.output, text);
+    files.commit();
+  } else if (dot) {
     std::cout << text;
-  else
-    write_file_atomic(o.output, text);
+  } else {
+    print_checked_json(text.substr(0, text.size() - 1));  // to_json ends in a newline
+  }
 }
 
 }  // namespace
@@ -51,8 +59,10 @@ void add_topo_command(CLI::App& app) {
   show->add_option("SPEC", opts->spec, kSpecHelp)->required();
   add_json_option(*show, opts->json, "The summary");
   show->callback([opts] {
+    OutputFiles files;
+    opts->json.declare(files);
     const topo::Topology t = topo::load_topology(opts->spec);
-    opts->json.write(topo::summary_json(t));
+    opts->json.finish(opts->json.requested() ? topo::summary_json(t) : "", files);
     if (opts->json.text_wanted()) std::cout << topo::summary_text(t);
   });
 

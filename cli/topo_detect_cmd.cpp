@@ -16,6 +16,7 @@
 #include "colltune/topology/json_io.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "output_guard.hpp"
 #ifdef COLLTUNE_HAVE_MPI
 #include "colltune/collectives/mpi.hpp"
 #endif
@@ -182,16 +183,19 @@ std::string summary(const std::vector<topo::DetectedHost>& hosts, const topo::To
 }
 
 void run_detect(const DetectArgs& a) {
+  OutputFiles files;  // -o, checked before the probes run (by the process that writes it)
+  if (!a.output.empty() && launch_rank() == 0) files.file("-o", a.output);
   const std::optional<std::vector<topo::DetectedHost>> hosts = detect_hosts(a);
   if (!hosts) return;  // an MPI rank other than 0
   const topo::Topology t = topo::build_detected_topology(*hosts);
   const std::string text = topo::to_json(t);
   if (a.output.empty()) {  // the file on stdout, for a pipe; what was found on stderr
     std::cerr << summary(*hosts, t);
-    std::cout << text;
+    print_checked_json(text.substr(0, text.size() - 1));  // to_json ends in a newline
     return;
   }
-  write_file_atomic(a.output, text);
+  files.stage(a.output, text);
+  files.commit();
   std::cout << summary(*hosts, t) << "wrote " << a.output << "\n";
 }
 

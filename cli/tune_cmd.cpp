@@ -177,6 +177,11 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
     objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective),
                                                             tuner::parse_runtime_spec(a.runtime), step_costs(a.costs));
   const bool leader = tuner::mpi_world_rank() == 0;
+  OutputFiles outputs;  // the leader's: --out's files and --json FILE, checked before the search
+  if (leader) {
+    outputs.directory("--out", a.out, tuner::emitted_file_names());
+    a.json.declare(outputs);
+  }
   if (leader && isatty(STDERR_FILENO)) {
     options.progress = progress_bar();
   } else if (leader) {
@@ -185,8 +190,12 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
   tuner::TuneResult result = tuner::tune(topology, workload, *objective, options);
   result.compute = loaded.compute;
   if (!leader) return;
-  const auto files = tuner::write_configs(a.out, result);
-  a.json.write(tuner::summary_json(result, files));
+  std::vector<std::filesystem::path> files;
+  for (auto& [name, content] : tuner::render_configs(a.out, result)) {
+    files.push_back(std::filesystem::path(a.out) / name);
+    outputs.stage_in_directory(name, std::move(content));
+  }
+  a.json.finish(a.json.requested() ? tuner::summary_json(result, files) : "", outputs);
   if (a.json.text_wanted()) print_summary(result, files, measured_step_us(a.model));
 }
 
@@ -227,7 +236,7 @@ void add_tune_command(CLI::App& app) {
                                               "alone) | colltune (colltune's executors) | ps:servers=S[,colocated][,agg_gbps=X] (parameter "
                                               "servers: emits colltune.json and report.html only)");
   cmd->add_option("--strategy", args->strategy, "grid | bayes | random (default: grid for analytic, else bayes)");
-  cmd->add_option("--budget", args->budget, "evaluations for bayes/random (default 30)");
+  cmd->add_option("--budget", args->budget, "evaluations for bayes/random (default 30)")->check(at_least(1));
   cmd->add_option("--seed", args->seed, "random seed (bayes/random)");
   std::string knobs;
   for (const auto& k : tuner::knob_names()) knobs += (knobs.empty() ? "" : ", ") + k;

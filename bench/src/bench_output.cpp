@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/bench/bench.hpp"
 #include "colltune/common/units.hpp"
 
@@ -129,7 +130,7 @@ std::string report_json(const BenchReport& report) {
                    {"avg_busbw_gbps", avg},
                    {"wrong", or_null(c.check, report.total_wrong())},
                    {"rows", rows}};
-  return j.dump(2) + "\n";
+  return finite::json_text(j, 2, "bench --json") + "\n";
 }
 
 }  // namespace colltune::bench

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "colltune/calibrate/calibrate.hpp"
@@ -195,7 +196,9 @@ std::string calibrated_topology_json(const topo::Topology& topology, const Calib
   return topo::to_json(t);
 }
 
-std::string calibration_json(const CalibrationResult& result) { return result_json(result).dump(2) + "\n"; }
+std::string calibration_json(const CalibrationResult& result) {
+  return finite::json_text(result_json(result), 2, "calibrate --json") + "\n";
+}
 
 std::string calibration_text(const CalibrationResult& r) {
   std::ostringstream o;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/common/svg.hpp"
@@ -121,7 +122,7 @@ std::string comparison_json(const Comparison& c) {
                 {"rows", rows},
                 {"not_modelled", c.not_modelled},
                 {"skipped", c.skipped}};
-  return j.dump(2) + "\n";
+  return finite::json_text(j, 2, "compare --json") + "\n";
 }
 
 std::string comparison_html(const Comparison& c) {

@@ -14,6 +14,7 @@
 #include "colltune/common/text.hpp"
 #include "colltune/common/json_input.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/sim/timeline.hpp"
 
 namespace colltune::tuner {
@@ -21,17 +22,8 @@ namespace {
 
 using nlohmann::json;
 
-// A whole token as a number; nullopt for "N/A", "-", text.
-std::optional<double> number(const std::string& token) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(token, &used);
-    if (used != token.size() || !std::isfinite(v)) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
+// A whole token as a number (common/parse.hpp's grammar); nullopt for "N/A", "-", text.
+std::optional<double> number(const std::string& token) { return parse::try_number(token); }
 
 // Element sizes of the types nccl-tests prints (its test_typenames).
 std::optional<std::size_t> nccl_tests_type_size(const std::string& name) {
@@ -110,7 +102,7 @@ struct NcclTestsRun {
   std::string algo, proto;     // NCCL_ALGO / NCCL_PROTO, from a command line or NCCL's log
 };
 
-void scan_run_text(const std::string& line, NcclTestsRun& run) {
+void scan_run_text(const std::string& line, const std::string& where, NcclTestsRun& run) {
   static const std::regex rank_line(R"(^#\s*Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device)");
   static const std::regex binary(R"(\b(all_reduce|reduce_scatter|all_gather|broadcast|reduce|alltoall|sendrecv|gather|scatter|hypercube)_perf\b)");
   static const std::regex algo_env(R"(NCCL_ALGO(?:=|\s+set by environment to\s+)([A-Za-z0-9_^,:;]+))");
@@ -118,9 +110,7 @@ void scan_run_text(const std::string& line, NcclTestsRun& run) {
   std::smatch m;
   if (std::regex_search(line, m, rank_line)) {
     // Beyond any machine (limits.hpp): a garbled line, not a rank.
-    if (m[1].length() > 7 || std::stol(m[1]) >= limits::kMaxTopologyRanks)
-      throw Error("rank " + m[1].str() + " in '#  Rank' line: beyond " + std::to_string(limits::kMaxTopologyRanks) + " ranks");
-    run.ranks.insert(static_cast<int>(std::stol(m[1])));
+    run.ranks.insert(parse::integer<int>(m[1].str(), where + ": '#  Rank' line: rank", 0, limits::kMaxTopologyRanks - 1));
   }
   if (run.binary.empty() && std::regex_search(line, m, binary)) run.binary = m[1].str() + "_perf";
   if (run.algo.empty() && std::regex_search(line, m, algo_env)) run.algo = m[1];
@@ -209,7 +199,7 @@ MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& 
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string line = without_launcher_prefix(lines[i]);
     const std::string where = source + ":" + std::to_string(i + 1);
-    scan_run_text(line, run);
+    scan_run_text(line, where, run);
     auto t = text::words(line);
     if (t.empty()) continue;
     if (t.front().front() == '#') {
@@ -285,6 +275,65 @@ static double whole_number(const json& value, const std::string& what, double lo
   return v;
 }
 
+namespace {
+
+// The fields of a bench report, each named in its message ("FILE: rows[3]: \"time_us\": expected
+// a number, got \"fast\"") rather than the JSON library's "cannot use at() with number".
+const json& member(const json& object, const char* key, const std::string& where) {
+  if (!object.is_object()) throw Error(where + ": expected an object, got " + json_input::shown(object));
+  const auto it = object.find(key);
+  if (it == object.end()) throw Error(where + ": \"" + key + "\" is missing");
+  return *it;
+}
+
+std::string string_member(const json& object, const char* key, const std::string& where) {
+  const json& v = member(object, key, where);
+  if (!v.is_string()) throw Error(where + ": \"" + key + "\": expected a string, got " + json_input::shown(v));
+  return v.get<std::string>();
+}
+
+double number_member(const json& object, const char* key, const std::string& where) {
+  const json& v = member(object, key, where);
+  if (!v.is_number()) throw Error(where + ": \"" + key + "\": expected a number, got " + json_input::shown(v));
+  return v.get<double>();
+}
+
+std::size_t bench_elem_size(const json& root, const std::string& source) {
+  const std::string type = string_member(root, "type", source);
+  try {
+    return coll::dtype_size(coll::parse_dtype(type));
+  } catch (const Error& e) {
+    throw Error(source + ": \"type\": " + e.what());
+  }
+}
+
+// One row of the report; nullopt (and a note in set.skipped) for a row without a measurement.
+std::optional<Measurement> bench_row(const json& r, const std::string& where, MeasurementSet& set) {
+  if (r.is_object() && r.contains("not_applicable")) {
+    set.skipped.push_back(where + ": not applicable (" + string_member(r, "not_applicable", where) + ")");
+    return std::nullopt;
+  }
+  Measurement m;
+  m.source = where;
+  m.algorithm = string_member(r, "algorithm", where);
+  m.runtime = m.algorithm == "nccl" ? MeasuredRuntime::nccl : MeasuredRuntime::colltune;
+  if (m.runtime == MeasuredRuntime::nccl) m.algorithm.clear();  // NCCL chose
+  m.bytes = static_cast<std::size_t>(whole_number(member(r, "size_bytes", where), where + ": size_bytes", 0,
+                                                  static_cast<double>(limits::kMaxBytesPerRank)));
+  m.time_us = number_member(member(r, "out_of_place", where), "time_us", where + ": out_of_place");
+  // As in nccl-tests logs: an in-place time is kept only when positive (-1 or 0: not measured).
+  if (r.contains("in_place"))
+    if (const double in_place = number_member(r["in_place"], "time_us", where + ": in_place"); in_place > 0)
+      m.in_place_time_us = in_place;
+  if (!(m.time_us > 0) || m.bytes == 0) {
+    set.skipped.push_back(where + ": no positive time or size");
+    return std::nullopt;
+  }
+  return m;
+}
+
+}  // namespace
+
 MeasurementSet parse_bench_json(const std::string& text, const std::string& source) {
   const json root = json_input::parse(text, source);
   MeasurementSet set;
@@ -292,38 +341,22 @@ MeasurementSet parse_bench_json(const std::string& text, const std::string& sour
   try {
     if (!root.is_object() || root.value("format", "") != "colltune-bench")
       throw Error(source + ": not a colltune bench report (\"format\": \"colltune-bench\" missing)");
-    const int nranks = static_cast<int>(whole_number(root.at("nranks"), source + ": nranks", 1,
+    const int nranks = static_cast<int>(whole_number(member(root, "nranks", source), source + ": nranks", 1,
                                                      limits::kMaxTopologyRanks));
-    const std::size_t elem = coll::dtype_size(coll::parse_dtype(root.at("type").get<std::string>()));
+    const std::size_t elem = bench_elem_size(root, source);
     const std::size_t chunk = root.contains("chunk_elems") && !root["chunk_elems"].is_null()
                                   ? static_cast<std::size_t>(whole_number(root["chunk_elems"], source + ": chunk_elems", 0,
                                                                           static_cast<double>(limits::kMaxBytesPerRank)))
                                   : 0;
-    const json& rows = root.at("rows");
+    const json& rows = member(root, "rows", source);
+    if (!rows.is_array()) throw Error(source + ": \"rows\": expected an array, got " + json_input::shown(rows));
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      const json& r = rows[i];
-      const std::string where = source + ": rows[" + std::to_string(i) + "]";
-      if (r.contains("not_applicable")) {
-        set.skipped.push_back(where + ": not applicable (" + r["not_applicable"].get<std::string>() + ")");
-        continue;
-      }
-      Measurement m;
-      m.source = where;
-      m.algorithm = r.at("algorithm").get<std::string>();
-      m.runtime = m.algorithm == "nccl" ? MeasuredRuntime::nccl : MeasuredRuntime::colltune;
-      if (m.runtime == MeasuredRuntime::nccl) m.algorithm.clear();  // NCCL chose
-      m.nranks = nranks;
-      m.bytes = static_cast<std::size_t>(whole_number(r.at("size_bytes"), where + ": size_bytes", 0,
-                                                      static_cast<double>(limits::kMaxBytesPerRank)));
-      m.elem_size = elem;
-      m.chunk_elems = chunk;
-      m.time_us = r.at("out_of_place").at("time_us").get<double>();
-      if (r.contains("in_place")) m.in_place_time_us = r["in_place"].at("time_us").get<double>();
-      if (!(m.time_us > 0) || m.bytes == 0) {
-        set.skipped.push_back(where + ": no positive time or size");
-        continue;
-      }
-      set.rows.push_back(std::move(m));
+      std::optional<Measurement> m = bench_row(rows[i], source + ": rows[" + std::to_string(i) + "]", set);
+      if (!m) continue;
+      m->nranks = nranks;
+      m->elem_size = elem;
+      m->chunk_elems = chunk;
+      set.rows.push_back(std::move(*m));
     }
   } catch (const json::exception& e) {
     json_input::rethrow(e, source, "");

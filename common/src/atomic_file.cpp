@@ -8,11 +8,12 @@
 
 #include <atomic>
 #include <cerrno>
-#include <charconv>
+#include <optional>
 #include <system_error>
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/common/signals.hpp"
 #include "colltune/common/units.hpp"
 #include "file_util.hpp"
@@ -57,12 +58,10 @@ long temporary_owner(std::string_view entry, std::string_view name) {
   if (!name.empty() && entry.substr(1, tmp - 1) != name) return -1;
   const std::string_view rest = entry.substr(tmp + 5);  // "PID.N"
   const std::size_t dot = rest.find('.');
-  long pid = -1;
-  unsigned long n = 0;
-  auto [p1, e1] = std::from_chars(rest.data(), rest.data() + dot, pid);
-  if (dot == std::string_view::npos || e1 != std::errc() || p1 != rest.data() + dot) return -1;
-  auto [p2, e2] = std::from_chars(rest.data() + dot + 1, rest.data() + rest.size(), n);
-  return e2 == std::errc() && p2 == rest.data() + rest.size() ? pid : -1;
+  if (dot == std::string_view::npos) return -1;
+  const std::optional<long> pid = parse::try_integer<long>(rest.substr(0, dot));
+  const std::optional<unsigned long> n = parse::try_integer<unsigned long>(rest.substr(dot + 1));
+  return pid && n ? *pid : -1;
 }
 
 void remove_dead_temporaries(const fs::path& dir, std::string_view name) {
@@ -95,38 +94,63 @@ fs::path temp_beside(const fs::path& final) {
 
 }  // namespace
 
+namespace detail {
+
+Temporaries::~Temporaries() {
+  std::error_code ignored;
+  for (const auto& [tmp, target] : pending_) fs::remove(tmp, ignored);
+}
+
+void Temporaries::write(const fs::path& target, std::string_view content) {
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  remove_dead_temporaries(dir, target.filename().string());
+  const fs::path tmp = temp_beside(target);
+  write_new_file(tmp, content, target);
+  pending_.emplace_back(tmp, target);
+}
+
+std::vector<fs::path> Temporaries::rename_all() {
+  std::vector<fs::path> done;
+  while (!pending_.empty()) {
+    const auto [tmp, target] = pending_.front();
+    std::error_code ec;
+    fs::rename(tmp, target, ec);
+    if (ec) throw Error(target.string() + ": cannot rename into place (" + ec.message() + ")");
+    pending_.erase(pending_.begin());
+    done.push_back(target);
+  }
+  return done;
+}
+
+}  // namespace detail
+
 void write_file_atomic(const fs::path& path, std::string_view content) {
   const SignalDeferral signals;  // a signal now ends the process after the temporary is gone
-  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  detail::remove_dead_temporaries(dir, path.filename().string());
-  const fs::path tmp = temp_beside(path);
-  detail::write_new_file(tmp, content, path);
-  std::error_code ec;
-  if (SignalDeferral::pending() != 0) {
-    fs::remove(tmp, ec);
-    return;  // ~SignalDeferral delivers the signal
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw Error(path.string() + ": cannot rename into place (" + ec.message() + ")");
-  }
+  detail::Temporaries temporary;
+  temporary.write(path, content);
+  if (SignalDeferral::pending() != 0) return;  // ~Temporaries removes it, ~SignalDeferral delivers the signal
+  temporary.rename_all();
 }
 
 std::string read_file(const fs::path& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw Error(path.string() + ": is a directory, expected a file");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below, as devices are.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw Error(path.string() + ": cannot read (" + detail::errno_text(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path.string() + ": " + (S_ISDIR(st.st_mode) ? "is a directory, expected a file" :
+                "not a regular file (a pipe, FIFO or device: colltune reads its input files whole; save it to a file)"));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   auto too_large = [&] {
     ::close(fd);
     limits::exceeded(path.string(), format_bytes(limits::kMaxInputFileBytes) + " per input file",
                      limits::kMaxInputFileReason);
   };
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > limits::kMaxInputFileBytes)
-    too_large();  // a regular file says its size; devices and pipes are read up to the limit
+  if (static_cast<std::size_t>(st.st_size) > limits::kMaxInputFileBytes) too_large();  // before reading it
   std::string text;
   char buf[1 << 16];
   for (;;) {

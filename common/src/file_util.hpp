@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace colltune::detail {
 
@@ -23,5 +25,24 @@ bool process_gone(long pid);
 // Removes ".NAME.tmp.PID.N" files in `dir` whose PID is gone: temporaries of writers that were
 // killed. `name` empty: any NAME.
 void remove_dead_temporaries(const std::filesystem::path& dir, std::string_view name);
+
+// Temporaries ".NAME.tmp.PID.N" written beside their targets, then renamed over them together
+// (write_file_atomic, OutputFiles). Those not renamed are removed on destruction.
+class Temporaries {
+ public:
+  Temporaries() = default;
+  Temporaries(const Temporaries&) = delete;
+  Temporaries& operator=(const Temporaries&) = delete;
+  ~Temporaries();
+  // Removes dead temporaries of `target`, then writes `content` to a new one beside it. Throws
+  // Error "TARGET: cannot write (reason)".
+  void write(const std::filesystem::path& target, std::string_view content);
+  // Renames every temporary over its target, in order; returns the targets. Throws Error
+  // "TARGET: cannot rename into place (reason)" (the others not yet renamed are removed).
+  std::vector<std::filesystem::path> rename_all();
+
+ private:
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> pending_;  // temporary, target
+};
 
 }  // namespace colltune::detail

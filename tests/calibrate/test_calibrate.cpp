@@ -108,7 +108,23 @@ TEST(BenchReport, RowsOfTheBenchJson) {
   EXPECT_EQ(set.rows[0].algorithm, "ring");
   EXPECT_EQ(set.rows[0].nranks, 4);
   EXPECT_DOUBLE_EQ(set.rows[0].time_us, 12.5);
+  ASSERT_TRUE(set.rows[0].in_place_time_us.has_value());
+  EXPECT_DOUBLE_EQ(*set.rows[0].in_place_time_us, 12.0);
   EXPECT_EQ(set.skipped.size(), 1u);
+}
+
+// An in-place time of -1 or 0 (not measured) is no time, as in nccl-tests logs; it was kept, and
+// compare printed a negative time (found by the fuzz replay's finite-answer oracle).
+TEST(BenchReport, ANonPositiveInPlaceTimeIsNotMeasured) {
+  for (const char* t : {"-1", "0"}) {
+    const std::string report = std::string(R"({"format": "colltune-bench", "version": 2, "collective": "allreduce",
+      "transport": "mpi", "nranks": 4, "type": "float", "chunk_elems": 0, "rows": [
+        {"algorithm": "ring", "size_bytes": 1024, "count": 256,
+         "out_of_place": {"time_us": 12.5}, "in_place": {"time_us": )") + t + "}}]}";
+    const MeasurementSet set = parse_bench_json(report, "b.json");
+    ASSERT_EQ(set.rows.size(), 1u);
+    EXPECT_FALSE(set.rows[0].in_place_time_us.has_value()) << t;
+  }
 }
 
 TEST(HorovodTimeline, EachFusedBuffersAllreduceIsARow) {

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
@@ -71,14 +73,42 @@ TEST(AtomicFile, Errors) {
   EXPECT_THROW(colltune::FileSetWriter("/proc/colltune"), colltune::Error);  // cannot be created
 }
 
-// Input files are bounded: a device that never ends is refused at the limit, not read forever.
+// Input files are bounded: a file above the limit is refused by its size, before it is read.
 TEST(AtomicFile, ReadIsBounded) {
-  try {
-    colltune::read_file("/dev/zero");
-    ADD_FAILURE() << "/dev/zero was read";
-  } catch (const colltune::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("/dev/zero: above the limit of 256 MiB"), std::string::npos) << e.what();
+  const fs::path d = fresh_dir("bounded");
+  {
+    std::ofstream(d / "big.txt") << "x";
   }
+  fs::resize_file(d / "big.txt", (std::size_t{256} << 20) + 1);  // sparse: no disk used
+  try {
+    colltune::read_file(d / "big.txt");
+    ADD_FAILURE() << "a 256 MiB + 1 file was read";
+  } catch (const colltune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("big.txt: above the limit of 256 MiB"), std::string::npos) << e.what();
+  }
+  fs::remove_all(d);
+}
+
+// Only regular files are read: a device is never read (/dev/zero would never end) and a FIFO is
+// refused at once, not waited on for a writer that never comes.
+TEST(AtomicFile, ReadRefusesWhatIsNotARegularFile) {
+  const fs::path d = fresh_dir("fifo");
+  ASSERT_EQ(::mkfifo((d / "pipe").c_str(), 0600), 0);
+  for (const fs::path& p : {fs::path("/dev/zero"), d / "pipe"}) {
+    try {
+      colltune::read_file(p);
+      ADD_FAILURE() << p << " was read";
+    } catch (const colltune::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(p.string() + ": not a regular file"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    colltune::read_file(d);
+    ADD_FAILURE() << "a directory was read";
+  } catch (const colltune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory, expected a file"), std::string::npos) << e.what();
+  }
+  fs::remove_all(d);
 }
 
 // Temporaries of killed writers (SIGKILL cannot be caught) go with the next write of the file.

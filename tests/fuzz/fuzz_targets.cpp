@@ -1,12 +1,22 @@
 // Fuzz entry points (see fuzz_targets.hpp): topology JSON, NCCL XML, workload JSON, Horovod
 // timeline, preset spec, size and time strings.
+//
+// The finite-answer oracle: an input a reader accepts goes on to what a command computes from
+// it (the topology's JSON and a ring allreduce priced on it; the workload's JSON and its step
+// time; the measurements' times; the size or time), and every number there must be finite and
+// in range. A reader that accepts an input which then yields inf, nan or a negative time throws
+// finite::InternalError, which is not a colltune::Error: the replay reports it as a failure.
 #include "fuzz_targets.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/finite.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/calibrate/measurements.hpp"
+#include "colltune/sim/cost_model.hpp"
+#include "colltune/sim/step_model.hpp"
 #include "colltune/sim/timeline.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/json_io.hpp"
@@ -16,21 +26,64 @@
 namespace colltune::fuzz {
 namespace {
 
-void topology_json(std::string_view input) { topo::topology_from_json(input, "fuzz.json").validate(); }
-void nccl_xml(std::string_view input) { topo::topology_from_nccl_xml(input, "fuzz.xml").validate(); }
-void workload_json(std::string_view input) { sim::parse_workload_json(input, "fuzz.json"); }
-void horovod_timeline(std::string_view input) { sim::import_horovod_timeline_text(input, "fuzz.json"); }
-void nccl_tests_log(std::string_view input) { tuner::parse_nccl_tests_log(std::string(input), "fuzz.txt"); }
-void bench_json(std::string_view input) { tuner::parse_bench_json(std::string(input), "fuzz.json"); }
+// Throws finite::InternalError unless `value` is finite and >= 0.
+void expect_finite(double value, const std::string& what) {
+  if (!std::isfinite(value) || value < 0)
+    throw finite::InternalError("fuzz oracle: " + what + " = " + std::to_string(value) + " from an accepted input");
+}
+
+// Machines up to this size are also priced (larger accepted presets are only built: pricing
+// them per mutation would not keep the replay CI-sized).
+constexpr int kPricedRanks = 4096;
+
+// An accepted topology: its JSON (finite-checked as it is written) and a 1 MiB ring allreduce.
+void topology_oracle(const topo::Topology& t) {
+  t.validate();
+  (void)topo::to_json(t);
+  if (t.num_ranks() < 2 || t.num_ranks() > kPricedRanks) return;
+  sim::CollectiveRequest request;
+  request.bytes = std::size_t{1} << 20;
+  expect_finite(sim::CostModel(t).time_us(request), "ring allreduce time_us");
+}
+
+// An accepted workload: its JSON and its step on a small flat machine.
+void workload_oracle(const sim::Workload& w) {
+  (void)sim::workload_to_json(w);
+  static const topo::Topology machine = topo::make_preset("flat:ranks=4");
+  const sim::StepResult r = sim::StepSimulator(machine).run(w, sim::StepConfig{});
+  expect_finite(r.step_time_us, "step_time_us");
+  expect_finite(r.compute_us, "compute_us");
+  expect_finite(r.exposed_comm_us, "exposed_comm_us");
+}
+
+void measurements_oracle(const tuner::MeasurementSet& set) {
+  for (const tuner::Measurement& m : set.rows) {
+    expect_finite(m.time_us, m.source + " time_us");
+    if (m.in_place_time_us) expect_finite(*m.in_place_time_us, m.source + " in_place_time_us");
+  }
+  expect_finite(set.fusion_copy_bytes, "fusion_copy_bytes");
+  expect_finite(set.fusion_copy_us, "fusion_copy_us");
+}
+
+void topology_json(std::string_view input) { topology_oracle(topo::topology_from_json(input, "fuzz.json")); }
+void nccl_xml(std::string_view input) { topology_oracle(topo::topology_from_nccl_xml(input, "fuzz.xml")); }
+void workload_json(std::string_view input) { workload_oracle(sim::parse_workload_json(input, "fuzz.json")); }
+void horovod_timeline(std::string_view input) {
+  workload_oracle(sim::import_horovod_timeline_text(input, "fuzz.json").workload);
+}
+void nccl_tests_log(std::string_view input) {
+  measurements_oracle(tuner::parse_nccl_tests_log(std::string(input), "fuzz.txt"));
+}
+void bench_json(std::string_view input) { measurements_oracle(tuner::parse_bench_json(std::string(input), "fuzz.json")); }
 // A preset spec as --topology takes it, without the file lookup (the fuzzer must not read files).
 void preset_spec(std::string_view input) {
-  if (topo::is_preset_spec(input)) topo::make_preset(input).validate();
+  if (topo::is_preset_spec(input)) topology_oracle(topo::make_preset(input));
 }
 void size_string(std::string_view input) {
-  parse_size(input, "--size");
-  parse_size(input, "--size", BareNumber::refused);
+  expect_finite(static_cast<double>(parse_size(input, "--size")), "size");
+  expect_finite(static_cast<double>(parse_size(input, "--size", BareNumber::refused)), "size");
 }
-void time_string(std::string_view input) { parse_time_us(input, "--time"); }
+void time_string(std::string_view input) { expect_finite(parse_time_us(input, "--time"), "time_us"); }
 
 }  // namespace
 

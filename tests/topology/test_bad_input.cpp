@@ -36,6 +36,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"bad-zero-bandwidth.json", "links[4].bandwidth_gbps: must be > 0, got 0"},
         BadFile{"bad-negative-bandwidth.json", "links[6].bandwidth_gbps: must be > 0, got -12.5"},
         BadFile{"bad-missing-device.json", "links[7].to: no device \"h2/nic0\" in \"devices\""},
+        BadFile{"bad-self-link.json", "links[3].to: same device as \"from\" (\"h0/gpu1\"): a link joins two devices"},
         BadFile{"bad-rank-twice.json", "ranks[3].rank: rank 1 mapped twice (also ranks[1])"},
         BadFile{"bad-rank-missing.json", "ranks: rank 3 is not mapped (4 entries, so ranks must be 0..3)"},
         BadFile{"bad-disconnected.json",
@@ -44,7 +45,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"bad-unknown-kind.json", "links[8].kind: unknown link kind 'infiniband' (valid: nvlink, pcie, net, shm, sys)"},
         BadFile{"bad-version.json", "version: unsupported version 3 (this colltune reads versions 1 to 2)"},
         BadFile{"bad-duplicate-device.json", "devices[4].id: duplicate device id \"h1/gpu0\""},
-        BadFile{"bad-xml-not-nccl.xml", "system: no <system> element: not an NCCL topology file"}),
+        BadFile{"bad-xml-not-nccl.xml", "system: no <system> element: not an NCCL topology file"},
+        BadFile{"bad-utf16.xml", "not UTF-8 text (a UTF-16 byte-order mark): save it as UTF-8"}),
     [](const ::testing::TestParamInfo<BadFile>& p) {
       std::string name = p.param.file;
       for (char& c : name)
@@ -64,7 +66,7 @@ TEST(BadTopologySpec, UnknownPresetParameterAndMissingFile) {
               HasSubstr("unknown topology preset 'dgx-h900' (valid: dgx-h100"));
   EXPECT_THAT(error_of([] { load_topology("fat-tree:racks=4"); }),
               HasSubstr("preset fat-tree: unknown parameter 'racks' (valid: nodes, gpus, nics, per_switch, nic_gbit, oversub, leaf_ports, sharp, nvlink, nvls, gpu, transport)"));
-  EXPECT_THAT(error_of([] { load_topology("flat:bw=-1"); }), HasSubstr("preset flat: bw=-1: expected a number > 0"));
+  EXPECT_THAT(error_of([] { load_topology("flat:bw=-1"); }), HasSubstr("preset flat: bw: '-1' must be > 0"));
   EXPECT_THAT(error_of([] { load_topology("/no/such/machine.json"); }), HasSubstr("/no/such/machine.json: cannot read"));
   EXPECT_THAT(error_of([] { load_topology(""); }), HasSubstr("empty topology spec"));
   EXPECT_THAT(error_of([] { load_topology(COLLTUNE_TEST_DATA); }), HasSubstr("unknown topology preset"));
@@ -126,7 +128,7 @@ TEST(BadTopologySpec, SizeLimitsAreStatedAndQuick) {
               HasSubstr("= 67108864 ranks: above the limit of 131072 ranks"));
   EXPECT_THAT(error_of([] { load_topology("torus:dims=4096x4096"); }),
               HasSubstr("preset torus: dims make 16777216 GPUs: above the limit of 131072 ranks"));
-  EXPECT_THAT(error_of([] { load_topology("flat:ranks=1000000"); }), HasSubstr("ranks=1000000: expected an integer in 1..131072"));
+  EXPECT_THAT(error_of([] { load_topology("flat:ranks=1000000"); }), HasSubstr("ranks: '1000000' must be an integer in 1..131072"));
   Topology t;
   EXPECT_THAT(error_of([&] { t.map_rank(1 << 20, 0); }), HasSubstr("topology: rank 1048576: above the limit of 131072 ranks"));
 }

@@ -80,7 +80,12 @@ TEST(NcclXml, PcieLinkRates) {
   EXPECT_EQ(pcie_link_gbps("Unknown", "16"), 0);
   EXPECT_EQ(pcie_link_gbps("16.0 GT/s PCIe", "0"), 0);
   EXPECT_EQ(pcie_link_gbps("", ""), 0);
-  EXPECT_THAT(error_of([] { pcie_link_gbps("3.0 GT/s", "16"); }), HasSubstr("'3.0 GT/s' is no PCIe generation"));
+  EXPECT_THAT(error_of([] { pcie_link_gbps("3.0 GT/s", "16"); }), HasSubstr("link_speed: '3.0 GT/s' is no PCIe generation"));
+  // A width that is not a PCIe width is refused, never read as x1 or the default.
+  EXPECT_THAT(error_of([] { pcie_link_gbps("16.0 GT/s PCIe", "1e9"); }), HasSubstr("link_width: '1e9' is not a decimal integer"));
+  EXPECT_THAT(error_of([] { pcie_link_gbps("16.0 GT/s PCIe", "abc"); }), HasSubstr("link_width: 'abc' is not a decimal integer"));
+  EXPECT_THAT(error_of([] { pcie_link_gbps("16.0 GT/s PCIe", "-16"); }), HasSubstr("link_width: '-16' must not be negative"));
+  EXPECT_THAT(error_of([] { pcie_link_gbps("16.0abc", "16"); }), HasSubstr("is no PCIe generation"));
 }
 
 // Two V100s joined directly by two NVLink2 links each way, under one CPU.
@@ -157,9 +162,9 @@ TEST(NcclXml, BadFilesNameTheElement) {
   EXPECT_THAT(err(R"(<system><cpu numaid="0"><pci busid="0000:01:00.0"><gpu dev="0"/></pci></cpu></system>)"),
               HasSubstr("f.xml: system/cpu[0]/pci[busid=0000:01:00.0]/gpu@sm: missing attribute"));
   EXPECT_THAT(err(R"(<system><cpu numaid="0"><pci busid="0000:01:00.0"><gpu dev="0" sm="nine"/></pci></cpu></system>)"),
-              HasSubstr("gpu@sm: expected an integer, got 'nine'"));
+              HasSubstr("gpu@sm: 'nine' is not a decimal integer"));
   EXPECT_THAT(err(R"(<system><cpu numaid="0"><pci busid="0000:01:00.0" link_speed="3 GT/s" link_width="16"><gpu dev="0" sm="90"/></pci></cpu></system>)"),
-              HasSubstr("pci[busid=0000:01:00.0]: link_speed '3 GT/s' is no PCIe generation"));
+              HasSubstr("pci[busid=0000:01:00.0]: link_speed: '3 GT/s' is no PCIe generation"));
   EXPECT_THAT(err(R"(<system><cpu numaid="0"><pci busid="0000:01:00.0"><gpu dev="0" sm="90"><nvlink target="0000:09:00.0" count="2" tclass="0x030200"/></gpu></pci></cpu></system>)"),
               HasSubstr("gpu/nvlink[0]@target: no GPU with busid '0000:09:00.0'"));
   EXPECT_THAT(err(R"(<system><cpu numaid="0"><pci busid="0000:01:00.0"><gpu dev="0" sm="90"><nvlink target="x" count="0" tclass="0x068000"/></gpu></pci></cpu></system>)"),

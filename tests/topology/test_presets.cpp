@@ -142,25 +142,32 @@ TEST(Presets, ErrorsListValidNames) {
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:gpus=4"); }),
               HasSubstr("preset dgx-h100: unknown parameter 'gpus' (valid: nodes, nic_gbit, oversub, leaf_ports, sharp, transport, nvls)"));
   EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes"); }), HasSubstr("'nodes' is not key=value"));
-  EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes=2,nodes=3"); }), HasSubstr("'nodes' given twice"));
-  EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes=0"); }), HasSubstr("nodes=0: expected an integer in 1..65536"));
-  EXPECT_THAT(error_of([] { make_preset("dgx-a100:nodes=two"); }), HasSubstr("nodes=two: expected an integer"));
-  EXPECT_THAT(error_of([] { make_preset("dgx-h100:nic_gbit=-400"); }), HasSubstr("nic_gbit=-400: expected a number > 0"));
-  EXPECT_THAT(error_of([] { make_preset("fat-tree:oversub=0"); }), HasSubstr("oversub=0: expected a number > 0"));
-  EXPECT_THAT(error_of([] { make_preset("pcie-box:gen=7"); }), HasSubstr("gen=7: expected an integer in 1..6"));
-  EXPECT_THAT(error_of([] { make_preset("torus:dims=4x0"); }), HasSubstr("dims=4x0: expected sizes like 4x4"));
+  EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes=2,nodes=3"); }), HasSubstr("preset dgx-h100: 'nodes' is given twice"));
+  EXPECT_THAT(error_of([] { make_preset("dgx-h100:nodes=0"); }), HasSubstr("nodes: '0' must be an integer in 1..65536"));
+  EXPECT_THAT(error_of([] { make_preset("dgx-a100:nodes=two"); }), HasSubstr("nodes: 'two' is not a decimal integer"));
+  EXPECT_THAT(error_of([] { make_preset("dgx-h100:nic_gbit=-400"); }), HasSubstr("nic_gbit: '-400' must be > 0"));
+  EXPECT_THAT(error_of([] { make_preset("fat-tree:oversub=0"); }), HasSubstr("oversub: '0' must be > 0"));
+  EXPECT_THAT(error_of([] { make_preset("pcie-box:gen=7"); }), HasSubstr("gen: '7' must be an integer in 1..6"));
+  EXPECT_THAT(error_of([] { make_preset("torus:dims=4x0"); }), HasSubstr("dims: '4x0' must be sizes like 4x4"));
   EXPECT_THAT(error_of([] { make_preset("torus:dims=16"); }), HasSubstr("2 or 3 dimensions"));
   EXPECT_THAT(error_of([] { make_preset("torus:dims=4x4,per_host=3"); }), HasSubstr("per_host=3 does not divide"));
   EXPECT_THAT(error_of([] { make_preset("torus:dims=64x64x64"); }), HasSubstr("262144 GPUs: above the limit of 131072 ranks"));
-  EXPECT_THAT(error_of([] { make_preset("flat:bw=0"); }), HasSubstr("bw=0: expected a number > 0"));
+  EXPECT_THAT(error_of([] { make_preset("flat:bw=0"); }), HasSubstr("bw: '0' must be > 0"));
   EXPECT_THAT(error_of([] { make_preset("flat:ranks=5,nodes=2"); }), HasSubstr("nodes=2 does not divide ranks=5"));
-  EXPECT_THAT(error_of([] { make_preset("flat:alpha=1e400"); }), HasSubstr("alpha=1e400"));
+  EXPECT_THAT(error_of([] { make_preset("flat:alpha=1e400"); }), HasSubstr("alpha: '1e400' is not a finite decimal number"));
+  // One rule for a reduce rate, as in the JSON format: 0 (reductions cost nothing) or a positive
+  // rate, in flat and torus alike (flat once refused 0).
+  EXPECT_EQ(make_preset("flat:reduce=0").device(make_preset("flat:reduce=0").device_of_rank(0)).reduce_gbps, 0);
+  EXPECT_EQ(make_preset("torus:reduce=0").device(make_preset("torus:reduce=0").device_of_rank(0)).reduce_gbps, 0);
+  EXPECT_THAT(error_of([] { make_preset("flat:reduce=-1"); }), HasSubstr("preset flat: reduce: '-1' must be >= 0"));
+  EXPECT_THAT(error_of([] { make_preset("torus:reduce=-1"); }), HasSubstr("preset torus: reduce: '-1' must be >= 0"));
+  EXPECT_THAT(error_of([] { make_preset("flat:ranks=4,"); }), HasSubstr("has an empty item"));
   // Numbers are plain decimals: no hex, no spaces around them.
-  EXPECT_THAT(error_of([] { make_preset("flat:alpha=0x10"); }), HasSubstr("alpha=0x10: expected a number >= 0"));
-  EXPECT_THAT(error_of([] { make_preset("flat:bw= 4"); }), HasSubstr("bw= 4: expected a number > 0"));
-  EXPECT_THAT(error_of([] { make_preset("flat:bw=4 "); }), HasSubstr("bw=4 : expected a number > 0"));
-  EXPECT_THAT(error_of([] { make_preset("flat:bw=inf"); }), HasSubstr("bw=inf: expected a number > 0"));
-  EXPECT_THAT(error_of([] { make_preset("flat:bw="); }), HasSubstr("bw=: expected a number > 0"));
+  EXPECT_THAT(error_of([] { make_preset("flat:alpha=0x10"); }), HasSubstr("alpha: '0x10' is not a finite decimal number"));
+  EXPECT_THAT(error_of([] { make_preset("flat:bw= 4"); }), HasSubstr("bw: ' 4' is not a finite decimal number"));
+  EXPECT_THAT(error_of([] { make_preset("flat:bw=4 "); }), HasSubstr("bw: '4 ' is not a finite decimal number"));
+  EXPECT_THAT(error_of([] { make_preset("flat:bw=inf"); }), HasSubstr("bw: 'inf' is not a finite decimal number"));
+  EXPECT_THAT(error_of([] { make_preset("flat:bw="); }), HasSubstr("bw: '' is not a finite decimal number"));
   EXPECT_DOUBLE_EQ(make_preset("flat:ranks=2,bw=2.5e1").route(0, 1).bottleneck_gbps, 25);
 }
 

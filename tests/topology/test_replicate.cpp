@@ -73,9 +73,9 @@ void expect_error(const std::string& spec, const std::string& part) {
 }
 
 TEST(Replicate, BadInputNamesTheProblem) {
-  expect_error(kDump + ":nodes=0", "nodes=0: expected an integer in 1..65536");
+  expect_error(kDump + ":nodes=0", "nodes: '0' must be an integer in 1..65536");
   expect_error(kDump + ":gpus=4", "unknown parameter 'gpus' (valid: nodes, nic_gbit, leaf_ports, oversub, sharp)");
-  expect_error(kDump + ":nodes=100000", "nodes=100000");
+  expect_error(kDump + ":nodes=100000", "nodes: '100000' must be an integer in 1..65536");
   expect_error(kTwoHosts + ":nodes=2", "this file has 2 hosts");
 }
 

@@ -1,6 +1,9 @@
 // The `topo show` summary, the slowest-route scan and the DOT export.
 #include "colltune/topology/report.hpp"
 
+#include <cstddef>
+#include <limits>
+
 #include "topo_test_util.hpp"
 
 namespace colltune::topo {
@@ -29,6 +32,23 @@ TEST(TopologyReport, SlowestRouteIsTheNarrowestThenTheLatest) {
   const RankPairRoute sampled = slowest_route(load_topology("flat:ranks=40"), 10);
   EXPECT_EQ(sampled.sources_searched, 10);
   EXPECT_DOUBLE_EQ(sampled.path.latency_us, 5);
+}
+
+// The search is budgeted by what a source costs (its graph search plus the hops of its routes),
+// so a machine with long routes searches fewer sources: the summary stays linear in its size.
+TEST(TopologyReport, TheBudgetBoundsTheSourcesSearched) {
+  const Topology torus = load_topology("torus:dims=16x16");
+  const RankPairRoute all = slowest_route(torus, 256, std::numeric_limits<std::size_t>::max());
+  EXPECT_EQ(all.sources_searched, 256);
+  EXPECT_EQ(slowest_route(torus, 256, 1).sources_searched, 1);  // source 0 is always searched
+  // One source of this torus: 256 GPUs, 1,024 links, and routes of 0..16 hops (8 on average) to
+  // its 256 ranks, each counted with one more: 256 + 1,024 + 256 * 9 = 3,584.
+  const RankPairRoute ten = slowest_route(torus, 256, 10 * 3584);
+  EXPECT_EQ(ten.sources_searched, 10);
+  EXPECT_EQ(slowest_route(torus, 256, 10 * 3584 - 1).sources_searched, 9);
+  // Every source of a torus sees the same worst route: a sample finds it.
+  EXPECT_DOUBLE_EQ(ten.path.latency_us, all.path.latency_us);
+  EXPECT_EQ(ten.path.links.size(), all.path.links.size());
 }
 
 TEST(TopologyReport, DotHasClustersRanksAndDuplexEdges) {

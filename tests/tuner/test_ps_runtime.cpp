@@ -57,11 +57,11 @@ TEST(PsOptions, ParseAndSpell) {
   EXPECT_TRUE(o.colocated);
   EXPECT_EQ(o.agg_gbps, 20);
   EXPECT_EQ(sim::parse_ps_options(sim::to_string(o)), o);
-  EXPECT_THAT([] { sim::parse_ps_options("servers=0"); }, ::testing::ThrowsMessage<Error>(HasSubstr("at least 1")));
+  EXPECT_THAT([] { sim::parse_ps_options("servers=0"); }, ::testing::ThrowsMessage<Error>(HasSubstr("servers: '0' must be an integer in 1..4096")));
   EXPECT_THAT([] { sim::parse_ps_options("servers=4,fast"); }, ::testing::ThrowsMessage<Error>(HasSubstr("'fast'")));
-  EXPECT_THAT([] { sim::parse_ps_options("servers=x"); }, ::testing::ThrowsMessage<Error>(HasSubstr("whole number")));
+  EXPECT_THAT([] { sim::parse_ps_options("servers=x"); }, ::testing::ThrowsMessage<Error>(HasSubstr("'x' is not a decimal integer")));
   EXPECT_THAT([] { sim::parse_ps_options("servers=2,agg_gbps=-1"); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("positive")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("agg_gbps: '-1' must not be negative")));
   EXPECT_THAT([] { sim::parse_ps_options("colocated"); }, ::testing::ThrowsMessage<Error>(HasSubstr("servers=S")));
   EXPECT_EQ(tuner::parse_runtime_spec("ps:servers=2").runtime, coll::Runtime::ps);
   EXPECT_EQ(tuner::to_string(tuner::parse_runtime_spec("ps:servers=2,colocated")), "ps:servers=2,colocated");

@@ -10,6 +10,7 @@
 #include "colltune/collectives/executor.hpp"
 #include "colltune/collectives/mpi.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "mpi_poll.hpp"
 
 namespace colltune::coll {
@@ -34,12 +35,7 @@ void check_mpi(int rc, const std::string& what) {
 int ranks_per_host_from_env() {
   const char* text = std::getenv("COLLTUNE_RANKS_PER_HOST");
   if (text == nullptr || *text == '\0') return 0;
-  char* end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (*end != '\0' || v <= 0 || v > 1 << 20) {
-    throw Error("COLLTUNE_RANKS_PER_HOST='" + std::string(text) + "': expected a positive integer");
-  }
-  return static_cast<int>(v);
+  return parse::integer<int>(text, "COLLTUNE_RANKS_PER_HOST", 1, 1 << 20);
 }
 
 MpiSession::MpiSession(int* argc, char*** argv) : uncaught_at_start_(std::uncaught_exceptions()) {

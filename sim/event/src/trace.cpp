@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 
@@ -76,7 +77,7 @@ std::string chrome_trace_json(const EventSimResult& result, int nranks, const st
   json doc{{"traceEvents", std::move(events)},
            {"displayTimeUnit", "ns"},
            {"otherData", {{"title", title}, {"time_us", result.time_us}, {"ranks", nranks}}}};
-  return doc.dump();
+  return finite::json_text(doc, -1, "the Chrome trace");
 }
 
 void write_chrome_trace(const std::filesystem::path& path, const EventSimResult& result, int nranks,

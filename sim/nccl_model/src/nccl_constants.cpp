@@ -4,9 +4,11 @@
 #include "colltune/sim/nccl_constants.hpp"
 
 #include <algorithm>
-#include <charconv>
+#include <optional>
+#include <vector>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -150,14 +152,26 @@ std::string known_list() {
   return out;
 }
 
-// Leading decimal number of `text` at `pos`, advancing `pos`; -1 when there is none.
-int read_number(std::string_view text, std::size_t& pos) {
-  int value = -1;
-  const char* begin = text.data() + pos;
-  const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
-  if (ec != std::errc{} || end == begin) return -1;
-  pos += static_cast<std::size_t>(end - begin);
-  return value;
+// The numbers of "2.28", "2.28.9" or "2.28.9-1" (major, minor, patch, release); empty when the
+// text is not such a version.
+std::vector<int> version_numbers(std::string_view text) {
+  std::vector<int> out;
+  const std::size_t dash = text.find('-');
+  std::string_view dotted = text.substr(0, dash);
+  for (std::size_t dot = 0; dot != std::string_view::npos; dotted = dotted.substr(dot + 1)) {
+    dot = dotted.find('.');
+    const std::optional<int> n = parse::try_integer<int>(dotted.substr(0, dot));
+    if (!n || *n < 0) return {};
+    out.push_back(*n);
+  }
+  // MAJOR.MINOR or MAJOR.MINOR.PATCH; a release suffix only after a patch level.
+  if (out.size() < 2 || out.size() > 3 || (dash != std::string_view::npos && out.size() != 3)) return {};
+  if (dash != std::string_view::npos) {
+    const std::optional<int> release = parse::try_integer<int>(text.substr(dash + 1));
+    if (!release || *release < 0) return {};
+    out.push_back(*release);
+  }
+  return out;
 }
 
 }  // namespace
@@ -186,20 +200,12 @@ NcclVersion NcclVersion::installed() {
 }
 
 NcclVersion NcclVersion::parse(std::string_view text) {
-  std::size_t pos = 0;
-  const int major = read_number(text, pos);
-  int minor = -1;
-  if (major >= 0 && pos < text.size() && text[pos] == '.') minor = read_number(text, ++pos);
-  // Anything after major.minor must be a patch level ("2.28.9") and an optional "-1" suffix.
-  bool tail_ok = minor >= 0;
-  if (tail_ok && pos < text.size()) {
-    tail_ok = text[pos] == '.' && read_number(text, ++pos) >= 0;
-    if (tail_ok && pos < text.size()) tail_ok = text[pos] == '-' && read_number(text, ++pos) >= 0 && pos == text.size();
-  }
+  const std::vector<int> numbers = version_numbers(text);
+  const bool tail_ok = !numbers.empty();
   if (!tail_ok)
     throw Error("NCCL version '" + std::string(text) + "': expected MAJOR.MINOR such as 2.28 (known: " + known_list() +
                 ")");
-  const NcclVersion v{major, minor};
+  const NcclVersion v{numbers[0], numbers[1]};
   if (std::find(known().begin(), known().end(), v) == known().end())
     throw Error("NCCL version '" + std::string(text) + "' has no table in colltune (known: " + known_list() + ")");
   return v;

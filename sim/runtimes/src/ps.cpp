@@ -7,31 +7,11 @@
 
 #include "colltune/collectives/step_source.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/sim/event_sim.hpp"
 
 namespace colltune::sim {
 namespace {
-
-[[noreturn]] void bad(std::string_view option, const std::string& why) {
-  throw Error("--runtime ps: option '" + std::string(option) + "': " + why);
-}
-
-int parse_servers(std::string_view option, std::string_view value) {
-  int s = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), s);
-  if (ec != std::errc() || end != value.data() + value.size()) bad(option, "not a whole number of servers");
-  if (s < 1) bad(option, "needs at least 1 server");
-  if (s > 4096) bad(option, "at most 4096 servers");
-  return s;
-}
-
-double parse_gbps(std::string_view option, std::string_view value) {
-  double g = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), g);
-  if (ec != std::errc() || end != value.data() + value.size()) bad(option, "not a number of GB/s");
-  if (!std::isfinite(g) || g <= 0) bad(option, "needs a positive rate in GB/s");
-  return g;
-}
 
 // The workers' devices' reduction rate (the slowest that states one), as the cost model's gamma.
 double workers_reduce_gbps(const topo::Topology& t) {
@@ -46,24 +26,20 @@ double workers_reduce_gbps(const topo::Topology& t) {
 }  // namespace
 
 PsOptions parse_ps_options(std::string_view text) {
+  const std::string what = "--runtime ps";
   PsOptions o;
   bool servers = false;
-  while (!text.empty()) {
-    const std::size_t comma = text.find(',');
-    const std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
-    const std::size_t eq = item.find('=');
-    const std::string_view key = item.substr(0, eq);
-    const std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
-    if (key == "servers" && eq != std::string_view::npos) {
-      o.servers = parse_servers(item, value);
+  for (const parse::SpecItem& item : parse::split_items(text, what, parse::Flags::allowed)) {
+    if (item.key == "servers" && !item.flag) {
+      o.servers = parse::integer<int>(item.value, what + ": servers", 1, 4096);
       servers = true;
-    } else if (key == "agg_gbps" && eq != std::string_view::npos) {
-      o.agg_gbps = parse_gbps(item, value);
-    } else if (item == "colocated") {
+    } else if (item.key == "agg_gbps" && !item.flag) {
+      o.agg_gbps = parse::rate_gbps(item.value, what + ": agg_gbps");
+    } else if (item.key == "colocated" && item.flag) {
       o.colocated = true;
     } else {
-      bad(item, "unknown (valid: servers=S, colocated, agg_gbps=X)");
+      parse::refuse(what, item.flag ? item.key : item.key + "=" + item.value,
+                    "is unknown (valid: servers=S, colocated, agg_gbps=X)");
     }
   }
   if (!servers) throw Error("--runtime ps: needs servers=S (e.g. ps:servers=4)");

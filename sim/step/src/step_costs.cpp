@@ -2,36 +2,48 @@
 // efficiency a link class gets.
 #include "colltune/sim/step_costs.hpp"
 
-#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/limits.hpp"
 
 namespace colltune::sim {
 
+// The ranges are physical ones, so that no cost can drive a step time to infinity or zero: a
+// rate within the links' range (limits.hpp), a time of at most a second (limits::kMaxLatencyUs),
+// a slowdown of at most 1000x, an efficiency of at least 0.1 %.
 const std::vector<StepCostField>& step_cost_fields() {
+  using parse::Bounds;
+  const Bounds rate = Bounds::closed(limits::kMinBandwidthGbps, limits::kMaxBandwidthGbps);
+  const Bounds time = Bounds::closed(0, limits::kMaxLatencyUs);
+  const Bounds fraction = Bounds::closed(1e-3, 1);
   static const std::vector<StepCostField> fields{
       {"fusion_copy_gbps", &StepCosts::fusion_copy_gbps, "GB/s",
-       "fusion buffer copy in and out, per tensor byte (default: GPU memory bandwidth x memory fraction / 2)", 0, true, 0,
+       "fusion buffer copy in and out, per tensor byte (default: GPU memory bandwidth x memory fraction / 2)", rate,
        true},
       {"negotiation_base_us", &StepCosts::negotiation_base_us, "us",
-       "negotiation per cycle, rank-independent part (default: fastest 64-byte allreduce)", 0, false, 0, true},
-      {"negotiation_us_per_rank", &StepCosts::negotiation_us_per_rank, "us", "negotiation per cycle, per rank", 0,
-       false, 0, false},
-      {"tensor_us", &StepCosts::tensor_us, "us", "per tensor in a fusion buffer", 0, false, 0, false},
-      {"launch_us", &StepCosts::launch_us, "us", "per allreduce launch", 0, false, 0, false},
-      {"interference", &StepCosts::interference, "x", "slowdown of backward compute while an allreduce runs", 1,
-       false, 0, false},
-      {"nvlink_efficiency", &StepCosts::nvlink_efficiency, "fraction", "of NVLink bandwidth", 0, true, 1, false},
-      {"pcie_efficiency", &StepCosts::pcie_efficiency, "fraction", "of PCIe bandwidth", 0, true, 1, false},
-      {"ib_efficiency", &StepCosts::ib_efficiency, "fraction", "of network bandwidth over InfiniBand", 0, true, 1,
+       "negotiation per cycle, rank-independent part (default: fastest 64-byte allreduce)", time, true},
+      {"negotiation_us_per_rank", &StepCosts::negotiation_us_per_rank, "us", "negotiation per cycle, per rank", time,
        false},
-      {"roce_efficiency", &StepCosts::roce_efficiency, "fraction", "of network bandwidth over RoCE", 0, true, 1, false},
-      {"tcp_efficiency", &StepCosts::tcp_efficiency, "fraction", "of network bandwidth over TCP sockets", 0, true, 1,
+      {"tensor_us", &StepCosts::tensor_us, "us", "per tensor in a fusion buffer", time, false},
+      {"launch_us", &StepCosts::launch_us, "us", "per allreduce launch", time, false},
+      {"interference", &StepCosts::interference, "x", "slowdown of backward compute while an allreduce runs",
+       Bounds::closed(1, 1000), false},
+      {"nvlink_efficiency", &StepCosts::nvlink_efficiency, "fraction", "of NVLink bandwidth", fraction, false},
+      {"pcie_efficiency", &StepCosts::pcie_efficiency, "fraction", "of PCIe bandwidth", fraction, false},
+      {"ib_efficiency", &StepCosts::ib_efficiency, "fraction", "of network bandwidth over InfiniBand", fraction,
+       false},
+      {"roce_efficiency", &StepCosts::roce_efficiency, "fraction", "of network bandwidth over RoCE", fraction, false},
+      {"tcp_efficiency", &StepCosts::tcp_efficiency, "fraction", "of network bandwidth over TCP sockets", fraction,
        false},
   };
   return fields;
+}
+
+const StepCostField* find_step_cost_field(std::string_view name) {
+  for (const StepCostField& f : step_cost_fields())
+    if (f.name == name) return &f;
+  return nullptr;
 }
 
 namespace {
@@ -42,39 +54,18 @@ std::string known_costs() {
   return out;
 }
 
-// "%g" of a bound: 0, 1, 0.5 as people write them.
-std::string bound(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-std::string range_of(const StepCostField& f) {
-  std::string out = (f.min_exclusive ? "> " : ">= ") + bound(f.min);
-  if (f.max > 0) out += " and <= " + bound(f.max);
-  return out;
-}
-
 }  // namespace
 
 void set_step_cost(StepCosts& costs, std::string_view assignment) {
-  const std::string where = "--cost " + std::string(assignment);
   const std::size_t eq = assignment.find('=');
-  if (eq == std::string_view::npos) throw Error(where + ": expected NAME=VALUE (names: " + known_costs() + ")");
+  if (eq == std::string_view::npos)
+    throw Error("--cost " + parse::shown(assignment) + ": expected NAME=VALUE (names: " + known_costs() + ")");
   const std::string_view name = assignment.substr(0, eq);
-  const std::string_view text = assignment.substr(eq + 1);
-  for (const StepCostField& f : step_cost_fields()) {
-    if (f.name != name) continue;
-    double v = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || !std::isfinite(v))
-      throw Error(where + ": '" + std::string(text) + "' is not a number");
-    const bool low = f.min_exclusive ? !(v > f.min) : !(v >= f.min);
-    if (low || (f.max > 0 && v > f.max)) throw Error(where + ": " + std::string(name) + " must be " + range_of(f));
-    costs.*f.member = v;
-    return;
-  }
-  throw Error(where + ": unknown cost '" + std::string(name) + "' (known: " + known_costs() + ")");
+  const StepCostField* f = find_step_cost_field(name);
+  if (!f)
+    throw Error("--cost " + parse::shown(assignment) + ": unknown cost '" + parse::shown(name) + "' (known: " +
+                known_costs() + ")");
+  costs.*f->member = parse::number(assignment.substr(eq + 1), "--cost " + std::string(name), f->range);
 }
 
 double link_efficiency(const StepCosts& c, topo::LinkKind kind, topo::NetTransport transport) {

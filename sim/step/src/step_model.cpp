@@ -85,11 +85,22 @@ double tick_of(double ready_us, double cycle_us) {
   return std::ceil(ready_us / cycle_us - 1e-9) * cycle_us;
 }
 
+}  // namespace
+
+bool valid_cycle_time_us(double us) { return us == 0 || (us >= kMinCycleTimeUs && us <= kMaxCycleTimeUs); }
+
+double parse_cycle_time_us(std::string_view text, std::string_view what) {
+  const double us = parse_time_us(text, what);
+  if (!valid_cycle_time_us(us)) parse::refuse(what, text, "must be 0 or in 1us .. 10s");
+  return us;
+}
+
+namespace {
+
 // Returns the configured algorithm, or nullptr for "auto".
 const coll::Algorithm* validate_config(const StepConfig& c) {
-  if (!std::isfinite(c.cycle_time_us) || c.cycle_time_us < 0) {
-    throw Error("cycle time " + std::to_string(c.cycle_time_us) + " us must be a non-negative finite time");
-  }
+  if (!valid_cycle_time_us(c.cycle_time_us))
+    throw Error("cycle time " + std::to_string(c.cycle_time_us) + " us must be 0 or in 1 us .. 10 s");
   if (!std::isfinite(c.negotiation_us)) throw Error("negotiation time must be finite");
   if (c.algorithm == "auto" || c.price_buffer) return nullptr;
   const coll::Algorithm& algo = coll::find_algorithm(c.algorithm);  // throws for unknown ids
@@ -198,9 +209,10 @@ struct StepSimulator::Impl {
     if (!j.is_object() || !j.contains("step_costs") || !j["step_costs"].is_object()) return std::nullopt;
     const auto& v = j["step_costs"];
     if (!v.contains("fusion_copy_gbps")) return std::nullopt;
-    if (!v["fusion_copy_gbps"].is_number() || !(v["fusion_copy_gbps"].get<double>() > 0))
-      throw Error(t.name + ": calibration.step_costs.fusion_copy_gbps: expected a positive number, got " +
-                  v["fusion_copy_gbps"].dump());
+    const parse::Bounds& range = find_step_cost_field("fusion_copy_gbps")->range;
+    if (!v["fusion_copy_gbps"].is_number() || !range.contains(v["fusion_copy_gbps"].get<double>()))
+      throw Error(t.name + ": calibration.step_costs.fusion_copy_gbps: expected a number " + range.text() +
+                  " GB/s, got " + v["fusion_copy_gbps"].dump());
     return v["fusion_copy_gbps"].get<double>();
   }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/uneven.hpp"
 #include "colltune/topology/subset.hpp"
@@ -87,10 +88,9 @@ Failure parse_failure(const std::string& text, const topo::Topology& topology, l
   Failure f;
   f.host = topo::find_host(topology, who);
   if (f.host < 0) throw Error("--fail " + text + ": the topology has no host '" + who + "'");
-  if (step.empty() || step.size() > 15 ||
-      !std::all_of(step.begin(), step.end(), [](unsigned char c) { return std::isdigit(c); }))
-    throw Error("--fail " + text + ": the step must be a whole number in 1.." + std::to_string(run_steps));
-  f.step = std::stol(step);
+  const std::optional<long> n = parse::try_integer<long>(step);
+  if (!n || step[0] == '-') throw Error("--fail " + text + ": the step must be a whole number in 1.." + std::to_string(run_steps));
+  f.step = *n;
   if (f.step > run_steps)
     throw Error("--fail " + text + ": step " + step + " is after the last step of the run (--run-steps " +
                 std::to_string(run_steps) + ")");

@@ -9,6 +9,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/topology/subset.hpp"
 
 namespace colltune::sim {
@@ -30,17 +31,10 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[std::clamp<std::size_t>(i, 1, sorted.size()) - 1];
 }
 
-double positive_number(const std::string& text, const std::string& what) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(v > 0) || !std::isfinite(v)) throw Error(what + ": expected a positive number, got '" + text + "'");
-  return v;
-}
+// A jitter's parameter and a --slow factor stay where every drawn or given speed is finite and
+// positive: a sigma of 100 draws e^400, a factor of 1e308 makes the step infinite.
+constexpr parse::Bounds kJitterParam = parse::Bounds::above(0, 10);
+constexpr parse::Bounds kSlowFactor = parse::Bounds::closed(1e-3, 1e3);
 
 }  // namespace
 
@@ -54,7 +48,7 @@ Jitter parse_jitter(const std::string& text) {
   else if (kind == "uniform") j.kind = Jitter::Kind::uniform;
   else throw Error("--jitter " + text + ": unknown distribution (lognormal:SIGMA, normal:SD, uniform:HALFWIDTH, none)");
   if (colon == std::string::npos) throw Error("--jitter " + text + ": give its parameter, e.g. " + kind + ":0.05");
-  j.param = positive_number(text.substr(colon + 1), "--jitter " + text);
+  j.param = parse::number(std::string_view(text).substr(colon + 1), "--jitter " + kind, kJitterParam);
   if (j.kind == Jitter::Kind::uniform && j.param >= 1)
     throw Error("--jitter " + text + ": a uniform half-width must be below 1 (speeds stay positive)");
   return j;
@@ -67,7 +61,7 @@ void apply_slow(const std::string& text, const topo::Topology& topology, std::ve
   const std::string who = text.substr(0, colon);
   std::string factor_text = text.substr(colon + 1);
   if (!factor_text.empty() && (factor_text.back() == 'x' || factor_text.back() == 'X')) factor_text.pop_back();
-  const double factor = positive_number(factor_text, "--slow " + text);
+  const double factor = parse::number(factor_text, "--slow " + who, kSlowFactor);
   const std::vector<int> ranks = topo::ranks_named(topology, who, topology.num_ranks(), "--slow " + text);
   if (ranks.empty()) throw Error("--slow " + text + ": the topology has no rank or host '" + who + "'");
   for (int r : ranks) factors[static_cast<std::size_t>(r)] *= factor;

@@ -5,21 +5,22 @@
 #include <cctype>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/topology/subset.hpp"
 
 namespace colltune::sim {
 namespace {
 
-// A whole number >= 0 written in decimal; -1 when `text` is not one (or too large to be a count).
+// A whole number >= 0 written in decimal, below 10^15 (beyond any run's batches); -1 when `text`
+// is not one.
 long count_or_negative(const std::string& text) {
-  if (text.empty() || text.size() > 15 ||
-      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
-    return -1;
-  return std::stol(text);
+  const std::optional<long> v = parse::try_integer<long>(text);
+  return v && *v >= 0 && *v < 1000000000000000L ? *v : -1;
 }
 
 // The epoch's time: steps grouped into runs with the same set of computing ranks (the counts

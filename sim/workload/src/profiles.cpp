@@ -2,12 +2,12 @@
 // turns an architecture into a workload (see profiles.hpp).
 #include "colltune/sim/profiles.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <functional>
 #include <string>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "profiles_detail.hpp"
 
 namespace colltune::sim {
@@ -68,39 +68,19 @@ const ProfileEntry& entry_or_throw(std::string_view name) {
 
 [[noreturn]] void bad_option(std::string_view spec, std::string_view key, std::string_view value,
                              std::string_view why) {
-  throw Error("model spec '" + std::string(spec) + "': " + std::string(key) + "=" + std::string(value) + " " +
-              std::string(why));
+  parse::refuse("model spec '" + parse::shown(spec) + "': " + std::string(key), value, why);
 }
 
-int parse_positive_int(std::string_view spec, std::string_view key, std::string_view value) {
-  int out = 0;
-  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (ec != std::errc() || ptr != value.data() + value.size() || out <= 0) {
-    bad_option(spec, key, value, "must be a positive integer");
-  }
-  return out;
-}
-
-double parse_positive_double(std::string_view spec, std::string_view key, std::string_view value) {
-  double out = 0;
-  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (ec != std::errc() || ptr != value.data() + value.size() || !std::isfinite(out) || out <= 0) {
-    bad_option(spec, key, value, "must be a positive number");
-  }
-  return out;
-}
-
-void apply_option(std::string_view spec, std::string_view item, ProfileOptions& options) {
-  const std::size_t eq = item.find('=');
-  if (eq == std::string_view::npos) bad_option(spec, item, "", "is not key=value");
-  const std::string_view key = item.substr(0, eq);
-  const std::string_view value = item.substr(eq + 1);
+// Each within what a real run can be, so that no option drives a compute time to 0 or infinity.
+void apply_option(std::string_view spec, const parse::SpecItem& item, ProfileOptions& options) {
+  const std::string_view key = item.key, value = item.value;
+  const std::string what = "model spec '" + parse::shown(spec) + "': " + item.key;
   if (key == "batch") {
-    options.batch = parse_positive_int(spec, key, value);
+    options.batch = parse::integer<int>(value, what, 1, 1 << 20);
   } else if (key == "seq") {
-    options.seq = parse_positive_int(spec, key, value);
+    options.seq = parse::integer<int>(value, what, 1, 1 << 20);
   } else if (key == "tflops") {
-    options.tflops = parse_positive_double(spec, key, value);
+    options.tflops = parse::number(value, what, parse::Bounds::closed(1e-3, 1e6));
   } else if (key == "precision") {
     try {
       parse_precision(value);
@@ -119,7 +99,7 @@ void apply_option(std::string_view spec, std::string_view item, ProfileOptions& 
     }
     if (!coll::is_floating(options.grad_dtype)) bad_option(spec, key, value, "gradients must be floating point");
   } else {
-    bad_option(spec, key, value, "is not a known option (batch, seq, tflops, precision, head, dtype)");
+    parse::refuse("model spec '" + parse::shown(spec) + "'", key, "is not a known option (batch, seq, tflops, precision, head, dtype)");
   }
 }
 
@@ -238,12 +218,8 @@ ProfileOptions parse_profile_options(std::string_view spec, std::string_view gpu
   ProfileOptions options;
   options.gpu = std::string(gpu);
   if (colon != std::string_view::npos) {
-    std::string_view rest = spec.substr(colon + 1);
-    while (!rest.empty()) {
-      const std::size_t comma = rest.find(',');
-      apply_option(spec, rest.substr(0, comma), options);
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    }
+    for (const parse::SpecItem& item : parse::split_items(spec.substr(colon + 1), "model spec '" + parse::shown(spec) + "'"))
+      apply_option(spec, item, options);
   }
   return options;
 }

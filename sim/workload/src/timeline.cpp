@@ -13,6 +13,7 @@
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/json_input.hpp"
+#include "colltune/common/parse.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -33,7 +34,8 @@ struct Track {
   std::vector<double> op_start_times;   // every top-level ALLREDUCE start
   std::vector<TimelineActivity> activities;  // this tensor's view of each timed activity
   std::optional<std::size_t> count;     // from args.shape
-  coll::DType dtype = coll::DType::f32;
+  std::string dtype;                    // from args.dtype, as written ("" when absent: fp32)
+  std::string op;                       // the first top-level operation, e.g. "BROADCAST"
 };
 
 [[noreturn]] void bad(std::string_view source, const std::string& where, const std::string& why) {
@@ -76,39 +78,47 @@ std::string string_field(const json& e, const char* key, std::string_view source
   return it->get<std::string>();
 }
 
+// "[1024, 3, 3, 64]" (Horovod's TensorShape::DebugString): the product of the dimensions; "[]"
+// is a scalar.
 std::size_t shape_elements(const std::string& shape, std::string_view source, const std::string& where) {
   if (shape.size() < 2 || shape.front() != '[' || shape.back() != ']') bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
+  std::string_view dims = std::string_view(shape).substr(1, shape.size() - 2);
+  if (dims.find_first_not_of(' ') == std::string_view::npos) return 1;  // "[]", "[ ]": a scalar
   std::size_t product = 1;
-  std::size_t pos = 1;
-  while (pos + 1 < shape.size()) {
-    while (pos + 1 < shape.size() && (shape[pos] == ' ' || shape[pos] == ',')) ++pos;
-    if (pos + 1 >= shape.size()) break;
-    std::size_t used = 0;
-    long long dim = -1;
-    try {
-      dim = std::stoll(shape.substr(pos), &used);
-    } catch (const std::exception&) {
-      bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
-    }
-    if (dim < 0) bad(source, where, "'" + shape + "' has a negative dimension");
-    const auto d = static_cast<std::size_t>(dim);
+  while (!dims.empty()) {
+    const std::size_t comma = dims.find(',');
+    std::string_view token = dims.substr(0, comma);
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+    const std::optional<long long> dim = parse::try_integer<long long>(token);
+    if (!dim) bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
+    if (*dim < 0) bad(source, where, "'" + shape + "' has a negative dimension");
+    const auto d = static_cast<std::size_t>(*dim);
     if (d != 0 && product > std::numeric_limits<std::size_t>::max() / d) bad(source, where, "'" + shape + "' overflows");
     product *= d;
-    pos += used;
+    dims = comma == std::string_view::npos ? std::string_view{} : dims.substr(comma + 1);
+    if (comma != std::string_view::npos && dims.empty()) bad(source, where, "'" + shape + "' is not [d0, d1, ...]");
   }
   return product;
 }
 
-coll::DType horovod_dtype(std::string name, std::string_view source, const std::string& where) {
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// A Horovod dtype name ("float32", "HOROVOD_FLOAT16"; none: fp32) as colltune simulates it;
+// nullopt for the others (uint8, int8, bool, ...).
+std::optional<coll::DType> modelled_dtype(const std::string& dtype) {
+  std::string name = lower(dtype);
   if (name.starts_with("horovod_")) name = name.substr(8);
-  if (name == "float32") return coll::DType::f32;
+  if (name.empty() || name == "float32") return coll::DType::f32;
   if (name == "float16") return coll::DType::f16;
   if (name == "float64") return coll::DType::f64;
   if (name == "bfloat16") return coll::DType::bf16;
   if (name == "int32") return coll::DType::i32;
   if (name == "int64") return coll::DType::i64;
-  bad(source, where, "dtype '" + name + "' is not one colltune simulates (float16/32/64, bfloat16, int32/64)");
+  return std::nullopt;
 }
 
 double event_ts(const json& e, std::string_view source, std::size_t index) {
@@ -130,6 +140,7 @@ void on_begin(Track& t, const std::string& name, double ts) {
     if (t.op_starts == 1) t.first_op_start = ts;
     if (t.op_starts == 2) t.second_op_start = ts;
   }
+  if (t.op.empty() && t.open.empty()) t.op = name;
   t.open.emplace_back(name, ts);
 }
 
@@ -152,7 +163,7 @@ void on_end(Track& t, const json& e, double ts, std::string_view source) {
   const std::string where = "tensor '" + t.name + "'";
   t.count = shape_elements(shape->get<std::string>(), source, where + " shape");
   auto dtype = args->find("dtype");
-  if (dtype != args->end() && dtype->is_string()) t.dtype = horovod_dtype(dtype->get<std::string>(), source, where);
+  if (dtype != args->end() && dtype->is_string()) t.dtype = dtype->get<std::string>();
 }
 
 std::map<long long, Track> read_tracks(const json& events, std::string_view source) {
@@ -183,11 +194,40 @@ std::map<long long, Track> read_tracks(const json& events, std::string_view sour
 
 double ready_abs(const Track& t) { return std::isnan(t.first_negotiate) ? t.first_op_start : t.first_negotiate; }
 
-// The allreduced tensors in ready order (ties by pid, i.e. by first appearance).
+bool is_gradient(const Track& t) { return t.allreduce && !std::isnan(ready_abs(t)) && modelled_dtype(t.dtype); }
+
+// A left-out operation for the note: "broadcast/fc.bias (broadcast of float32)".
+std::string left_out_entry(const Track& t) {
+  std::string op = lower(t.allreduce ? "ALLREDUCE" : t.op);
+  if (op.starts_with("negotiate_")) op = op.substr(10);
+  return t.name + " (" + op + (t.dtype.empty() ? std::string() : " of " + lower(t.dtype)) + ")";
+}
+
+// The tracks of operations colltune does not model, in pid order (tracks without any
+// operation, such as the process-0 metadata, are not operations).
+std::vector<std::string> left_out_operations(const std::map<long long, Track>& tracks) {
+  std::vector<std::string> out;
+  for (const auto& [pid, t] : tracks)
+    if (!is_gradient(t) && (t.allreduce || !t.op.empty())) out.push_back(left_out_entry(t));
+  return out;
+}
+
+// "3 operation(s) left out: a, b, c" with at most kShown named.
+std::string left_out_note(const std::vector<std::string>& left_out) {
+  constexpr std::size_t kShown = 4;
+  std::string note = std::to_string(left_out.size()) +
+                     " operation(s) left out (only gradient allreduces in float16/32/64, bfloat16, int32/64 are "
+                     "modelled): ";
+  for (std::size_t i = 0; i < left_out.size() && i < kShown; ++i) note += (i > 0 ? ", " : "") + left_out[i];
+  if (left_out.size() > kShown) note += ", and " + std::to_string(left_out.size() - kShown) + " more";
+  return note;
+}
+
+// The gradient allreduces in ready order (ties by pid, i.e. by first appearance).
 std::vector<const Track*> allreduced_in_ready_order(const std::map<long long, Track>& tracks) {
   std::vector<const Track*> out;
   for (const auto& [pid, t] : tracks) {
-    if (t.allreduce && !std::isnan(ready_abs(t))) out.push_back(&t);
+    if (is_gradient(t)) out.push_back(&t);
   }
   std::stable_sort(out.begin(), out.end(), [](const Track* a, const Track* b) { return ready_abs(*a) < ready_abs(*b); });
   return out;
@@ -245,14 +285,18 @@ void read_timeline(const json& doc, std::string_view source, const TimelineImpor
   if (!events->is_array()) bad(source, "(top level)", "not a Chrome trace (expected an array of events)");
   const std::map<long long, Track> tracks = read_tracks(*events, source);
   const std::vector<const Track*> tensors = allreduced_in_ready_order(tracks);
-  if (tensors.empty()) bad(source, "events", "no NEGOTIATE_ALLREDUCE or ALLREDUCE events: nothing to import");
+  out.left_out = left_out_operations(tracks);
+  if (tensors.empty())
+    bad(source, "events",
+        "no gradient allreduce (NEGOTIATE_ALLREDUCE or ALLREDUCE events in a dtype colltune simulates): nothing "
+        "to import" + (out.left_out.empty() ? std::string() : "; " + left_out_note(out.left_out)));
   const double t0 = ready_abs(*tensors.front());
   const std::size_t assumed = median_known_count(tensors, source);
   Workload& w = out.workload;
   w.name = std::filesystem::path(source).stem().string();
   for (const Track* t : tensors) {
     if (!t->count) ++out.assumed_sizes;
-    w.tensors.push_back({t->name, t->count.value_or(assumed), t->dtype, ready_abs(*t) - t0});
+    w.tensors.push_back({t->name, t->count.value_or(assumed), *modelled_dtype(t->dtype), ready_abs(*t) - t0});
   }
   w.backward_us = options.backward_us >= 0 ? options.backward_us : w.tensors.back().ready_us;
   w.forward_us = options.forward_us >= 0 ? options.forward_us : estimate_forward_us(tensors);
@@ -263,6 +307,7 @@ void read_timeline(const json& doc, std::string_view source, const TimelineImpor
     out.notes.push_back(std::to_string(out.assumed_sizes) + " tensor(s) without a shape assumed fp32 with " +
                         std::to_string(assumed) + " elements (the median)");
   }
+  if (!out.left_out.empty()) out.notes.push_back(left_out_note(out.left_out));
   if (out.repaired) out.notes.push_back("the timeline was cut short; its last complete event was used");
   if (options.forward_us < 0 && out.steps_seen < 2) out.notes.push_back("a single step: forward time unknown, set to 0");
   validate_workload(w, source);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/json_input.hpp"
@@ -196,18 +197,18 @@ std::string workload_to_json(const Workload& w) {
   }
   nlohmann::ordered_json doc = {{"format", "colltune-workload"}, {"version", kWorkloadFormatVersion}, {"name", w.name},
               {"forward_us", w.forward_us},     {"backward_us", w.backward_us},      {"tensors", tensors}};
-  return doc.dump(1) + "\n";
+  return finite::json_text(doc, 1, "the workload JSON") + "\n";
 }
 
 Workload load_workload(const std::string& spec, std::vector<std::string>* notes, std::string_view gpu, bool* timeline) {
   if (timeline != nullptr) *timeline = false;
   if (is_profile_spec(spec)) return parse_profile_spec(spec, gpu);
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(spec, ec)) {
+  if (!std::filesystem::exists(std::filesystem::status(spec, ec))) {
     if (spec.size() > 5 && spec.ends_with(".json")) throw Error(spec + ": cannot read (no such file)");
     return parse_profile_spec(spec);  // throws "unknown model ..." listing the profiles
   }
-  const std::string text = read_file(spec);
+  const std::string text = read_file(spec);  // a directory, FIFO or device is refused, named
   if (looks_like_timeline(text)) {
     if (timeline != nullptr) *timeline = true;
     TimelineImport imported = import_horovod_timeline_text(text, spec);

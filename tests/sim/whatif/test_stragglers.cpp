@@ -73,7 +73,12 @@ TEST(Stragglers, BadInputNamesIt) {
   std::vector<double> factors(16, 1.0);
   expect_error([&] { apply_slow("16:2x", f.topology, factors); }, "rank 16 is not in 0..15");
   expect_error([&] { apply_slow("node7:2x", f.topology, factors); }, "no rank or host 'node7'");
-  expect_error([&] { apply_slow("3:-1x", f.topology, factors); }, "expected a positive number");
+  expect_error([&] { apply_slow("3:-1x", f.topology, factors); }, "--slow 3: '-1' must be in [0.001, 1000]");
+  // strtod once read "0x2" as 2: decimals only, and within a range that keeps the step finite.
+  expect_error([&] { apply_slow("3:0x2x", f.topology, factors); }, "--slow 3: '0x2' is not a finite decimal number");
+  expect_error([&] { apply_slow("3:1e308x", f.topology, factors); }, "must be in [0.001, 1000]");
+  expect_error([] { parse_jitter("lognormal:100"); }, "--jitter lognormal: '100' must be in (0, 10]");
+  expect_error([] { parse_jitter("normal: 0.1"); }, "is not a finite decimal number");
   expect_error([&] { apply_slow("3", f.topology, factors); }, "expected WHO:FACTORx");
   expect_error([] { parse_jitter("gamma:1"); }, "unknown distribution");
   expect_error([] { parse_jitter("uniform:1.5"); }, "half-width must be below 1");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
@@ -35,6 +36,37 @@ TEST(Timeline, ImportsTensorsSizesAndReadyTimes) {
   EXPECT_EQ(imp.steps_seen, 2u);
   EXPECT_EQ(imp.assumed_sizes, 0u);
   EXPECT_FALSE(imp.repaired);
+  // The start-up broadcasts are left out, and said so.
+  EXPECT_EQ(imp.left_out, (std::vector<std::string>{"broadcast/fc.bias (broadcast of float32)",
+                                                    "broadcast/fc.weight (broadcast of float32)"}));
+  ASSERT_EQ(imp.notes.size(), 1u);
+  EXPECT_EQ(imp.notes[0].find("2 operation(s) left out"), 0u) << imp.notes[0];
+}
+
+// What hvd.broadcast_object sends (a uint8 tensor), an allgather and an allreduce of a uint8
+// metric are not gradient allreduces: left out and listed, never an error (a uint8 broadcast
+// used to stop step/compare/tune with "dtype 'uint8' is not one colltune simulates").
+TEST(Timeline, OperationsOutsideTheGradientPathAreLeftOutAndListed) {
+  std::string text = example_text();
+  const std::string fc_bias_args = R"("pid": 1, "args": {"dtype": "float32", "shape": "[10]"})";
+  ASSERT_NE(text.find(fc_bias_args), std::string::npos);
+  text.replace(text.find(fc_bias_args), fc_bias_args.size(), R"("pid": 1, "args": {"dtype": "uint8", "shape": "[1024]"})");
+  const std::string extra = R"(
+    {"name": "process_name", "ph": "M", "pid": 90, "args": {"name": "allgather/ids"}},
+    {"ph": "B", "name": "ALLGATHER", "ts": 1300, "pid": 90},
+    {"ph": "E", "ts": 1310, "pid": 90, "args": {"dtype": "int64", "shape": "[8]"}},
+    {"name": "process_name", "ph": "M", "pid": 91, "args": {"name": "metrics/acc"}},
+    {"ph": "B", "name": "ALLREDUCE", "ts": 1400, "pid": 91},
+    {"ph": "E", "ts": 1410, "pid": 91, "args": {"dtype": "uint8", "shape": "[1]"}},)";
+  text.insert(text.find('[') + 1, extra);
+  const TimelineImport imp = import_horovod_timeline_text(text, "u8.json");
+  EXPECT_EQ(imp.workload.tensors.size(), 6u);  // the gradients, as without them
+  EXPECT_EQ(imp.left_out, (std::vector<std::string>{"broadcast/fc.bias (broadcast of uint8)",
+                                                    "broadcast/fc.weight (broadcast of float32)",
+                                                    "allgather/ids (allgather of int64)",
+                                                    "metrics/acc (allreduce of uint8)"}));
+  ASSERT_EQ(imp.notes.size(), 1u);
+  EXPECT_NE(imp.notes[0].find("metrics/acc (allreduce of uint8)"), std::string::npos) << imp.notes[0];
 }
 
 TEST(Timeline, OptionsOverrideComputeTimes) {
@@ -110,7 +142,11 @@ TEST(Timeline, BadInputsAreErrors) {
   EXPECT_EQ(error_of(with(R"({"dtype": "float32", "shape": "[4]"})")), "");
   EXPECT_NE(error_of(with(R"({"dtype": "float32", "shape": "[a, b]"})")).find("[a, b]"), std::string::npos);
   EXPECT_NE(error_of(with(R"({"dtype": "float32", "shape": "[-4]"})")).find("negative"), std::string::npos);
-  EXPECT_NE(error_of(with(R"({"dtype": "uint8", "shape": "[4]"})")).find("uint8"), std::string::npos);
+  // Its one allreduce is not a gradient colltune models: nothing is left, and the message says why.
+  EXPECT_EQ(error_of(with(R"({"dtype": "uint8", "shape": "[4]"})")),
+            "t.json: events: no gradient allreduce (NEGOTIATE_ALLREDUCE or ALLREDUCE events in a dtype colltune "
+            "simulates): nothing to import; 1 operation(s) left out (only gradient allreduces in float16/32/64, "
+            "bfloat16, int32/64 are modelled): g (allreduce of uint8)");
   EXPECT_NE(error_of(with(R"({"dtype": "float32"})")).find("no allreduced tensor has a shape"), std::string::npos);
   EXPECT_NE(error_of(R"([{"ph": "B", "name": "NEGOTIATE_BROADCAST", "ts": 1, "pid": 1}])").find("nothing to import"),
             std::string::npos);

@@ -56,10 +56,8 @@ inline std::vector<std::string> logged(abi::LogLevel level) {
 
 class Plugin {
  public:
-  // RTLD_NODELETE: the plugin links libstdc++ statically (tuner/nccl_tuner_plugin/CMakeLists.txt), whose
-  // emergency exception pool (72 KiB, allocated at load) is never freed; once dlclose unmapped
-  // the library, LeakSanitizer reports that pool as leaked. Kept mapped, it stays reachable.
-  Plugin() : handle_(dlopen(COLLTUNE_NCCL_TUNER_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) {}
+  // As NCCL opens it (src/plugin/plugin_open.cc): RTLD_NOW | RTLD_LOCAL.
+  Plugin() : handle_(dlopen(COLLTUNE_NCCL_TUNER_PATH, RTLD_NOW | RTLD_LOCAL)) {}
   ~Plugin() {
     if (handle_ != nullptr) dlclose(handle_);
   }

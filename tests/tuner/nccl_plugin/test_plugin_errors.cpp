@@ -58,8 +58,14 @@ TEST_P(PluginErrors, MalformedRowsNameTheirLineAndField) {
       {"allreduce,0,18446744073709551616,ring,simple,-1,2,16",
        "field 3 (max_bytes) '18446744073709551616' is larger than 2^64-1"},
       {"allreduce,500,100,ring,simple,-1,2,16", "field 3 (max_bytes) '100' is below min_bytes 500"},
-      {"allreduce,0,100,ring,simple,0,2,16", "field 6 (channels) '0' must be -1 or a positive integer"},
-      {"allreduce,0,100,ring,simple,-2,2,16", "field 6 (channels) '-2' must be -1 or a positive integer"},
+      {"allreduce,0,100,ring,simple,0,2,16", "field 6 (channels) '0' must be -1 or 1..64 (NCCL's MAXCHANNELS)"},
+      {"allreduce,0,100,ring,simple,-2,2,16", "field 6 (channels) '-2' must be -1 or 1..64 (NCCL's MAXCHANNELS)"},
+      // NCCL copies the count into every task and loops over that many channel ids.
+      {"allreduce,0,100,ring,simple,65,2,16", "field 6 (channels) '65' must be -1 or 1..64 (NCCL's MAXCHANNELS)"},
+      {"allreduce,0,100,ring,simple,2147483647,2,16", "field 6 (channels) '2147483647' must be -1 or 1..64"},
+      // A NUL byte is shown escaped, and the rest of the warning is not cut short.
+      {std::string("allreduce,0,100,ri\0ng,simple,-1,2,16", 36), "field 4 (algorithm) 'ri\\x00ng' is not one of"},
+      {"allreduce,0,100,ring\x1b[31m,simple,-1,2,16", "field 4 (algorithm) 'ring\\x1b[31m' is not one of"},
       {"allreduce,0,100,ring,simple,-1,2.5,16", "field 7 (nNodes) '2.5' is not an integer"},
       {"allreduce,0,100,ring,simple,-1,2,99999999999", "field 8 (nRanks) '99999999999' is out of range"},
       {"allreduce,0,100,ring,simple,-1,2,16,x", "field 9 (numPipeOps) 'x' is not an integer"},
@@ -77,10 +83,18 @@ TEST_P(PluginErrors, MalformedRowsNameTheirLineAndField) {
   }
 }
 
-TEST_P(PluginErrors, AnEmptyTableIsOneWarning) {
-  expect_refused("# only comments\n\n   \n", {"no rows"});
-  captured_log().clear();
-  expect_refused("", {"no rows"});
+// colltune writes an empty table whenever NCCL's own choice is predicted best: that is one line
+// at INFO (it was a warning on every communicator init), and NCCL keeps its choices.
+TEST_P(PluginErrors, AnEmptyTableIsOneInfoLine) {
+  for (const char* csv : {"# only comments\n\n   \n", ""}) {
+    captured_log().clear();
+    void* ctx = load(csv);
+    EXPECT_TRUE(logged(abi::kLogWarn).empty());
+    const auto infos = logged(abi::kLogInfo);
+    ASSERT_EQ(infos.size(), 1u);
+    EXPECT_NE(infos[0].find("has no rows: colltune predicted NCCL's own choices best"), std::string::npos) << infos[0];
+    expect_untouched(ask(ctx, kAllReduce, 100, 1, 0, {}, 12345), {}, 12345);
+  }
 }
 
 TEST_P(PluginErrors, TheSizeLimitsAreNamed) {

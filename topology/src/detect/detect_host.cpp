@@ -1,13 +1,19 @@
 // detect_host(): this machine's description (detect.hpp), and its JSON form, which is what each
 // MPI rank sends to rank 0.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
@@ -21,9 +27,10 @@ namespace {
 using json = nlohmann::json;
 
 struct CommandResult {
-  int status = -1;  // exit status; 124 = timed out (coreutils timeout)
+  int status = -1;  // exit status; 124 = timed out (as coreutils timeout says it)
   std::string output;
 };
+constexpr int kTimedOut = 124;
 
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
@@ -38,19 +45,76 @@ bool on_path(const std::string& program) {
   return false;
 }
 
-// Runs `command` through the shell under coreutils `timeout`: nvidia-smi can hang for minutes on a
-// GPU in a bad state, and every wait in colltune has a limit.
-CommandResult run_command(const std::string& command, double timeout_s) {
-  // stderr is not captured: a diagnostic nvidia-smi prints on success must not land inside the
-  // text the parsers read (a failure is reported by its exit status).
-  const std::string line = "timeout -k 5 " + detail::fmt_num(timeout_s) + " " + command + " 2>/dev/null";
-  FILE* pipe = ::popen(line.c_str(), "r");
-  if (pipe == nullptr) return {};
-  CommandResult r;
+// The child: its own process group (so the timeout can kill it with everything it started),
+// stdout into the pipe, stderr to /dev/null (a diagnostic nvidia-smi prints on success must not
+// land inside the text the parsers read; a failure is reported by its exit status).
+[[noreturn]] void exec_child(const std::string& command, int out_fd) {
+  ::setpgid(0, 0);
+  ::dup2(out_fd, STDOUT_FILENO);
+  if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, STDERR_FILENO);
+  ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+  ::_exit(127);
+}
+
+// Reads `fd` until end of file or `deadline`; false when the deadline came first.
+bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::string& out) {
   std::array<char, 4096> buf{};
-  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) r.output.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) return true;
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    out.append(buf.data(), static_cast<std::size_t>(n));
+  }
+}
+
+// The child's wait status once it exits, or nullopt at `deadline`.
+std::optional<int> wait_until(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return -1;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    ::usleep(10'000);
+  }
+}
+
+// Runs `command` through the shell with a limit: nvidia-smi can hang for minutes on a GPU in a
+// bad state, and every wait in colltune has one. At the limit the command's whole process group
+// is killed and its output is no longer waited for, so a child it left running (even one in a
+// session of its own, still holding the pipe) cannot hold colltune past the limit.
+CommandResult run_command(const std::string& command, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {};
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return {};
+  }
+  if (pid == 0) exec_child(command, fds[1]);
+  ::setpgid(pid, pid);  // also here: the group exists before the parent may signal it
+  ::close(fds[1]);
+  CommandResult r;
+  const bool finished = read_until(fds[0], deadline, r.output);
+  ::close(fds[0]);
+  const std::optional<int> status = finished ? wait_until(pid, deadline) : std::nullopt;
+  if (!status) {
+    ::kill(-pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    r.status = kTimedOut;
+  } else {
+    r.status = WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+  }
   return r;
 }
 
@@ -84,7 +148,7 @@ void probe_gpus(HostDescription& h, const GpuProbe& probe) {
     if (q.status != 0 || t.status != 0) {
       const CommandResult& bad = q.status != 0 ? q : t;
       h.gpu_source = "none: nvidia-smi failed";
-      h.warnings.push_back("nvidia-smi " + std::string(bad.status == 124 ? "timed out" : "failed") + " (exit status " +
+      h.warnings.push_back("nvidia-smi " + std::string(bad.status == kTimedOut ? "timed out" : "failed") + " (exit status " +
                            std::to_string(bad.status) + "): " + first_line_of(bad.output) + "; detecting CPUs only");
       return;
     }

@@ -1,12 +1,12 @@
 // Parsers of nvidia-smi's text (detect.hpp): the `topo -m` matrix and the `--query-gpu` CSV.
 // Pure functions over the text, so they are tested on outputs captured from real machines.
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/common/text.hpp"
 #include "colltune/topology/detect.hpp"
 
@@ -53,9 +53,8 @@ std::optional<PathCell> parse_cell(const std::string& t) {
       {"NODE", PathClass::node}, {"SYS", PathClass::sys}, {"SOC", PathClass::sys}};
   if (auto it = kClasses.find(t); it != kClasses.end()) return PathCell{it->second, 0};
   if (t.size() > 2 && t.rfind("NV", 0) == 0) {
-    int n = 0;
-    const auto [end, ec] = std::from_chars(t.data() + 2, t.data() + t.size(), n);
-    if (ec == std::errc() && end == t.data() + t.size() && n > 0) return PathCell{PathClass::nvlink, n};
+    const std::optional<int> n = parse::try_integer<int>(std::string_view(t).substr(2));
+    if (n && *n > 0) return PathCell{PathClass::nvlink, *n};
   }
   return std::nullopt;
 }
@@ -172,13 +171,12 @@ std::vector<GpuInfo> parse_nvidia_smi_gpus(std::string_view text, const std::str
     if (fields.size() != 3)
       throw Error(where + ": expected 'name, pci.bus_id, compute_cap', got '" + trim(lines[i]) + "'");
     GpuInfo g{fields[0], fields[1], 0};
-    int major = 0, minor = 0;
-    const std::string& cc = fields[2];
+    const std::string_view cc = fields[2];
     const auto dot = cc.find('.');
-    const bool ok = dot != std::string::npos &&
-                    std::from_chars(cc.data(), cc.data() + dot, major).ptr == cc.data() + dot &&
-                    std::from_chars(cc.data() + dot + 1, cc.data() + cc.size(), minor).ptr == cc.data() + cc.size();
-    if (ok) g.compute_capability = major * 10 + minor;  // "[N/A]" (old drivers): left 0, unknown
+    const std::optional<int> major = parse::try_integer<int>(cc.substr(0, dot));
+    const std::optional<int> minor = dot == std::string_view::npos ? std::nullopt : parse::try_integer<int>(cc.substr(dot + 1));
+    // "[N/A]" (old drivers): left 0, unknown. "9.0" is 90.
+    if (major && minor && *major >= 0 && *major < 100 && *minor >= 0 && *minor < 10) g.compute_capability = *major * 10 + *minor;
     if (g.bus_id.find(':') == std::string::npos)
       throw Error(where + ": '" + g.bus_id + "' is not a PCI bus id (domain:bus:device.function)");
     gpus.push_back(std::move(g));

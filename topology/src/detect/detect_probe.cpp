@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "colltune/common/parse.hpp"
 #include "colltune/topology/detect.hpp"
 #ifdef COLLTUNE_HAVE_HWLOC
 #include <hwloc.h>
@@ -27,6 +29,9 @@ std::string first_line(const fs::path& path) {
   return line;
 }
 
+// Far beyond any machine's CPU count: a list reaching it is garbage, not a machine.
+constexpr int kMaxCpus = 1 << 20;
+
 // "0-3,8,10-11" (sysfs cpu lists) -> {0,1,2,3,8,10,11}.
 std::vector<int> parse_cpu_list(const std::string& text) {
   std::vector<int> cpus;
@@ -34,13 +39,10 @@ std::vector<int> parse_cpu_list(const std::string& text) {
   for (std::string range; std::getline(in, range, ',');) {
     if (range.empty()) continue;
     const auto dash = range.find('-');
-    try {
-      const int lo = std::stoi(range.substr(0, dash));
-      const int hi = dash == std::string::npos ? lo : std::stoi(range.substr(dash + 1));
-      for (int c = lo; c <= hi; ++c) cpus.push_back(c);
-    } catch (const std::exception&) {
-      return {};  // unreadable: treated as absent
-    }
+    const std::optional<int> lo = parse::try_integer<int>(std::string_view(range).substr(0, dash));
+    const std::optional<int> hi = dash == std::string::npos ? lo : parse::try_integer<int>(std::string_view(range).substr(dash + 1));
+    if (!lo || !hi || *lo < 0 || *hi < *lo || *hi >= kMaxCpus) return {};  // unreadable: treated as absent
+    for (int c = *lo; c <= *hi; ++c) cpus.push_back(c);
   }
   return cpus;
 }
@@ -56,11 +58,7 @@ std::string cpu_model_name() {
 }
 
 int read_int(const fs::path& path, int fallback) {
-  try {
-    return std::stoi(first_line(path));
-  } catch (const std::exception&) {
-    return fallback;
-  }
+  return parse::try_integer<int>(first_line(path)).value_or(fallback);
 }
 
 // Online CPU -> socket index (packages numbered in the order of their sysfs ids).
@@ -81,7 +79,7 @@ std::map<int, int> cpu_sockets_from_sysfs() {
 bool natural_less(const std::string& a, const std::string& b) {
   auto split = [](const std::string& s) {
     const auto d = s.find_last_not_of("0123456789") + 1;
-    return std::pair{s.substr(0, d), d < s.size() ? std::stoll(s.substr(d)) : -1LL};
+    return std::pair{s.substr(0, d), parse::try_integer<long long>(std::string_view(s).substr(d)).value_or(-1LL)};
   };
   return split(a) < split(b);
 }
@@ -184,11 +182,8 @@ int socket_of_device(const fs::path& device, const std::map<int, int>& socket_of
 
 // "200 Gb/sec (4X HDR)" -> 25 GB/s; 0 when unreadable.
 double ib_rate_gbps(const std::string& rate) {
-  try {
-    return std::stod(rate) / 8.0;
-  } catch (const std::exception&) {
-    return 0;
-  }
+  const std::optional<double> gbit = parse::try_number(std::string_view(rate).substr(0, rate.find(' ')));
+  return gbit && *gbit > 0 ? *gbit / 8.0 : 0;
 }
 
 }  // namespace

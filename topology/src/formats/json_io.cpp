@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/common/atomic_file.hpp"
 #include "graph/text_util.hpp"
 
@@ -61,7 +62,7 @@ std::string to_json(const Topology& t) {
   for (int r = 0; r < t.num_ranks(); ++r)
     root["ranks"].push_back(ojson{{"rank", r}, {"device", t.device(t.device_of_rank(r)).id}});
   if (!t.calibration.empty()) root["calibration"] = ojson::parse(t.calibration);
-  return root.dump(2) + "\n";
+  return finite::json_text(root, 2, "the topology JSON") + "\n";
 }
 
 Topology load_topology_json(const std::filesystem::path& path) {

@@ -204,6 +204,10 @@ void read_links(const Reader& in, const json& root, Topology& t, const std::unor
     const double lat = in.number(l, "latency_us", field, 0, false);
     const json duplex = l.value("duplex", json(false));
     if (!duplex.is_boolean()) in.fail(field + ".duplex", "expected true or false, got " + shown(duplex));
+    // A link from a device to itself carries nothing and would sit in every route search
+    // (checked after the fields, so that a field's own error is named first).
+    if (end[0] == end[1])
+      in.fail(field + ".to", "same device as \"from\" (\"" + in.string(l, "to", field) + "\"): a link joins two devices");
     if (duplex.get<bool>())
       t.add_duplex_link(end[0], end[1], kind, bw, lat);
     else

@@ -13,6 +13,7 @@
 
 #include "colltune/common/atomic_file.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/common/limits.hpp"
 #include "colltune/topology/hardware.hpp"
 
@@ -72,11 +73,7 @@ int XmlImporter::integer(const pt::ptree& node, const std::string& where, const 
     if (fallback) return *fallback;
     fail(where + "@" + name, "missing attribute");
   }
-  int v = 0;
-  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-  if (ec != std::errc() || ptr != text->data() + text->size())
-    fail(where + "@" + name, "expected an integer, got '" + *text + "'");
-  return v;
+  return parse::integer<int>(*text, source_ + ": " + where + "@" + name);
 }
 
 int XmlImporter::host_of(const pt::ptree& node) {
@@ -269,17 +266,31 @@ void check_xml_depth(std::string_view text, const std::string& source) {
 }  // namespace
 
 double pcie_link_gbps(std::string_view link_speed, std::string_view link_width) {
-  int width = 0;
-  auto [wp, wec] = std::from_chars(link_width.data(), link_width.data() + link_width.size(), width);
-  if (link_speed.empty() || link_speed.rfind("Unknown", 0) == 0 || wec != std::errc() || width <= 0) return 0;
+  // Widths are x1 .. x32; "" and "0" are how a dump says it does not know.
+  const int width = link_width.empty() ? 0 : parse::integer<int>(link_width, "link_width", 0, 32);
+  if (link_speed.empty() || link_speed.rfind("Unknown", 0) == 0 || width == 0) return 0;
+  // "16.0 GT/s PCIe": the rate, then its unit.
   double gts = 0;
-  auto [sp, sec] = std::from_chars(link_speed.data(), link_speed.data() + link_speed.size(), gts);
+  auto [end, ec] = std::from_chars(link_speed.data(), link_speed.data() + link_speed.size(), gts);
+  std::string_view unit(end, static_cast<std::size_t>(link_speed.data() + link_speed.size() - end));
+  if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  const bool gt_per_s = unit.empty() || unit.rfind("GT/s", 0) == 0;
   for (const PcieGeneration& g : pcie_generations())
-    if (sec == std::errc() && std::abs(gts - g.gts) < 0.01) return pcie_gbps(g.generation, width);
-  throw Error("link_speed '" + std::string(link_speed) + "' is no PCIe generation (2.5, 5, 8, 16, 32 or 64 GT/s)");
+    if (ec == std::errc() && gt_per_s && std::abs(gts - g.gts) < 0.01) return pcie_gbps(g.generation, width);
+  parse::refuse("link_speed", link_speed, "is no PCIe generation (2.5, 5, 8, 16, 32 or 64 GT/s)");
+}
+
+// NCCL writes its dump as ASCII. A UTF-16 copy (an editor's or PowerShell's "Unicode") would
+// otherwise fail inside the parser with an unrelated message ("nested deeper than 64").
+void check_xml_encoding(std::string_view text, const std::string& source) {
+  const bool utf16_bom = text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF");
+  if (utf16_bom || text.find('\0') != std::string_view::npos)
+    throw Error(source + ": not UTF-8 text (" + (utf16_bom ? "a UTF-16 byte-order mark" : "a NUL byte") +
+                "): save it as UTF-8, e.g. iconv -f UTF-16 -t UTF-8");
 }
 
 Topology topology_from_nccl_xml(std::string_view text, const std::string& source) {
+  check_xml_encoding(text, source);
   check_xml_depth(text, source);
   std::istringstream in{std::string(text)};
   pt::ptree tree;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "colltune/common/finite.hpp"
 #include "graph/text_util.hpp"
 
 namespace colltune::topo {
@@ -80,23 +81,40 @@ void ranks_section(std::ostringstream& out, const Topology& t) {
   }
 }
 
+// Keeps the slower of `worst` and the routes from `src` to every other rank.
+void take_slowest(RankPairRoute& worst, int src, std::vector<Path>& routes) {
+  for (std::size_t dst = 0; dst < routes.size(); ++dst) {
+    if (static_cast<int>(dst) == src || !slower(routes[dst], worst.path)) continue;
+    worst.src = src;
+    worst.dst = static_cast<int>(dst);
+    worst.path = std::move(routes[dst]);
+  }
+}
+
+// What one source costs: its search of the whole graph plus the links of its routes (on a torus
+// a route is hundreds of hops, on a fat-tree a handful, so the hops are measured, not assumed).
+std::size_t source_cost(const Topology& t, const std::vector<Path>& routes) {
+  std::size_t cost = t.num_devices() + t.num_links();
+  for (const Path& p : routes) cost += p.links.size() + 1;
+  return cost;
+}
+
 }  // namespace
 
-RankPairRoute slowest_route(const Topology& t, int max_sources) {
+RankPairRoute slowest_route(const Topology& t, int max_sources, std::size_t budget) {
   const int n = t.num_ranks();
-  const int sources = std::max(1, std::min(n, max_sources));
   RankPairRoute worst;
   worst.path.bottleneck_gbps = std::numeric_limits<double>::infinity();
+  // Source 0 is the first of every even spacing; what it cost sets how many more fit the budget.
+  std::vector<Path> first = t.routes_from(0);
+  const std::size_t affordable = std::max<std::size_t>(1, budget / source_cost(t, first));
+  const int sources = std::max(1, std::min({n, max_sources, static_cast<int>(std::min<std::size_t>(affordable, 1u << 30))}));
   worst.sources_searched = sources;
-  for (int k = 0; k < sources; ++k) {
+  take_slowest(worst, 0, first);
+  for (int k = 1; k < sources; ++k) {
     const int src = static_cast<int>(static_cast<long>(k) * n / sources);  // evenly spaced
     std::vector<Path> routes = t.routes_from(src);
-    for (int dst = 0; dst < n; ++dst) {
-      if (dst == src || !slower(routes[static_cast<std::size_t>(dst)], worst.path)) continue;
-      worst.src = src;
-      worst.dst = dst;
-      worst.path = std::move(routes[static_cast<std::size_t>(dst)]);
-    }
+    take_slowest(worst, src, routes);
   }
   return worst;
 }
@@ -184,7 +202,7 @@ std::string summary_json(const Topology& t) {
                                       {"ranks", t.num_ranks()},
                                       {"ranks_by_host", hosts},
                                       {"slowest_route", slowest_route_json(t)}};
-  return out.dump(2);
+  return finite::json_text(out, 2, "topo show --json");
 }
 
 }  // namespace colltune::topo

@@ -3,29 +3,27 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 
 namespace colltune::topo {
 
 int find_host(const Topology& topology, std::string_view who) {
   for (int h = 0; h < topology.num_hosts(); ++h)
     if (topology.host_name(h) == who) return h;
-  const bool digits = !who.empty() && who.size() <= 9 &&
-                      std::all_of(who.begin(), who.end(), [](unsigned char c) { return std::isdigit(c); });
-  if (!digits) return -1;
-  const int index = std::stoi(std::string(who));
-  return index < topology.num_hosts() ? index : -1;
+  const std::optional<int> index = parse::try_integer<int>(who);
+  return index && *index >= 0 && *index < topology.num_hosts() ? *index : -1;
 }
 
 std::vector<int> ranks_named(const Topology& topology, std::string_view who, int nranks, const std::string& what) {
   const bool digits = !who.empty() && std::all_of(who.begin(), who.end(), [](unsigned char c) { return std::isdigit(c); });
   if (digits) {
-    // More than nine digits is out of range whatever it says (and would overflow stoi).
-    if (who.size() > 9 || std::stoi(std::string(who)) >= nranks)
-      throw Error(what + ": rank " + std::string(who) + " is not in 0.." + std::to_string(nranks - 1));
-    return {std::stoi(std::string(who))};
+    const std::optional<int> rank = parse::try_integer<int>(who);
+    if (!rank || *rank >= nranks) throw Error(what + ": rank " + std::string(who) + " is not in 0.." + std::to_string(nranks - 1));
+    return {*rank};
   }
   std::vector<int> ranks;
   for (int h = 0; h < topology.num_hosts(); ++h) {

@@ -12,7 +12,8 @@ namespace colltune::topo::detail {
 
 class PresetParams {
  public:
-  // Parses "key=value,key=value" for `info`; unknown keys and malformed pairs throw Error.
+  // Parses "key=value,key=value" for `info` (parse::split_items); unknown keys, malformed pairs and
+  // keys given twice throw Error.
   PresetParams(const PresetInfo& info, std::string_view text);
 
   // Each getter reads the given value or the table's default, and throws Error naming the
@@ -29,6 +30,7 @@ class PresetParams {
 
  private:
   const std::string& raw(const std::string& key) const;
+  std::string what(const std::string& key) const;  // "preset NAME: KEY", for messages
   [[noreturn]] void bad(const std::string& key, const std::string& expected) const;
 
   const PresetInfo& info_;

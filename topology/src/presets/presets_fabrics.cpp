@@ -71,7 +71,7 @@ Topology build_torus(const PresetParams& p) {
   const std::vector<int> dims = p.dims("dims");
   const double bw = p.number("bw", 0);
   const double lat = p.non_negative("lat");
-  const double reduce = p.non_negative("reduce");
+  const double reduce = p.non_negative("reduce");  // 0: reductions cost nothing, as in the JSON format
   const long total = std::accumulate(dims.begin(), dims.end(), 1L, std::multiplies<long>());
   const int per_host = p.integer("per_host", 1, 1 << 16);
   if (total > limits::kMaxTopologyRanks)
@@ -110,7 +110,7 @@ Topology build_flat(const PresetParams& p) {
   const int ranks = p.integer("ranks", 1, limits::kMaxTopologyRanks);
   const double alpha = p.non_negative("alpha");
   const double bw = p.number("bw", 0);
-  const double reduce = p.number("reduce", 0);
+  const double reduce = p.non_negative("reduce");  // 0: reductions cost nothing, as in the JSON format
   const int nodes = p.integer("nodes", 1, 1 << 20);
   if (ranks % nodes != 0)
     throw Error("preset flat: nodes=" + std::to_string(nodes) + " does not divide ranks=" + std::to_string(ranks));

@@ -53,22 +53,25 @@ std::string emitted_file_list() {
   return out;
 }
 
-std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& r) {
-  // Render everything first: a failure here leaves the directory untouched.
+std::vector<std::pair<std::string, std::string>> render_configs(const std::filesystem::path& dir, const TuneResult& r) {
   // nccl.env names the table by absolute path: NCCL reads it from the job's working directory.
   std::error_code ec;
   const EmitContext context{{std::filesystem::absolute(dir, ec).lexically_normal() / kNcclTunerConfFile,
                              locate_nccl_tuner_plugin()}};
   if (ec) throw Error(dir.string() + ": cannot make an absolute path (" + ec.message() + ")");
-  std::vector<const OutputFile*> files;
+  std::vector<std::pair<std::string, std::string>> files;
   for (const OutputFile& f : output_files())
-    if (emitted_for(f, r.runtime)) files.push_back(&f);
-  std::vector<std::string> contents;
-  for (const OutputFile* f : files) contents.push_back(f->render(r, context));
+    if (emitted_for(f, r.runtime)) files.emplace_back(f.name, f.render(r, context));
+  return files;
+}
+
+std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& r) {
+  // Render everything first: a failure here leaves the directory untouched.
+  const auto files = render_configs(dir, r);
   // FileSetWriter creates dir, refuses a destination that is not colltune's before anything
   // changes, and switches the files as one unit (docs/hardening.md).
   FileSetWriter writer(dir);
-  for (std::size_t i = 0; i < contents.size(); ++i) writer.stage(files[i]->name, contents[i]);
+  for (const auto& [name, content] : files) writer.stage(name, content);
   return writer.commit();
 }
 

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/tuner/emit.hpp"
 #include "colltune/tuner/knobs.hpp"
 
@@ -101,7 +102,7 @@ std::string emit_colltune_json(const TuneResult& r) {
            {"algorithms", table_json(r.algo_table)},
            {"nccl_algorithms", table_json(r.nccl_table)},
            {"top", top_json(r)}};
-  return doc.dump(2) + "\n";
+  return finite::json_text(doc, 2, "colltune.json") + "\n";
 }
 
 std::string summary_json(const TuneResult& r, const std::vector<std::filesystem::path>& files) {
@@ -123,7 +124,7 @@ std::string summary_json(const TuneResult& r, const std::vector<std::filesystem:
            {"speedup", r.speedup()},
            {"fp16_relative_error", r.fp16.relative_error},
            {"files", paths}};
-  return doc.dump(2);
+  return finite::json_text(doc, 2, "tune --json");
 }
 
 }  // namespace colltune::tuner

@@ -8,6 +8,8 @@
 #include <cstdio>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
+#include "colltune/sim/step_model.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -49,8 +51,8 @@ void fix_fusion(SearchSpace& s, const std::string& what, std::string_view value)
 
 // ---- cycle-time: microseconds, positive ----
 void fix_cycle(SearchSpace& s, const std::string& what, std::string_view value) {
-  const double us = parse_time_us(value, what);
-  if (!(us > 0) || !std::isfinite(us)) throw Error(what + "=" + std::string(value) + ": must be positive");
+  const double us = sim::parse_cycle_time_us(value, what);
+  if (us == 0) parse::refuse(what, value, "must be positive (horovod.yaml's cycle_time_ms)");
   s.cycle_times_us = {us};
 }
 
@@ -75,6 +77,9 @@ void algorithm_one_hot(const SearchSpace& s, const Candidate& c, std::vector<dou
 // ---- chunk: bytes; NCCL sizes its own chunks; under ps it is the partition size ----
 void fix_chunk(SearchSpace& s, const std::string& what, std::string_view value) {
   const std::size_t bytes = parse_size(value, what, BareNumber::refused);
+  // Whole fp32 elements, as simulate and bench take --chunk (and so whole fp16 ones on the wire):
+  // a 3-byte chunk was priced as no chunking (to_step_config divides by the element size).
+  if (bytes % 4 != 0) parse::refuse(what, value, "is not a whole number of fp32 elements (4 B each)");
   if (s.runtime != "colltune" && s.runtime != "ps" && bytes != 0)
     throw Error(what + "=" + std::string(value) + ": --runtime " + s.runtime + " leaves chunking to NCCL (only chunk=0)");
   s.chunks = {bytes};

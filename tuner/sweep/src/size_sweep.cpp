@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "colltune/common/finite.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
@@ -46,7 +47,20 @@ void check_spec(const SizeSweepSpec& spec) {
     throw Error("--algo " + spec.algorithm + ": not an allreduce (a message-size sweep prices allreduce)");
 }
 
-// Every size on one topology, priced as `colltune simulate --algo A` prices it.
+// The machine an algorithm runs on, as simulate builds it: an in-switch algorithm's switches
+// are ranks too (with_nvls_switch, with_sharp_switch). `why_not` says why there is none.
+topo::Topology machine_for(const coll::Algorithm& algo, const topo::Topology& topology, std::string& why_not) {
+  if (!algo.in_switch) return topology;
+  try {
+    return algo.in_network_switch ? topo::with_sharp_switch(topology) : topo::with_nvls_switch(topology);
+  } catch (const Error& e) {
+    why_not = e.what();
+    return topology;
+  }
+}
+
+// Every size on one topology, priced as `colltune simulate --algo A` prices it; a size where the
+// algorithm does not run is a cell that says why.
 std::vector<SizeSweepCell> price_sizes(const SizeSweepSpec& spec, const topo::Topology& topology) {
   std::vector<SizeSweepCell> cells;
   const int ranks = topology.num_ranks();
@@ -59,15 +73,26 @@ std::vector<SizeSweepCell> price_sizes(const SizeSweepSpec& spec, const topo::To
     }
     return cells;
   }
-  const sim::CostModel model(topology);
   const coll::Algorithm& algo = coll::find_algorithm(spec.algorithm);
+  std::string no_switch;
+  const topo::Topology machine = machine_for(algo, topology, no_switch);
+  if (!no_switch.empty()) {
+    for (std::size_t bytes : spec.sizes) cells.push_back({bytes, 0, 0, algo.id, no_switch});
+    return cells;
+  }
+  const sim::CostModel model(machine);
   for (std::size_t bytes : spec.sizes) {
     sim::CollectiveRequest request;
     request.algorithm = algo.id;
     request.bytes = bytes;
     request.elem_size = kElem;
     const double t = model.time_us(algo, request);
-    cells.push_back({bytes, t, std::isfinite(t) ? busbw(bytes, t, ranks) : 0.0, algo.id});
+    if (std::isfinite(t)) {
+      cells.push_back({bytes, t, busbw(bytes, t, ranks), algo.id, ""});
+      continue;
+    }
+    const auto reason = algo.not_applicable ? algo.not_applicable(model.layout, bytes / kElem, {}) : std::nullopt;
+    cells.push_back({bytes, 0, 0, algo.id, reason ? *reason : "not applicable to " + std::to_string(ranks) + " ranks"});
   }
   return cells;
 }
@@ -133,12 +158,20 @@ std::string size_sweep_text(const SizeSweepResult& r) {
   for (std::size_t s = 0; s < r.spec.sizes.size(); ++s) {
     o << fmt("%14.0f", static_cast<double>(r.spec.sizes[s]));
     for (std::size_t i = 0; i < r.points.size(); ++i) {
+      const SizeSweepCell& c = r.points[i].cells[s];
       char cell[64];
-      std::snprintf(cell, sizeof cell, "  %*.2f", widths[i], r.points[i].cells[s].busbw_gbps);
+      if (c.not_applicable.empty()) std::snprintf(cell, sizeof cell, "  %*.2f", widths[i], c.busbw_gbps);
+      else std::snprintf(cell, sizeof cell, "  %*s", widths[i], "n/a");
       o << cell;
     }
     o << "\n";
   }
+  for (const SizeSweepPoint& p : r.points)  // each reason once per topology
+    for (const SizeSweepCell& c : p.cells)
+      if (!c.not_applicable.empty()) {
+        o << "# n/a on " << describe_values(r.spec.axes, p.values) << ": " << c.not_applicable << "\n";
+        break;
+      }
   return o.str();
 }
 
@@ -149,8 +182,9 @@ std::string size_sweep_csv(const SizeSweepResult& r) {
   for (const SizeSweepPoint& p : r.points)
     for (const SizeSweepCell& c : p.cells) {
       for (const std::string& v : p.values) o << v << ",";
-      o << "\"" << p.topology << "\"," << p.ranks << "," << c.bytes << "," << fmt("%.6g", c.time_us) << ","
-        << fmt("%.6g", c.busbw_gbps) << "," << c.choice << "\n";
+      o << "\"" << p.topology << "\"," << p.ranks << "," << c.bytes << ",";
+      if (c.not_applicable.empty()) o << fmt("%.6g", c.time_us) << "," << fmt("%.6g", c.busbw_gbps) << "," << c.choice << "\n";
+      else o << ",,not applicable\n";  // empty cells, as a spreadsheet reads them
     }
   return o.str();
 }
@@ -161,13 +195,16 @@ std::string size_sweep_json(const SizeSweepResult& r) {
   for (const SizeSweepPoint& p : r.points) {
     nlohmann::ordered_json cells = nlohmann::ordered_json::array();
     for (const SizeSweepCell& c : p.cells)
-      cells.push_back({{"bytes", c.bytes}, {"time_us", c.time_us}, {"busbw_gbps", c.busbw_gbps}, {"algorithm", c.choice}});
+      if (c.not_applicable.empty())
+        cells.push_back({{"bytes", c.bytes}, {"time_us", c.time_us}, {"busbw_gbps", c.busbw_gbps}, {"algorithm", c.choice}});
+      else
+        cells.push_back({{"bytes", c.bytes}, {"algorithm", c.choice}, {"not_applicable", c.not_applicable}});
     points.push_back({{"values", p.values}, {"topology", p.topology}, {"ranks", p.ranks}, {"sizes", cells}});
   }
   const nlohmann::ordered_json out = {{"format", "colltune-size-sweep"}, {"version", 1},
                                       {"topology", r.spec.topology},     {"algorithm", r.spec.algorithm},
                                       {"axes", axes},                    {"points", points}};
-  return out.dump(2);
+  return finite::json_text(out, 2, "the size-sweep JSON");
 }
 
 std::string size_sweep_html(const SizeSweepResult& r) {
@@ -177,6 +214,7 @@ std::string size_sweep_html(const SizeSweepResult& r) {
   for (const SizeSweepPoint& p : r.points) {
     svg::Series line{describe_values(r.spec.axes, p.values), {}, {}};
     for (const SizeSweepCell& c : p.cells) {
+      if (!c.not_applicable.empty()) continue;  // no point where it does not run
       line.x.push_back(static_cast<double>(c.bytes));
       line.y.push_back(c.busbw_gbps);
     }

@@ -14,6 +14,7 @@
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/sim/workload.hpp"
 #include "colltune/topology/presets.hpp"
 #include "colltune/topology/topology.hpp"
@@ -52,40 +53,6 @@ RuntimeSpec runtime_of(const SweepSpec& spec, const std::vector<std::string>& va
   for (std::size_t a = 0; a < spec.axes.size(); ++a)
     if (is_runtime_key(spec.axes[a].key)) return parse_runtime_spec(values[a]);
   return spec.runtime;
-}
-
-// "name:k=v,k=v" -> {"name", [(k, v), ...]}; a spec without parameters has none. The split is
-// at the last ':' followed by key=value text, so a file path may hold ':' too.
-struct Spec {
-  std::string head;
-  std::vector<std::pair<std::string, std::string>> params;
-};
-Spec split_spec(const std::string& spec) {
-  const std::size_t colon = spec.rfind(':');
-  if (colon == std::string::npos || spec.find('=', colon) == std::string::npos) return {spec, {}};
-  Spec out{spec.substr(0, colon), {}};
-  std::string_view rest = std::string_view(spec).substr(colon + 1);
-  while (!rest.empty()) {
-    const std::size_t comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    const std::size_t eq = item.find('=');
-    out.params.emplace_back(std::string(item.substr(0, eq)), eq == std::string_view::npos ? "" : std::string(item.substr(eq + 1)));
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-  }
-  return out;
-}
-
-std::string join_spec(const Spec& s) {
-  std::string out = s.head;
-  for (std::size_t i = 0; i < s.params.size(); ++i)
-    out += (i == 0 ? ":" : ",") + s.params[i].first + (s.params[i].second.empty() ? "" : "=" + s.params[i].second);
-  return out;
-}
-
-void set_param(Spec& s, const std::string& key, const std::string& value) {
-  for (auto& [k, v] : s.params)
-    if (k == key) return void(v = value);
-  s.params.emplace_back(key, value);
 }
 
 std::string describe_values(const std::vector<SweepAxis>& axes, const std::vector<std::string>& values) {
@@ -193,11 +160,12 @@ std::string sweep_topology_spec(const std::string& base, const std::vector<Sweep
   std::string machine = base;
   for (std::size_t a = 0; a < axes.size(); ++a)
     if (is_topology_key(axes[a].key)) machine = values[a];
-  Spec s = split_spec(machine);
+  // A file path may hold ':' itself ("/data/a:b/server.json:nodes=4").
+  parse::Spec s = parse::split_file_spec(machine, "--topology");
   for (std::size_t a = 0; a < axes.size(); ++a)
     if (!is_model_key(axes[a].key) && !is_runtime_key(axes[a].key) && !is_topology_key(axes[a].key))
-      set_param(s, axes[a].key, preset_value(axes[a].key, values[a]));
-  return join_spec(s);
+      s.set(axes[a].key, preset_value(axes[a].key, values[a]));
+  return s.text();
 }
 
 std::string sweep_model_spec(const std::string& base, const std::vector<SweepAxis>& axes,
@@ -207,9 +175,9 @@ std::string sweep_model_spec(const std::string& base, const std::vector<SweepAxi
     if (axes[a].key == "model") model = values[a];
   for (std::size_t a = 0; a < axes.size(); ++a) {
     if (axes[a].key != "batch") continue;
-    Spec s = split_spec(model);
-    set_param(s, "batch", values[a]);
-    model = join_spec(s);
+    parse::Spec s = parse::split_file_spec(model, "--model");
+    s.set("batch", values[a]);
+    model = s.text();
   }
   return model;
 }

@@ -1,12 +1,14 @@
 // colltune sweep's outputs (sweep.hpp): a text table, CSV, JSON and an HTML page of plots.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
+#include <optional>
 #include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "colltune/common/finite.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/tuner/sweep.hpp"
 #include "colltune/common/svg.hpp"
@@ -62,10 +64,9 @@ std::string bars(const SweepResult& r) {
 // The first axis's values as numbers, when all are positive numbers (plots need them).
 bool numeric_axis(const SweepAxis& axis, std::vector<double>* out) {
   for (const std::string& v : axis.values) {
-    char* end = nullptr;
-    const double x = std::strtod(v.c_str(), &end);
-    if (end == v.c_str() || *end != '\0' || !(x > 0)) return false;
-    out->push_back(x);
+    const std::optional<double> x = parse::try_number(v);
+    if (!x || !(*x > 0)) return false;
+    out->push_back(*x);
   }
   return true;
 }
@@ -179,7 +180,7 @@ std::string sweep_json(const SweepResult& r) {
                                       {"axes", axes},                {"points", points},
                                       {"tuning_changes_the_answer", r.notes},
                                       {"pinned", r.pinned}};
-  return out.dump(2);
+  return finite::json_text(out, 2, "the sweep JSON");
 }
 
 std::string sweep_html(const SweepResult& r) {

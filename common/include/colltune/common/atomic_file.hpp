@@ -53,8 +53,10 @@ class FileSetWriter {
   std::unique_ptr<State> s_;
 };
 
-// Reads a whole file; throws colltune::Error "PATH: cannot read (reason)", or "PATH: larger
-// than ..." beyond limits::kMaxInputFileBytes (so /dev/zero is refused, not read forever).
+// Reads a whole regular file; throws colltune::Error "PATH: cannot read (reason)", "PATH: is a
+// directory", "PATH: not a regular file" (a FIFO is refused without waiting for a writer; a
+// device such as /dev/zero is never read), or "PATH: above the limit" beyond
+// limits::kMaxInputFileBytes.
 std::string read_file(const std::filesystem::path& path);
 
 }  // namespace colltune

@@ -1,6 +1,7 @@
 #pragma once
 // Human- and tool-readable views of a topology: the `colltune topo show` summary, the slowest
 // rank-to-rank route, and Graphviz DOT.
+#include <cstddef>
 #include <string>
 
 #include "colltune/topology/topology.hpp"
@@ -15,10 +16,17 @@ struct RankPairRoute {
 };
 
 // The slowest route between two ranks: the lowest bottleneck bandwidth, ties broken toward the
-// higher latency. Every source rank is searched when there are at most `max_sources` ranks;
-// otherwise `max_sources` evenly spaced source ranks (each against every destination).
-// With a single rank, the result is the empty route from rank 0 to itself.
-RankPairRoute slowest_route(const Topology& topology, int max_sources = 256);
+// higher latency. Every source rank is searched when there are at most `max_sources` ranks and
+// the search fits kSlowestRouteBudget; otherwise fewer, evenly spaced source ranks (each against
+// every destination). A source costs a search of the whole graph plus the hops of its routes to
+// every rank (measured on source 0, the first of every spacing), so the budget keeps the summary
+// linear in the machine's size: seconds for a 131,072-rank fat-tree or torus (minutes when 256
+// sources were searched at any size). With a single rank, the result is the empty route from
+// rank 0 to itself.
+inline constexpr std::size_t kSlowestRouteBudget = std::size_t{1} << 24;  // devices + links + hops, summed over sources
+// `budget` is for benchmarks (SIZE_MAX: the unbudgeted search of `max_sources` sources).
+RankPairRoute slowest_route(const Topology& topology, int max_sources = 256,
+                            std::size_t budget = kSlowestRouteBudget);
 
 // One line per hop: "node0/gpu0 -> node0/nvswitch  nvlink  450 GB/s  0.35 us".
 std::string path_text(const Topology& topology, const Path& path, const std::string& indent = "  ");

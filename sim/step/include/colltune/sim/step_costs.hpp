@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "colltune/common/parse.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::sim {
@@ -45,12 +46,12 @@ struct StepCostField {
   double StepCosts::*member;
   std::string_view unit;        // "GB/s", "us", "x", "fraction"
   std::string_view help;
-  double min = 0;               // smallest allowed value
-  bool min_exclusive = false;   // true: the value must be > min
-  double max = 0;               // 0: no upper bound
+  parse::Bounds range;          // what it may be: finite, and within the physical range
   bool derivable = false;       // < 0 means "derive it" (shown as "derived" when unresolved)
 };
 const std::vector<StepCostField>& step_cost_fields();
+// The field called `name`; nullptr when there is none.
+const StepCostField* find_step_cost_field(std::string_view name);
 
 // Applies "name=value" (the CLI's --cost). Throws colltune::Error with one line naming the
 // assignment: an unknown name (listing the known ones), a value that is not a number or out of

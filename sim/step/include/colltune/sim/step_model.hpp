@@ -29,6 +29,15 @@ struct BufferPrice {
   double time_us = 0;     // +infinity when it cannot run
 };
 
+// Horovod's cycle time as the step model takes it: 0 (each tensor on its own tick) or 1 us ..
+// 10 s. Below a microsecond the ticks outnumber any step's events (a subnormal cycle made every
+// tick infinite); above 10 s no step reaches its first tick.
+inline constexpr double kMinCycleTimeUs = 1;
+inline constexpr double kMaxCycleTimeUs = 1e7;
+bool valid_cycle_time_us(double us);
+// parse_time_us, then that range; throws colltune::Error "WHAT: 'TEXT' must be 0 or ...".
+double parse_cycle_time_us(std::string_view text, std::string_view what);
+
 struct StepConfig {
   std::size_t fusion_threshold_bytes = 128 * MiB;  // Horovod default; 0 = no fusion
   double cycle_time_us = 1000.0;                    // Horovod default, 1 ms

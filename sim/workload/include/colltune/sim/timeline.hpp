@@ -11,8 +11,10 @@
 // killed job can leave it cut short: a missing ']' or a half-written last event is repaired.
 //
 // Mapping (docs/workload-format.md):
-// - only allreduced tensors count (a NEGOTIATE_ALLREDUCE or ALLREDUCE event); broadcasts and
-//   allgathers are ignored;
+// - only gradient allreduces count: tensors with a NEGOTIATE_ALLREDUCE or ALLREDUCE event in a
+//   dtype colltune simulates. Every other operation (the parameter broadcasts at start-up,
+//   hvd.broadcast_object's uint8 broadcast, allgathers, an allreduce of a uint8 metric) is left
+//   out, never an error, and listed in TimelineImport::left_out and a note;
 // - ready time = the tensor's first NEGOTIATE_ALLREDUCE start (its first ALLREDUCE start when it
 //   has none) minus the earliest such time over all tensors;
 // - size = product of the shape of any of its op-closing events, dtype from the same event;
@@ -55,6 +57,9 @@ struct TimelineImport {
   std::size_t steps_seen = 0;      // ALLREDUCE occurrences of the first tensor
   bool repaired = false;           // the file was cut short and its tail was repaired
   std::vector<std::string> notes;  // human-readable remarks on assumptions
+  // Operations left out, one per tensor track, in file order: "broadcast/fc.bias (broadcast of
+  // float32)", "metrics/acc (allreduce of uint8)".
+  std::vector<std::string> left_out;
   // The measured run: where each step began (the first tensor's ALLREDUCE starts, the first
   // at its readiness time) and every timed activity.
   std::vector<double> step_starts_us;

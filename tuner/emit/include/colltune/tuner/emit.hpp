@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "colltune/tuner/plugin_location.hpp"
@@ -69,5 +70,9 @@ std::string emitted_file_list();
 // holds either the complete old set or the complete new one, also when interrupted or killed,
 // and one writer at a time. Creates `dir` if missing. Returns the final paths.
 std::vector<std::filesystem::path> write_configs(const std::filesystem::path& dir, const TuneResult& result);
+// The files write_configs writes, NAME and content in order, rendered for directory `dir`: for a
+// command that writes them together with its other outputs (OutputFiles).
+std::vector<std::pair<std::string, std::string>> render_configs(const std::filesystem::path& dir,
+                                                                const TuneResult& result);
 
 }  // namespace colltune::tuner

@@ -23,6 +23,9 @@ struct SizeSweepCell {
   double time_us = 0;
   double busbw_gbps = 0;  // nccl-tests' allreduce bus bandwidth: bytes / time x 2(p-1)/p
   std::string choice;     // what ran: "Ring/LL128" (NCCL's pick) or the registry id
+  // Why the algorithm does not run here, as simulate says it ("single-node NVLS only: ..."); then
+  // time_us and busbw_gbps are 0 and are shown as n/a, never as a rate.
+  std::string not_applicable = {};
 };
 
 struct SizeSweepPoint {
