@@ -74,7 +74,7 @@ BENCHMARK(BM_CostModelBuild4096)->Unit(benchmark::kMillisecond);
 double simulate_command(const topo::Topology& t) {
   const cli::NcclPredictor predictor(t, cli::NcclSimulateOptions{});
   double total = 0;
-  for (int log2 = 10; log2 <= 32; ++log2) total += predictor.predict(std::size_t(1) << log2).time_us;
+  for (int log2 = 10; log2 <= 32; ++log2) total += predictor.predict(sim::NcclColl::allreduce, std::size_t(1) << log2).time_us;
   return total;
 }
 

@@ -5,15 +5,18 @@
 #include <sstream>
 
 #include "colltune/common/error.hpp"
+#include "colltune/sim/calibration.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "colltune/calibrate/calibrate.hpp"
+#include "row_json.hpp"
 
 namespace colltune::tuner {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr int kCalibrationFormatVersion = 1;
+// 2: "measured_links", the machine as measured (NCCL's model reads it: sim/calibration.hpp).
+constexpr int kCalibrationFormatVersion = 2;
 constexpr int kFigureIterations = 8;  // fixed-point rounds of apply_calibration
 
 bool inside_a_host(const topo::Topology& t, std::size_t link) {
@@ -84,14 +87,10 @@ ojson values_json(const CalibValues& v) {
 
 ojson result_json(const CalibrationResult& r) {
   ojson rows = ojson::array();
-  for (const RowFit& f : r.rows)
-    rows.push_back(ojson{{"source", f.source},
-                         {"model", f.model},
-                         {"bytes", f.bytes},
-                         {"measured_us", f.measured_us},
-                         {"predicted_us", f.predicted_us},
-                         {"rel_error", f.rel_error},
-                         {"flag", f.flag}});
+  for (const RowFit& f : r.rows) {
+    rows.push_back(row_json(f));
+    rows.back()["flag"] = f.flag;
+  }
   ojson j;
   j["format"] = "colltune-calibration";
   j["version"] = kCalibrationFormatVersion;
@@ -114,6 +113,8 @@ ojson result_json(const CalibrationResult& r) {
   if (r.fusion_copy_gbps > 0) j["step_costs"] = ojson{{"fusion_copy_gbps", r.fusion_copy_gbps}};
   j["rows"] = rows;
   j["not_modelled"] = r.not_modelled;
+  j["nccl_model"] = r.nccl_model;
+  j["bounded"] = r.bounded;
   j["skipped"] = r.skipped;
   return j;
 }
@@ -142,6 +143,22 @@ void list_some(std::ostringstream& o, const std::string& title, const std::vecto
 }
 
 }  // namespace
+
+nlohmann::ordered_json row_json(const RowFit& f) {
+  ojson j{{"source", f.source}, {"model", f.model}, {"bytes", f.bytes}};
+  if (f.nccl) {
+    j["selected_by"] = "nccl";
+    j["nccl_algorithm"] = f.nccl->algorithm;
+    j["nccl_protocol"] = f.nccl->protocol;
+    j["nccl_channels"] = f.nccl->channels;
+    j["nccl_time_us"] = f.nccl->nccl_time_us;
+    if (!f.nccl->env.empty()) j["nccl_env"] = f.nccl->env;
+  }
+  j["measured_us"] = f.measured_us;
+  j["predicted_us"] = f.predicted_us;
+  j["rel_error"] = f.rel_error;
+  return j;
+}
 
 topo::Topology apply_calibration(const topo::Topology& topology, int nranks, const CalibValues& v,
                                  double* max_mismatch) {
@@ -190,6 +207,12 @@ std::string calibrated_topology_json(const topo::Topology& topology, const Calib
   ojson j = result_json(result);
   // The protocol efficiencies live only here: the topology has no notion of NCCL's protocols.
   j["written_figures_mismatch"] = mismatch;
+  // The machine as measured: every link's figures before calibration, in link order.
+  const topo::Topology measured = sim::measured_machine(topology);
+  ojson links = ojson::array();
+  for (std::size_t i = 0; i < measured.num_links(); ++i)
+    links.push_back(ojson::array({measured.link(i).bandwidth_gbps, measured.link(i).latency_us}));
+  j["measured_links"] = std::move(links);
   if (t.description.find("(calibrated)") == std::string::npos) t.description += " (calibrated)";
   t.calibration = j.dump();
   return topo::to_json(t);
@@ -229,6 +252,7 @@ std::string calibration_text(const CalibrationResult& r) {
     o << line;
   }
   for (const auto& h : r.held) o << "held: " << h << "\n";
+  for (const auto& b : r.bounded) o << "bounded: " << b << "\n";
   o << "error |predicted/measured - 1| on fitted rows: median " << percent(r.median_abs_error).substr(1) << ", max "
     << percent(r.max_abs_error).substr(1) << "\n";
   if (r.holdout_median_abs_error >= 0)
@@ -240,6 +264,7 @@ std::string calibration_text(const CalibrationResult& r) {
   list_some(o, "outliers (beyond 3 robust sigmas of the first fit, left out)", outliers);
   list_some(o, "warm-up rows (slower than the next larger size by 1.5x, left out)", warmups);
   list_some(o, "not modelled", r.not_modelled);
+  list_some(o, "predicted by NCCL's own model (no colltune schedule of NCCL's pick), not fitted", r.nccl_model);
   list_some(o, "skipped lines", r.skipped);
   return o.str();
 }
