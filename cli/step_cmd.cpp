@@ -40,6 +40,7 @@ struct StepArgs {
   std::uint64_t seed = 1;
   std::vector<std::string> costs;  // --cost NAME=VALUE
   std::string runtime;             // --runtime: priced as tune prices it (empty: the plain step model)
+  bool hierarchical = false;       // --hierarchical: Horovod's flag (with --runtime horovod)
   WhatIfArgs whatif;  // --batches/--uneven, --fail (step_whatif.hpp)
   JsonOutput json;
   bool stragglers() const { return !slow.empty() || !jitter.empty() || steps > 0; }
@@ -157,13 +158,23 @@ void print_stragglers(std::ostream& out, const StepArgs& a, const sim::Straggler
 }
 
 // The step config the runtime runs for the step's knobs (tune's pricing of that candidate).
-sim::StepConfig runtime_config(const tuner::RuntimeModel& runtime, const sim::StepConfig& plain) {
+sim::StepConfig runtime_config(const tuner::RuntimeModel& runtime, const sim::StepConfig& plain, bool hierarchical) {
   tuner::Candidate c;
   c.fusion_threshold_bytes = plain.fusion_threshold_bytes;
   c.cycle_time_us = plain.cycle_time_us;
   c.fp16 = plain.fp16_compress;
   c.algorithm = runtime.ps() ? "ps" : plain.algorithm;
+  c.hierarchical = hierarchical;
   return runtime.step_config(c);
+}
+
+// The runtime the step is priced as: --runtime, or NCCL alone for --algo nccl (NCCL's own pick
+// per buffer through the NCCL price path); empty for colltune's step model alone.
+std::string runtime_of(const StepArgs& a) {
+  if (a.hierarchical && a.runtime.empty())
+    throw Error("--hierarchical: Horovod's flag; give --runtime horovod");
+  if (a.runtime.empty() && a.algorithm == std::string(tuner::kNcclChoice)) return "nccl";
+  return a.runtime;
 }
 
 // The parameter servers next to the allreduce the job would run instead, same buffers.
@@ -192,15 +203,15 @@ void run_step(const StepArgs& a) {
   // --runtime: the runtime's pricing, as tune's; for ps, the allreduce (--algo) alongside.
   std::optional<tuner::RuntimeModel> runtime;
   std::optional<sim::StepResult> allreduce;
-  if (!a.runtime.empty()) {
+  if (const std::string spec = runtime_of(a); !spec.empty()) {
     // A failure re-prices the step on the machine without the failed host; the runtime's price
     // hook is bound to this whole machine, so the two are not combined.
     if (a.whatif.fail_wanted())
-      throw Error("--fail with --runtime " + a.runtime + ": failures re-price the step with colltune's step model only "
+      throw Error("--fail with --runtime " + spec + ": failures re-price the step with colltune's step model only "
                   "(drop --runtime)");
-    runtime.emplace(topology, tuner::parse_runtime_spec(a.runtime));
+    runtime.emplace(topology, tuner::parse_runtime_spec(spec), tuner::RuntimeOptions{true, costs, tuner::kDefaultNcclMargin});
     if (runtime->ps()) allreduce = simulator.run(workload, config, engine);
-    config = runtime_config(*runtime, config);
+    config = runtime_config(*runtime, config, a.hierarchical);
   }
   const sim::StepResult result = simulator.run(workload, config, engine);
   std::optional<sim::StragglerResult> stragglers;
@@ -211,6 +222,7 @@ void run_step(const StepArgs& a) {
   nlohmann::ordered_json json = to_json(a, workload, config, simulator, topology, result);
   if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
   if (runtime) json["runtime"] = tuner::to_string(runtime->spec());
+  if (runtime && runtime->nccl_priced() && config.price_buffer) json["selected_by"] = a.algorithm == std::string(tuner::kNcclChoice) ? "nccl" : "colltune's NCCL table";
   if (allreduce) json["allreduce"] = {{"algorithm", a.algorithm}, {"step_time_ms", ms(allreduce->step_time_us)}};
   add_whatif_json(json, whatif, topology);
   a.json.write(json.dump(2));
@@ -236,10 +248,14 @@ void add_step_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--cycle-time", args->cycle_time, "Horovod cycle time with a unit (us/ms/s)")->capture_default_str();
   sub->add_flag("--fp16-compress", args->fp16_compress, "Cast fp32 gradients to fp16 before the allreduce");
-  sub->add_option("--algo", args->algorithm, "Allreduce algorithm id, or auto (fastest per buffer)")
+  sub->add_option("--algo", args->algorithm,
+                  "Allreduce algorithm id, auto (fastest per buffer), or nccl (NCCL's own pick per buffer, priced by "
+                  "colltune: --runtime nccl unless --runtime says otherwise)")
       ->capture_default_str();
   sub->add_option("--runtime", args->runtime, "price the buffers as tune --runtime does; ps:servers=S[,colocated]"
                                              "[,agg_gbps=X] also shows the --algo allreduce's step");
+  sub->add_flag("--hierarchical", args->hierarchical,
+                "with --runtime horovod: HOROVOD_HIERARCHICAL_ALLREDUCE=1 (tune's hierarchical knob)");
   sub->add_option("--engine", args->engine, "analytic (cost model) or event (discrete-event simulator)")
       ->capture_default_str();
   sub->add_option("--slow", args->slow, "a slow rank or host: WHO:FACTORx, e.g. 3:1.5x or node2:1.2x (repeatable)");

@@ -45,8 +45,27 @@ struct TuneArgs {
   std::vector<std::string> fixes;
   std::vector<std::string> costs;  // --cost NAME=VALUE
   double max_fp16_error = tuner::kDefaultMaxFp16Error;
+  std::string nccl_margin = "5%";  // --nccl-margin
   JsonOutput json;
 };
+
+// --nccl-margin 5% or 0.05: a fraction in [0, 1).
+double nccl_margin(const std::string& text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  std::size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != number.size() || !std::isfinite(v))
+    throw Error("--nccl-margin " + text + ": expected a fraction such as 5% or 0.05");
+  v = percent ? v / 100 : v;
+  if (!(v >= 0 && v < 1)) throw Error("--nccl-margin " + text + ": expected at least 0% and below 100%");
+  return v;
+}
 
 // "[#########...........] 1234/3600  best 41.2 ms" on stderr, redrawn in place, ~100 updates.
 auto progress_bar() {
@@ -154,6 +173,7 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
   if (a.objective != "analytic" && a.objective != "event" && a.objective != "measured")
     throw Error("--objective " + a.objective + ": unknown (expected analytic, event or measured)");
   step_costs(a.costs);  // a bad --cost is an error before any work
+  nccl_margin(a.nccl_margin);
   if (a.objective == "measured" && !a.costs.empty())
     throw Error("--cost " + a.costs.front() + ": --objective measured times real steps; the step model's costs do "
                 "not apply");
@@ -170,7 +190,8 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
     objective = make_measured(a, topology, workload);
   else
     objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective),
-                                                            tuner::parse_runtime_spec(a.runtime), step_costs(a.costs));
+                                                            tuner::parse_runtime_spec(a.runtime), step_costs(a.costs),
+                                                            nccl_margin(a.nccl_margin));
   const bool leader = tuner::mpi_world_rank() == 0;
   if (leader && isatty(STDERR_FILENO)) {
     options.progress = progress_bar();
@@ -230,6 +251,10 @@ void add_tune_command(CLI::App& app) {
       ->take_all();
   cmd->add_option("--max-fp16-error", args->max_fp16_error,
                   "accept fp16 compression only when its predicted rms relative error is at most this (default 0.01)");
+  cmd->add_option("--nccl-margin", args->nccl_margin,
+                  "on a calibrated topology, override NCCL's own algorithm/protocol pick (plugin rows) where another "
+                  "is predicted faster by more than this")
+      ->capture_default_str();
   add_step_cost_option(*cmd, args->costs);
   add_json_option(*cmd, args->json, "The summary");
   cmd->callback([args] { run_tune(*args); });

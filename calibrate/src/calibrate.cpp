@@ -24,6 +24,7 @@ constexpr double kWarmupRatio = 1.5;     // a row this much slower than the next
 constexpr double kMinLatencyUs = 1e-4;   // log-space floor: latencies are never exactly 0
 constexpr double kSeparableRatio = 1e-3; // smallest/largest singular value below this: degenerate
 constexpr double kMaxRelativeError = 1.0;  // a fitted value known only to +-100% is no fit
+constexpr double kStartBelowBound = 0.95;  // a bounded parameter starts at most this fraction of its bound
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -142,7 +143,8 @@ class Fit {
     for (std::size_t j = 0; j < free_.size(); ++j) {
       const double v = start_.at(free_[j]);
       if (is_fraction(free_[j])) {
-        const double f = std::clamp(v / upper_.at(free_[j]), 1e-6, 1 - 1e-6);
+        // Not at the bound itself, where the logit is flat: the fit could not move it.
+        const double f = std::clamp(v / upper_.at(free_[j]), 1e-6, kStartBelowBound);
         x[static_cast<long>(j)] = std::log(f / (1 - f));
       } else {
         x[static_cast<long>(j)] = std::log(std::max(v, kMinLatencyUs));
@@ -308,7 +310,7 @@ Eigen::VectorXd log_standard_errors(const FitState& st) {
 namespace {
 
 constexpr int kEfficiencyFirst = 5;     // ll_efficiency, ll128_efficiency: the protocol parameters
-constexpr int kIntraGbps = 1, kInterGbps = 3;
+constexpr int kIntraGbps = 1, kInterGbps = 3, kReduceGbps = 4;
 constexpr double kAtBound = 0.99;       // a bounded value this close to its bound presses against it
 constexpr double kMaxLatencyUs = 1e4;   // 10 ms a message: no machine
 constexpr double kMinRateGbps = 1e-3;   // 1 MB/s: no machine
@@ -319,13 +321,15 @@ std::string identified_by(int p) {
 }
 
 // The bounds the parameters are fitted under: efficiencies 1, link bandwidths the line rates
-// the topology declares (its links as measured, before any calibration or efficiency).
+// the topology declares (its links as measured, before any calibration or efficiency), the
+// reduction rate the one its devices declare (0: none, unbounded).
 CalibValues upper_bounds(const topo::Topology& topology, int nranks) {
   const CalibValues line = values_of(sim::measured_machine(topology), nranks);
   CalibValues upper;
   for (int j = 0; j < CalibValues::kCount; ++j) upper.at(j) = 0;
   upper.intra_gbps = line.intra_gbps;
   upper.inter_gbps = line.inter_gbps;
+  upper.reduce_gbps = topology.calibration.empty() ? line.reduce_gbps : 0;
   upper.ll_efficiency = upper.ll128_efficiency = 1;
   return upper;
 }
@@ -398,9 +402,11 @@ std::vector<int> free_parameters(const Fit& probe, const std::vector<int>& candi
 std::string bounded_reason(int p, double line_gbps) {
   char line[64];
   std::snprintf(line, sizeof line, "%.4g GB/s", line_gbps);
-  return name_of(p) + ": the rows ask for more than the " + line + " line rate the topology declares " +
-         (p == kIntraGbps ? "inside a host" : "between hosts") + "; bounded there (check the topology's link speeds" +
-         identified_by(p).substr(1) + ")";
+  const char* where = p == kIntraGbps ? "line rate the topology declares inside a host"
+                      : p == kInterGbps ? "line rate the topology declares between hosts"
+                                        : "reduction rate the topology declares";
+  return name_of(p) + ": the rows ask for more than the " + line + " " + where +
+         "; bounded there. Check the topology's figures" + identified_by(p);
 }
 
 struct Fitting {
@@ -415,7 +421,8 @@ struct Fitting {
 
 // A link bandwidth the fit pressed against its line rate.
 bool at_bound(const Fitting& f, int p) {
-  return (p == kIntraGbps || p == kInterGbps) && f.start.at(p) >= kAtBound * f.upper.at(p);
+  return (p == kIntraGbps || p == kInterGbps || p == kReduceGbps) && f.upper.at(p) > 0 &&
+         f.start.at(p) >= kAtBound * f.upper.at(p);
 }
 
 // Fits; where the rows cannot separate two parameters, or determine one only to +-100%, holds

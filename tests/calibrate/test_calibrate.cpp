@@ -255,13 +255,32 @@ TEST(Calibrate, ParametersTheRowsCannotSeparateAreHeldAndNamed) {
   // Every allreduce reduces each byte it receives as it moves it: bandwidth and reduction rate
   // trade one for the other. One is held at the topology's value, and the report says why.
   const topo::Topology t = topo::load_topology("flat:ranks=4");
-  const MeasurementSet ring = synthetic(t, values_of(t, 4), {"ring", "tree"}, 0.01, 1);
+  CalibValues truth = values_of(t, 4);
+  truth.intra_gbps *= 0.5;  // below the line rates the fit is bounded by
+  truth.reduce_gbps *= 0.5;
+  const MeasurementSet ring = synthetic(t, truth, {"ring", "tree"}, 0.01, 1);
   const CalibrationResult r = calibrate(t, ring);
   EXPECT_EQ(r.fitted.size(), 2u) << held_list(r);
   const std::string held = held_list(r);
   EXPECT_NE(held.find("cannot tell it from"), std::string::npos) << held;
   EXPECT_NE(held.find("reduce_gbps"), std::string::npos) << held;
   EXPECT_NE(held.find("intra_gbps"), std::string::npos) << held;
+}
+
+TEST(Calibrate, ALinkIsNeverFittedAboveItsLineRate) {
+  // Rows that ask for 1.5x the NICs' line rate: inter_gbps stays at the line rate, said so, and
+  // the held ones name the measurement that would identify them.
+  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
+  CalibValues truth = values_of(t, t.num_ranks());
+  truth.inter_gbps *= 1.5;
+  const CalibrationResult r = calibrate(t, synthetic(t, truth, {"ring", "dbtree", "hierarchical"}, 0.01, 4), kHoldReduce);
+  EXPECT_LE(r.after.inter_gbps, values_of(t, t.num_ranks()).inter_gbps);
+  std::string bounded;
+  for (const std::string& b : r.bounded) bounded += b + "\n";
+  EXPECT_NE(bounded.find("inter_gbps: the rows ask for more than the 25 GB/s line rate"), std::string::npos) << bounded;
+  EXPECT_NE(held_list(r).find("reduce_gbps: held by --hold"), std::string::npos);
+  for (const std::string& h : r.held)
+    if (h.find("--hold") == std::string::npos) EXPECT_NE(h.find("to identify it: "), std::string::npos) << h;
 }
 
 TEST(Calibrate, BadInputIsOneClearError) {
