@@ -10,6 +10,7 @@
 #include "colltune/sim/calibration.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/nccl_price.hpp"
+#include "colltune/topology/topology.hpp"
 
 namespace {
 
@@ -162,6 +163,64 @@ TEST(NcclPrice, CalibratedFilesKeepTheMachineAsMeasuredForNccl) {
   }
   calibrated.calibration = R"({"nranks":16,"values":{"ll_efficiency":1.5}})";
   EXPECT_THROW(calibration_facts(calibrated), Error);
+}
+
+// The schedule of `a` priced on `m` in full, at NCCL's tree chunk for `proto` (NCCL's buffer per
+// protocol over its 8 steps; LL carries half, LL128 120 of every 128 bytes): the reference
+// the pricer's shortcuts (extension in depth, interpolation between sizes) are held to.
+double exact_price(const NcclPricer& p, const CostModel& m, const coll::Algorithm& a, NcclAlgo algo, NcclProto proto,
+                   std::size_t bytes) {
+  coll::AlgoOptions opts;
+  if (a.nccl_tree_channels) {
+    std::size_t step = static_cast<std::size_t>(p.model().constants().buffsize[static_cast<std::size_t>(index_of(proto))]) / 8;
+    if (proto == NcclProto::ll) step /= 2;
+    if (proto == NcclProto::ll128) step = step / 128 * 120;
+    opts.chunk_elems = step / 4;
+  }
+  const ProtocolCost cost = protocol_cost(p.model(), AR, algo, proto, {});
+  return latency_us(cost, m.levels) +
+         hint_or_price(a, m.layout, bytes, 4, m.options_for(a, opts), bandwidth_levels(m.levels, cost));
+}
+
+// NCCL's trees across a power of two of hosts above 16 are priced on 8 and 16 hosts and extended
+// in the tree's depth: within 1% of the schedule priced on the whole machine.
+TEST(NcclPriceScale, TreesAcrossManyHostsExtendFromSixteenHosts) {
+  for (const std::string spec : {"dgx-h100:nodes=32", "dgx-a100:nodes=32", "dgx-h100:nodes=64"})
+    for (const std::string algo : {"Tree", "NVLSTree"}) {
+      const topo::Topology t = topo::load_topology(spec);
+      NcclOptions o;
+      o.algo_env = algo;
+      const NcclPricer p(t, t, o);
+      const bool nvls = algo == "NVLSTree";
+      if (nvls && p.model().unavailable(AR, NcclAlgo::nvls_tree)) continue;
+      const topo::Topology machine = nvls ? topo::with_nvls_switch(t) : t;
+      const CostModel whole(machine, machine.num_ranks(), nccl_schedule_channels(t));
+      const coll::Algorithm& a = coll::find_algorithm(nvls ? "nccl_nvls_tree" : "nccl_tree");
+      for (std::size_t bytes : {std::size_t{1} << 16, std::size_t{1} << 20, std::size_t{1} << 24, std::size_t{1} << 28}) {
+        const NcclPrice priced = p.price(AR, bytes);
+        ASSERT_EQ(priced.schedule, a.id) << priced.fallback;
+        const double exact = exact_price(p, whole, a, priced.nccl.algo, priced.nccl.proto, bytes);
+        EXPECT_NEAR(priced.time_us / exact, 1.0, 0.01) << spec << " " << algo << " " << bytes;
+      }
+    }
+}
+
+// Between two powers of two above 64 KiB a cell's price is interpolated between theirs: within
+// 2% of the size priced exactly, on every cell NCCL runs on two H100 and two A100 hosts.
+TEST(NcclPriceSizes, BetweenPowersOfTwoWithinTwoPercentOfExact) {
+  for (const char* spec : {"dgx-h100:nodes=2", "dgx-a100:nodes=2"}) {
+    const topo::Topology t = topo::load_topology(spec);
+    const NcclPricer p(t, t, {});
+    const CostModel plain(t, t.num_ranks(), nccl_schedule_channels(t));
+    for (NcclAlgo algo : {NcclAlgo::ring, NcclAlgo::tree})
+      for (NcclProto proto : kNcclProtos)
+        for (std::size_t bytes : {std::size_t{3} << 16, std::size_t{5} << 19, std::size_t{3} << 23, std::size_t{7} << 25}) {
+          const NcclPrice priced = p.price(AR, algo, proto, bytes);
+          if (priced.schedule.empty()) continue;
+          const double exact = exact_price(p, plain, coll::find_algorithm(priced.schedule), algo, proto, bytes);
+          EXPECT_NEAR(priced.time_us / exact, 1.0, 0.02) << spec << " " << to_string(algo) << "/" << to_string(proto) << " " << bytes;
+        }
+  }
 }
 
 }  // namespace

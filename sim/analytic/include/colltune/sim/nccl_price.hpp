@@ -102,7 +102,7 @@ class NcclPricer {
   // model reads (sim::measured_machine, calibration.hpp). They must have the same ranks.
   // Throws colltune::Error where NCCL's model does not fit the machine (NcclModel's reasons).
   // `efficiency`: the protocols' payload fractions (a calibration's, or nominal).
-  NcclPricer(const topo::Topology& priced, const topo::Topology& measured, const NcclOptions& options,
+  NcclPricer(topo::Topology priced, const topo::Topology& measured, const NcclOptions& options,
              const ProtocolEfficiency& efficiency = {});
   ~NcclPricer();
   NcclPricer(const NcclPricer&) = delete;
