@@ -173,15 +173,29 @@ topo::Topology apply_calibration(const topo::Topology& topology, int nranks, con
       for (std::size_t i : t.route(a, b).links) is_intra[i] = true;
   const auto intra = [&](std::size_t i) { return is_intra[i]; };
   const auto inter = [&](std::size_t i) { return !is_intra[i]; };
+  // No link is written faster than its declared rate times the level's fitted/declared ratio
+  // (at most its line rate: the fit is bounded there). Where a level's route is limited by the
+  // other level's links (intra-host links fitted slower than the NICs, on the way to them),
+  // scaling its own links cannot reach the figure: the written figures then miss it
+  // (written_figures_mismatch) instead of running away to absurd rates.
+  const CalibValues declared = values_of(topology, nranks);
+  const auto cap = [&](auto pick, double fitted, double was) {
+    const double ratio = was > 0 ? std::max(1.0, fitted / was) : 1.0;
+    for (std::size_t i = 0; i < t.num_links(); ++i)
+      if (pick(i) && t.link(i).bandwidth_gbps > topology.link(i).bandwidth_gbps * ratio)
+        t.set_link_figures(i, topology.link(i).bandwidth_gbps * ratio, t.link(i).latency_us);
+  };
   for (int round = 0; round < kFigureIterations; ++round) {
     CalibValues d = values_of(t, nranks);
     if (pairs.intra) {
       if (d.intra_gbps > 0) scale_links(t, intra, v.intra_gbps / d.intra_gbps, 1.0);
+      cap(intra, v.intra_gbps, declared.intra_gbps);
       fit_latency(t, *pairs.intra, v.alpha_intra_us, intra);
     }
     if (pairs.inter) {
       d = values_of(t, nranks);
       if (d.inter_gbps > 0) scale_links(t, inter, v.inter_gbps / d.inter_gbps, 1.0);
+      cap(inter, v.inter_gbps, declared.inter_gbps);
       fit_latency(t, *pairs.inter, v.alpha_inter_us, inter);
     }
     if (!pairs.intra && !pairs.inter) break;  // one rank: no route to fit

@@ -314,6 +314,24 @@ TEST(CalibratedTopology, DerivesTheFittedFigures) {
   }
 }
 
+TEST(CalibratedTopology, NoLinkIsWrittenBeyondItsLineRate) {
+  // Host links fitted slower than the NICs at their line rate (nccl-tests#319's Ring run: 39 and
+  // 50 GB/s): the route between hosts is held back by host links on the way to the NIC, so no
+  // NIC rate gives the fitted inter-host figure. The NICs stay at their line rate, the file
+  // loads, and the miss is reported (written_figures_mismatch), not written as absurd rates.
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  CalibValues v = values_of(t, t.num_ranks());
+  v.intra_gbps = 39;
+  v.inter_gbps = 50;
+  double mismatch = 0;
+  const topo::Topology c = apply_calibration(t, t.num_ranks(), v, &mismatch);
+  for (std::size_t i = 0; i < c.num_links(); ++i)
+    EXPECT_LE(c.link(i).bandwidth_gbps, t.link(i).bandwidth_gbps * (50.0 / values_of(t, t.num_ranks()).inter_gbps) + 1e-9)
+        << i;
+  EXPECT_NO_THROW(c.validate());
+  EXPECT_GT(mismatch, 0.05);
+}
+
 TEST(CalibratedTopology, TheJsonRoundTripsWithItsCalibration) {
   const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
   const CalibValues truth = shifted(values_of(t, t.num_ranks()));
