@@ -4,8 +4,9 @@
 For each nccl-tests log of tests/data/nccl-tests-logs (sources in its SOURCES.md): calibrate on
 every other size (colltune calibrate -o cal.json), then predict each size left out with
 colltune simulate --algo nccl on cal.json, and check that colltune compare on cal.json prints
-the same numbers. Prints a Markdown table: per log, the uncalibrated and the held-out median
-and max |error| of simulate, and the largest simulate/compare disagreement.
+the same numbers. Prints a Markdown table: per log, calibrate's own median |error| on the rows
+it fitted, the uncalibrated held-out median and max |error|, the held-out ones of compare and of
+simulate on the calibrated file (which must agree), and their largest disagreement on one row.
 
 With --regret: for each group of logs of one machine under different NCCL settings, calibrate
 on one run and predict, per size, which setting is faster (simulate --algo nccl with each run's
@@ -146,14 +147,20 @@ def validate(colltune, log, topology, settings, verbose):
         sim = simulate(colltune, cal, settings, held_sizes)
         after = errors(sim, meas)
         cmp = json.loads(run([colltune, "compare", "--json", "--topology", cal, held] + settings))
-        gap = max(abs(r["predicted_us"] / sim[r["bytes"]] - 1) for r in cmp["rows"] if r["bytes"] in sim)
+        cmp_pred = {}
+        for r in cmp["rows"]:
+            cmp_pred.setdefault(r["bytes"], []).append(r["predicted_us"])
+        cmp_pred = {b: statistics.mean(v) for b, v in cmp_pred.items()}
+        gap = max(abs(cmp_pred[b] / sim[b] - 1) for b in cmp_pred if b in sim)
+        compared = errors(cmp_pred, meas)
         fitted = json.load(open(cal))["calibration"]
+        fit_error = fitted["median_abs_error"]
         values = ", ".join("%s %.3g" % (n, fitted["values"][n]) for n in fitted["fitted"])
         if verbose:
             for s in sorted(meas):
                 print("  %12d %10.2f %10.2f %+6.1f%%" % (s, meas[s], sim[s], 100 * (sim[s] / meas[s] - 1)),
                       file=sys.stderr)
-    return before, after, gap, values, len(meas)
+    return fit_error, before, compared, after, gap, values, len(meas)
 
 
 def regret(colltune, group, topology, runs):
@@ -185,19 +192,20 @@ def main(argv):
             right, n, lost, best = regret(colltune, group, topology, runs)
             print("| %s | %d / %d | %.0f us (%s of the best sum) |" % (group, right, n, lost, pct(lost / best)))
         return 0
-    print("| log | topology | held-out sizes | uncalibrated median (max) | calibrated: simulate median (max) "
-          "| simulate vs compare | fitted |")
-    print("|---|---|---|---|---|---|---|")
+    print("| log | topology | held-out sizes | calibrate fit median | uncalibrated median (max) "
+          "| compare median (max) | simulate median (max) | simulate vs compare | fitted |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for log, topology, settings in CASES:
         name = log + (" (" + " ".join(settings) + ")" if settings else "")
         try:
-            before, after, gap, values, n = validate(colltune, log, topology, settings, verbose)
+            fit, before, compared, after, gap, values, n = validate(colltune, log, topology, settings, verbose)
         except (RuntimeError, KeyError, ValueError) as e:
-            print("| %s | %s | | | %s | | |" % (name, topology, str(e).replace("|", "/")))
+            print("| %s | %s | | | | | %s | | |" % (name, topology, str(e).replace("|", "/")))
             continue
-        print("| %s | %s | %d | %s (%s) | %s (%s) | %s | %s |" % (
-            name, topology, n, pct(statistics.median(before)), pct(max(before)), pct(statistics.median(after)),
-            pct(max(after)), pct(gap), values))
+        print("| %s | %s | %d | %s | %s (%s) | %s (%s) | %s (%s) | %s | %s |" % (
+            name, topology, n, pct(fit), pct(statistics.median(before)), pct(max(before)),
+            pct(statistics.median(compared)), pct(max(compared)), pct(statistics.median(after)), pct(max(after)),
+            pct(gap), values), flush=True)
     return 0
 
 
