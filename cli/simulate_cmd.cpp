@@ -1,6 +1,7 @@
 // colltune simulate: predicted allreduce time on a topology, by the analytical model or the
 // event simulator, for one size or an nccl-tests style sweep (x2 per row); with --algo nccl,
 // NCCL's own choice and time per size from NCCL's model (simulate_nccl.hpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -14,6 +15,7 @@
 
 #include "colltune/common/finite.hpp"
 #include "colltune/bench/bench.hpp"
+#include "colltune/calibrate/measurements.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/limits.hpp"
@@ -47,6 +49,7 @@ struct SimulateArgs {
   bool fp16 = false;
   JsonOutput json;
   NcclSimulateOptions nccl;  // --algo nccl only
+  std::string collective;    // --algo nccl: --collective (default allreduce)
 };
 
 constexpr const char* kNcclAlgo = "nccl";  // NCCL's own choice per size, not a registry entry
@@ -58,6 +61,9 @@ struct Row {
   double on_time_us = -1;  // --late: the same collective with every rank on time
   std::string protocol;  // --algo nccl: NCCL's protocol and channel count
   int channels = 0;
+  double nccl_time_us = -1;  // --algo nccl: NCCL's own predicted time for its pick
+  std::string schedule;      // --algo nccl: the colltune schedule that priced it ("": NCCL's time stands in)
+  std::string fallback;      // --algo nccl: why NCCL's own time stands in
   sim::Bottleneck bottleneck = {};  // what limits it (simulate_bottleneck.hpp)
 };
 
@@ -128,10 +134,17 @@ topo::Topology machine_for(const SimulateArgs& args, topo::Topology topology) {
   }
 }
 
-// The collective the rows are of: the algorithm's (auto and nccl are allreduce).
-coll::Collective collective_of(const std::string& algo) {
-  if (algo == "auto" || algo == "nccl") return coll::Collective::allreduce;
-  return coll::find_algorithm(algo).collective;
+// The collective the rows are of: the algorithm's (auto is allreduce; nccl --collective's).
+coll::Collective collective_of(const SimulateArgs& args) {
+  if (args.algo == "nccl" && !args.collective.empty()) return tuner::parse_collective_name(args.collective);
+  if (args.algo == "auto" || args.algo == "nccl") return coll::Collective::allreduce;
+  return coll::find_algorithm(args.algo).collective;
+}
+
+sim::NcclColl nccl_coll_of(coll::Collective c) {
+  return c == coll::Collective::allgather        ? sim::NcclColl::allgather
+         : c == coll::Collective::reduce_scatter ? sim::NcclColl::reduce_scatter
+                                                 : sim::NcclColl::allreduce;
 }
 
 class Predictor {
@@ -186,13 +199,13 @@ class Predictor {
       const coll::Algorithm& algo = coll::find_algorithm(args_.algo);
       const double t = time_us(algo, bytes, !args_.trace.empty());
       if (!std::isfinite(t)) throw Error("--algo " + args_.algo + ": " + why_not(algo, bytes));
-      return with_on_time({algo.id, bytes, t, -1, {}, 0, {}});
+      return with_on_time({algo.id, bytes, t, -1, {}, 0, -1, {}, {}, {}});
     }
-    Row best{"", bytes, std::numeric_limits<double>::infinity(), -1, {}, 0, {}};
+    Row best{"", bytes, std::numeric_limits<double>::infinity(), -1, {}, 0, -1, {}, {}, {}};
     for (const coll::Algorithm& algo : coll::algorithms()) {
       if (algo.collective != coll::Collective::allreduce || algo.baseline_only || algo.in_switch) continue;
       const double t = time_us(algo, bytes, false);
-      if (sim::clearly_faster(t, best.time_us)) best = {algo.id, bytes, t, -1, {}, 0};
+      if (sim::clearly_faster(t, best.time_us)) best = {algo.id, bytes, t, -1, {}, 0, -1, {}, {}, {}};
     }
     if (best.algorithm.empty()) throw Error("--algo auto: no allreduce algorithm applies to this topology");
     if (!args_.trace.empty()) time_us(coll::find_algorithm(best.algorithm), bytes, true);
@@ -235,13 +248,14 @@ std::vector<double> late_starts(const std::vector<std::string>& late, const topo
   return starts;
 }
 
-// NCCL's pick for every size, as rows.
-std::vector<Row> nccl_rows(const NcclPredictor& predictor, const std::vector<std::size_t>& sizes) {
+// NCCL's pick for every size, priced, as rows.
+std::vector<Row> nccl_rows(const NcclPredictor& predictor, sim::NcclColl coll, const std::vector<std::size_t>& sizes) {
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) {
-    const sim::NcclChoice c = predictor.predict(bytes);
-    rows.push_back({std::string(sim::nccl_env_name(c.algo)), bytes, c.time_us, -1, std::string(sim::nccl_env_name(c.proto)),
-                    c.channels});
+    const sim::NcclPrice p = predictor.predict(coll, bytes);
+    rows.push_back({std::string(sim::nccl_env_name(p.nccl.algo)), bytes, p.time_us, -1,
+                    std::string(sim::nccl_env_name(p.nccl.proto)), p.nccl.channels, p.nccl.time_us, p.schedule,
+                    p.fallback, {}});
   }
   return rows;
 }
@@ -253,16 +267,20 @@ nlohmann::json row_json(const Row& row, const SimulateArgs& args, int ranks) {
                    {"bytes", row.bytes},
                    {"time_us", row.time_us},
                    {"algbw_gbps", algbw},
-                   {"busbw_gbps", algbw * busbw_factor(collective_of(args.algo), ranks)},
-                   {"collective", std::string(coll::to_string(collective_of(args.algo)))},
+                   {"busbw_gbps", algbw * busbw_factor(collective_of(args), ranks)},
+                   {"collective", std::string(coll::to_string(collective_of(args)))},
                    {"engine", args.engine}};
   j["fp16_compress"] = args.fp16;
   if (row.on_time_us >= 0) j["on_time_us"] = row.on_time_us;
   if (args.algo == "auto") j["selected_by"] = "auto";
   if (args.algo == kNcclAlgo) {
+    // NCCL's pick and NCCL's own time beside colltune's: time_us is the schedule's price.
     j["selected_by"] = "nccl";
     j["protocol"] = row.protocol;
     j["channels"] = row.channels;
+    j["nccl_time_us"] = row.nccl_time_us;
+    j["priced_by"] = row.schedule.empty() ? "nccl_model" : row.schedule;
+    if (!row.fallback.empty()) j["fallback"] = row.fallback;
   }
   const sim::Bottleneck& b = row.bottleneck;
   j["bottleneck"] = {{"resource", b.resource}, {"description", b.description}, {"rate_gbps", b.rate_gbps},
@@ -275,28 +293,34 @@ void print_bottleneck(const Row& row) {
   std::printf("# bottleneck at %s: %s\n", format_bytes(row.bytes).c_str(), row.bottleneck.line().c_str());
 }
 
-// --algo nccl: two more columns, NCCL's protocol and channel count.
-void print_nccl_table(const std::vector<Row>& rows, int ranks) {
-  std::printf("#%13s %12s %7s %13s %8s %8s %12s %12s %12s\n", "size(B)", "count", "type", "algorithm", "protocol",
-              "channels", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+// --algo nccl: NCCL's protocol and channel count, and NCCL's own time beside colltune's; a
+// line for each reason NCCL's own time stands in.
+void print_nccl_table(const std::vector<Row>& rows, int ranks, coll::Collective collective) {
+  std::printf("#%13s %12s %7s %13s %8s %8s %12s %12s %12s %12s\n", "size(B)", "count", "type", "algorithm",
+              "protocol", "channels", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "nccl(us)");
+  std::vector<std::string> notes;
   for (const Row& row : rows) {
     const double algbw = gbps(row.bytes, row.time_us);
-    std::printf("%14zu %12zu %7s %13s %8s %8d %12.2f %12.2f %12.2f\n", row.bytes, row.bytes / kElem, "float",
+    std::printf("%14zu %12zu %7s %13s %8s %8d %12.2f %12.2f %12.2f %12.2f\n", row.bytes, row.bytes / kElem, "float",
                 row.algorithm.c_str(), row.protocol.c_str(), row.channels, row.time_us, algbw,
-                algbw * bench::allreduce_busbw_factor(ranks));
+                algbw * busbw_factor(collective, ranks), row.nccl_time_us);
+    if (!row.fallback.empty() && std::find(notes.begin(), notes.end(), row.fallback) == notes.end())
+      notes.push_back(row.fallback);
   }
+  for (const std::string& note : notes) std::printf("# %s\n", note.c_str());
 }
 
 void print_table(const std::vector<Row>& rows, const SimulateArgs& args, const topo::Topology& topology, int ranks,
                  const std::string& selection) {
-  const coll::Collective collective = collective_of(args.algo);
+  const coll::Collective collective = collective_of(args);
   std::printf("# colltune simulate: %s on %s, %d ranks, engine %s%s\n",
               std::string(coll::to_string(collective)).c_str(), topology.name.c_str(), ranks, args.engine.c_str(),
               args.fp16 ? ", fp16 compression" : "");
   if (args.algo == "auto") std::printf("# algorithm: auto (the fastest applicable one for each size)\n");
   if (args.algo == kNcclAlgo) {
     std::printf("# algorithm: nccl (%s)\n", selection.c_str());
-    print_nccl_table(rows, ranks);
+    std::printf("# time: colltune's schedule of NCCL's pick with its protocol, on the machine; nccl(us): NCCL's own model\n");
+    print_nccl_table(rows, ranks, collective);
     print_bottleneck(rows.back());
     return;
   }
@@ -340,10 +364,13 @@ void check_option_mix(const SimulateArgs& args, sim::Engine engine) {
                                          {"--chunk", !args.chunk.empty()},
                                          {"--trace", !args.trace.empty()},
                                          {"--late", !args.late.empty()}}))
-      throw Error(std::string(other) + ": not with --algo nccl (NCCL's own model prices NCCL's kernels: no " +
-                  "colltune schedule, compression or trace)");
+      throw Error(std::string(other) + ": not with --algo nccl (NCCL's pick is priced by the analytic model: no " +
+                  "event simulation, compression, chunking or trace)");
     return;
   }
+  if (!args.collective.empty())
+    throw Error("--collective " + args.collective + ": applies to --algo nccl only (--algo " + args.algo +
+                " is a " + std::string(coll::to_string(coll::find_algorithm(args.algo).collective)) + ")");
   if (!n.protocol.empty())
     throw Error("--protocol " + n.protocol + ": --algo " + args.algo +
                 " has no protocols (--algo nccl models NCCL's LL, LL128 and Simple)");
@@ -395,7 +422,7 @@ void run_simulate(SimulateArgs args) {
     NcclSimulateOptions nccl = args.nccl;
     nccl.ranks = args.ranks;
     const NcclPredictor predictor(topology, nccl);
-    std::vector<Row> rows = nccl_rows(predictor, sizes);
+    std::vector<Row> rows = nccl_rows(predictor, nccl_coll_of(collective_of(args)), sizes);
     const AllreduceBottlenecks limits(topology, predictor.model().options());
     for (Row& row : rows) row.bottleneck = limits.at(row.algorithm, row.bytes, row.time_us);
     return print_rows(rows, args, topology, predictor.ranks(), &predictor.model(), one_size, files);
@@ -439,6 +466,8 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--nccl-version", args->nccl.version, "--algo nccl: NCCL's model of release 2.21|2.28|2.30 (default: installed)");
   cmd->add_option("--nccl-algo", args->nccl.algo_env, "--algo nccl: NCCL_ALGO, e.g. Ring, ^NVLS, allreduce:Tree,Ring");
   cmd->add_option("--nccl-proto", args->nccl.proto_env, "--algo nccl: NCCL_PROTO, e.g. ^LL128, LL,Simple");
+  cmd->add_option("--collective", args->collective,
+                  "--algo nccl: allreduce (default), allgather or reduce_scatter (nccl-tests' size: the whole buffer)");
   cmd->add_option("--protocol", args->nccl.protocol, "--algo nccl: this protocol only: LL|LL128|Simple");
   cmd->add_option("--cpu", args->nccl.cpu, "--algo nccl: the CPU NCCL's model assumes: intel_bdw|intel_skl|intel_srp|intel_erp|amd");
   cmd->add_flag("--nccl-collnet", args->nccl.collnet, "--algo nccl: NCCL_COLLNET_ENABLE=1 (CollNet/SHARP where switches reduce)");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "colltune/common/error.hpp"
+#include "colltune/sim/priced_machine.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -116,8 +117,8 @@ sim::NcclOptions checked_options(const topo::Topology& topology, const NcclSimul
 }  // namespace
 
 NcclPredictor::NcclPredictor(const topo::Topology& topology, const NcclSimulateOptions& options)
-    : model_(topology, checked_options(topology, options)) {
-  if (!anything_runs(model_)) explain_nothing_runs(topology, options, model_.options(), model_);
+    : pricer_(sim::make_nccl_pricer(topology, checked_options(topology, options))) {
+  if (!anything_runs(model())) explain_nothing_runs(topology, options, model().options(), model());
 }
 
 std::string describe(const sim::NcclModel& model) {

@@ -1,11 +1,13 @@
 #pragma once
 // simulate --algo nccl: what NCCL itself would run for an allreduce of each size (algorithm,
-// protocol, channel count) and the time NCCL's own model predicts for it (sim/nccl_model.hpp,
-// docs/nccl-model.md).
+// protocol, channel count, by NCCL's own model) and what that costs on the machine (colltune's
+// schedule of it with the protocol's costs: sim::NcclPricer, docs/nccl-model.md).
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/nccl_price.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::cli {
@@ -29,12 +31,12 @@ class NcclPredictor {
   // nothing (an algorithm forced where it is not applicable, with the reason).
   NcclPredictor(const topo::Topology& topology, const NcclSimulateOptions& options);
 
-  sim::NcclChoice predict(std::size_t bytes) const { return model_.choose(sim::NcclColl::allreduce, bytes); }
-  int ranks() const { return model_.system().nranks; }
-  const sim::NcclModel& model() const { return model_; }
+  sim::NcclPrice predict(sim::NcclColl coll, std::size_t bytes) const { return pricer_->price(coll, bytes); }
+  int ranks() const { return pricer_->nranks(); }
+  const sim::NcclModel& model() const { return pricer_->model(); }
 
  private:
-  sim::NcclModel model_;
+  std::unique_ptr<sim::NcclPricer> pricer_;
 };
 
 // "NCCL 2.28's choice, NCCL_ALGO=..., NCCL_PROTO=..." for the table's header.

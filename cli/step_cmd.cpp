@@ -45,6 +45,7 @@ struct StepArgs {
   std::vector<std::string> costs;  // --cost NAME=VALUE
   std::string runtime;             // --runtime: priced as tune prices it (empty: the plain step model)
   ComputeArgs compute;             // --precision, --measured-throughput
+  bool hierarchical = false;       // --hierarchical: Horovod's flag (with --runtime horovod)
   WhatIfArgs whatif;  // --batches/--uneven, --fail (step_whatif.hpp)
   JsonOutput json;
   bool stragglers() const { return !slow.empty() || !jitter.empty() || steps > 0; }
@@ -179,12 +180,13 @@ void print_stragglers(std::ostream& out, const StepArgs& a, const sim::Straggler
 }
 
 // The step config the runtime runs for the step's knobs (tune's pricing of that candidate).
-sim::StepConfig runtime_config(const tuner::RuntimeModel& runtime, const sim::StepConfig& plain) {
+sim::StepConfig runtime_config(const tuner::RuntimeModel& runtime, const sim::StepConfig& plain, bool hierarchical) {
   tuner::Candidate c;
   c.fusion_threshold_bytes = plain.fusion_threshold_bytes;
   c.cycle_time_us = plain.cycle_time_us;
   c.fp16 = plain.fp16_compress;
   c.algorithm = runtime.ps() ? "ps" : plain.algorithm;
+  c.hierarchical = hierarchical;
   return runtime.step_config(c);
 }
 
@@ -200,10 +202,18 @@ sim::Bottleneck bottleneck_of(const StepArgs& a, const topo::Topology& topology,
     sim::StepConfig config = plain;
     config.cycle_time_us *= cycle;
     if (!spec) return s.run(w, config, engine).step_time_us;
-    const tuner::RuntimeModel runtime(t, *spec);
-    return s.run(w, runtime_config(runtime, config), engine).step_time_us;
+    const tuner::RuntimeModel runtime(t, *spec, tuner::RuntimeOptions{true, c, tuner::kDefaultNcclMargin});
+    return s.run(w, runtime_config(runtime, config, a.hierarchical), engine).step_time_us;
   };
   return sim::step_bottleneck(topology, workload, given, simulator.costs(), price, spec.has_value());
+}
+
+// The runtime the step is priced as (resolved() has put Horovod there for NCCL's choice);
+// --hierarchical is Horovod's flag and needs it.
+std::string runtime_of(const StepArgs& a) {
+  if (a.hierarchical && a.runtime.empty())
+    throw Error("--hierarchical: Horovod's flag; give --runtime horovod");
+  return a.runtime;
 }
 
 // The parameter servers next to the allreduce the job would run instead, same buffers.
@@ -256,15 +266,15 @@ void run_step(const StepArgs& given) {
   const sim::StepConfig plain = config;
   std::optional<tuner::RuntimeModel> runtime;
   std::optional<sim::StepResult> allreduce;
-  if (!a.runtime.empty()) {
+  if (const std::string spec = runtime_of(a); !spec.empty()) {
     // A failure re-prices the step on the machine without the failed host; the runtime's price
     // hook is bound to this whole machine, so the two are not combined.
     if (a.whatif.fail_wanted())
-      throw Error("--fail with --runtime " + a.runtime + ": failures re-price the step with colltune's step model only "
+      throw Error("--fail with --runtime " + spec + ": failures re-price the step with colltune's step model only "
                   "(drop --runtime)");
-    runtime.emplace(topology, tuner::parse_runtime_spec(a.runtime));
+    runtime.emplace(topology, tuner::parse_runtime_spec(spec), tuner::RuntimeOptions{true, costs, tuner::kDefaultNcclMargin});
     if (runtime->ps()) allreduce = simulator.run(workload, config, engine);
-    config = runtime_config(*runtime, config);
+    config = runtime_config(*runtime, config, a.hierarchical);
   }
   const sim::StepResult result = simulator.run(workload, config, engine);
   const sim::Bottleneck bottleneck = bottleneck_of(a, topology, workload, plain, costs, simulator, engine);
@@ -277,6 +287,7 @@ void run_step(const StepArgs& given) {
   json["bottleneck"] = bottleneck_json(bottleneck);
   if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
   if (runtime) json["runtime"] = tuner::to_string(runtime->spec());
+  if (runtime && runtime->nccl_priced() && config.price_buffer) json["selected_by"] = a.algorithm == std::string(tuner::kNcclChoice) ? "nccl" : "colltune's NCCL table";
   if (allreduce) json["allreduce"] = {{"algorithm", a.algorithm}, {"step_time_ms", ms(allreduce->step_time_us)}};
   add_whatif_json(json, whatif, topology);
   a.json.finish(finite::json_text(json, 2, "step --json"), files);
@@ -307,6 +318,8 @@ void add_step_command(CLI::App& app) {
   sub->add_option("--runtime", args->runtime, "price the buffers as tune --runtime does (default horovod for "
                                              "--algo nccl or no --algo; none for a colltune --algo); ps:servers=S"
                                              "[,colocated][,agg_gbps=X] also shows the --algo allreduce's step");
+  sub->add_flag("--hierarchical", args->hierarchical,
+                "with --runtime horovod: HOROVOD_HIERARCHICAL_ALLREDUCE=1 (tune's hierarchical knob)");
   sub->add_option("--engine", args->engine, "analytic (cost model) or event (discrete-event simulator)")
       ->capture_default_str();
   sub->add_option("--slow", args->slow, "a slow rank or host: WHO:FACTORx, e.g. 3:1.5x or node2:1.2x (repeatable)");

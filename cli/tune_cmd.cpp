@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/common/limits.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/compute_source.hpp"
@@ -48,8 +49,17 @@ struct TuneArgs {
   std::vector<std::string> costs;  // --cost NAME=VALUE
   ComputeArgs compute;             // --precision, --measured-throughput
   double max_fp16_error = tuner::kDefaultMaxFp16Error;
+  std::string nccl_margin = "5%";  // --nccl-margin
   JsonOutput json;
 };
+
+// --nccl-margin 5% or 0.05: a fraction in [0, 1).
+double nccl_margin(const std::string& text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string_view number = std::string_view(text).substr(0, text.size() - (percent ? 1 : 0));
+  const double scale = percent ? 100 : 1;
+  return parse::number(number, "--nccl-margin", parse::Bounds{0, scale, false, true}) / scale;
+}
 
 // "[#########...........] 1234/3600  best 41.2 ms" on stderr, redrawn in place, ~100 updates.
 auto progress_bar() {
@@ -158,6 +168,7 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
   if (a.objective != "analytic" && a.objective != "event" && a.objective != "measured")
     throw Error("--objective " + a.objective + ": unknown (expected analytic, event or measured)");
   step_costs(a.costs);  // a bad --cost is an error before any work
+  nccl_margin(a.nccl_margin);
   if (a.objective == "measured" && !a.costs.empty())
     throw Error("--cost " + a.costs.front() + ": --objective measured times real steps; the step model's costs do "
                 "not apply");
@@ -175,7 +186,8 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
     objective = make_measured(a, topology, workload);
   else
     objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective),
-                                                            tuner::parse_runtime_spec(a.runtime), step_costs(a.costs));
+                                                            tuner::parse_runtime_spec(a.runtime), step_costs(a.costs),
+                                                            nccl_margin(a.nccl_margin));
   const bool leader = tuner::mpi_world_rank() == 0;
   OutputFiles outputs;  // the leader's: --out's files and --json FILE, checked before the search
   if (leader) {
@@ -247,6 +259,10 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--max-fp16-error", args->max_fp16_error,
                   "accept fp16 compression only when its predicted rms relative error is at most this (default 0.01)");
   add_compute_options(*cmd, args->compute);
+  cmd->add_option("--nccl-margin", args->nccl_margin,
+                  "on a calibrated topology, override NCCL's own algorithm/protocol pick (plugin rows) where another "
+                  "is predicted faster by more than this")
+      ->capture_default_str();
   add_step_cost_option(*cmd, args->costs);
   add_json_option(*cmd, args->json, "The summary");
   cmd->callback([args] { run_tune(*args); });

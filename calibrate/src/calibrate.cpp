@@ -1,4 +1,4 @@
-// Calibration (calibrate.hpp): the row predictor, the robust fit, and the calibrated topology.
+// Calibration (calibrate.hpp): the robust fit (the row predictor is predictor.cpp).
 #include "colltune/calibrate/calibrate.hpp"
 
 #include <Eigen/Dense>
@@ -13,8 +13,7 @@
 #include <tuple>
 
 #include "colltune/common/error.hpp"
-#include "colltune/sim/cost_model.hpp"
-#include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/calibration.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -25,9 +24,7 @@ constexpr double kWarmupRatio = 1.5;     // a row this much slower than the next
 constexpr double kMinLatencyUs = 1e-4;   // log-space floor: latencies are never exactly 0
 constexpr double kSeparableRatio = 1e-3; // smallest/largest singular value below this: degenerate
 constexpr double kMaxRelativeError = 1.0;  // a fitted value known only to +-100% is no fit
-
-double gbps_of(double us_per_byte) { return us_per_byte > 0 ? 1e-3 / us_per_byte : 0.0; }
-double us_per_byte_of(double gbps) { return gbps > 0 ? 1e-3 / gbps : 0.0; }
+constexpr double kStartBelowBound = 0.95;  // a bounded parameter starts at most this fraction of its bound
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -58,269 +55,18 @@ ErrorSummary summarize_errors(const std::vector<double>& abs_errors) {
 }
 
 void check_rank_count(const topo::Topology& topology, const MeasurementSet& measurements) {
-  for (const Measurement& m : measurements.rows)
+  const auto ranks = static_cast<std::size_t>(topology.num_ranks());
+  for (const Measurement& m : measurements.rows) {
     if (m.nranks != 0 && m.nranks != topology.num_ranks())
       throw Error(m.source + ": measured on " + std::to_string(m.nranks) + " ranks, the topology '" + topology.name +
                   "' has " + std::to_string(topology.num_ranks()));
-}
-
-// ---- parameters -----------------------------------------------------------------------------
-
-double& CalibValues::at(int i) {
-  switch (i) {
-    case 0: return alpha_intra_us;
-    case 1: return intra_gbps;
-    case 2: return alpha_inter_us;
-    case 3: return inter_gbps;
-    case 4: return reduce_gbps;
-    case 5: return ll_efficiency;
-    case 6: return ll128_efficiency;
+    // nccl-tests' size of a reduce-scatter or allgather is the whole buffer: every rank's share.
+    const std::size_t share = ranks * (m.elem_size == 0 ? 1 : m.elem_size);
+    if (m.collective != coll::Collective::allreduce && share > 0 && m.bytes % share != 0)
+      throw Error(m.source + ": a " + std::string(coll::to_string(m.collective)) + " of " + std::to_string(m.bytes) +
+                  " bytes is not a whole number of " + std::to_string(m.elem_size) + "-byte elements on each of the " +
+                  std::to_string(ranks) + " ranks of '" + topology.name + "': measured on another machine?");
   }
-  throw Error("calibration parameter index " + std::to_string(i) + " out of range");
-}
-double CalibValues::at(int i) const { return const_cast<CalibValues&>(*this).at(i); }
-
-const std::vector<std::string>& calibration_parameter_names() {
-  static const std::vector<std::string> names{"alpha_intra_us", "intra_gbps",    "alpha_inter_us",  "inter_gbps",
-                                              "reduce_gbps",    "ll_efficiency", "ll128_efficiency"};
-  return names;
-}
-
-int calibration_parameter_index(const std::string& name) {
-  const auto& names = calibration_parameter_names();
-  const auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end()) {
-    std::string all;
-    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-    throw Error("unknown calibration parameter '" + name + "' (valid: " + all + ")");
-  }
-  return static_cast<int>(it - names.begin());
-}
-
-namespace {
-
-CalibValues values_of_levels(const coll::LevelCosts& levels) {
-  CalibValues v;
-  v.alpha_intra_us = levels.alpha_intra_us;
-  v.intra_gbps = gbps_of(levels.beta_intra_us_per_byte);
-  v.alpha_inter_us = levels.alpha_inter_us;
-  v.inter_gbps = gbps_of(levels.beta_inter_us_per_byte);
-  v.reduce_gbps = gbps_of(levels.gamma_us_per_byte);
-  return v;
-}
-
-// The base levels with `values` in place: the host-NIC sharing term keeps its ratio to the
-// inter-host bandwidth, and a protocol's efficiency divides every bandwidth the wire carries.
-coll::LevelCosts levels_with(const coll::LevelCosts& base, const CalibValues& v, double efficiency) {
-  coll::LevelCosts l = base;
-  l.alpha_intra_us = v.alpha_intra_us;
-  l.beta_intra_us_per_byte = us_per_byte_of(v.intra_gbps) / efficiency;
-  l.alpha_inter_us = v.alpha_inter_us;
-  l.beta_inter_us_per_byte = us_per_byte_of(v.inter_gbps) / efficiency;
-  if (base.beta_inter_us_per_byte > 0)
-    l.beta_host_us_per_byte = base.beta_host_us_per_byte * (l.beta_inter_us_per_byte / base.beta_inter_us_per_byte);
-  l.gamma_us_per_byte = us_per_byte_of(v.reduce_gbps);
-  return l;
-}
-
-}  // namespace
-
-CalibValues values_of(const topo::Topology& topology, int nranks) {
-  CalibValues v = values_of_levels(sim::derive_level_costs(topology, nranks));
-  // The protocol efficiencies a calibration fitted live in its "calibration" object only.
-  if (topology.calibration.empty()) return v;
-  const auto j = nlohmann::json::parse(topology.calibration, nullptr, false);
-  const auto values = j.is_object() ? j.find("values") : j.end();
-  if (!j.is_object() || values == j.end() || !values->is_object()) return v;
-  for (const char* key : {"ll_efficiency", "ll128_efficiency"}) {
-    const auto it = values->find(key);
-    if (it == values->end()) continue;
-    if (!it->is_number() || !(it->get<double>() > 0 && it->get<double>() <= 1))
-      throw Error(topology.name + ": calibration.values." + key + ": expected a number in (0, 1], got " + it->dump());
-    v.at(calibration_parameter_index(key)) = it->get<double>();
-  }
-  return v;
-}
-
-// ---- the predictor --------------------------------------------------------------------------
-
-namespace {
-
-// The colltune schedule of one of NCCL's algorithms for a collective; empty where there is none.
-std::string schedule_of_nccl(coll::Collective collective, sim::NcclAlgo algo) {
-  if (algo == sim::NcclAlgo::ring) {
-    switch (collective) {
-      case coll::Collective::allreduce: return "nccl_ring";
-      case coll::Collective::reduce_scatter: return "reduce_scatter_ring";
-      case coll::Collective::allgather: return "allgather_ring";
-    }
-  }
-  if (algo == sim::NcclAlgo::tree && collective == coll::Collective::allreduce) return "dbtree";
-  return "";
-}
-
-sim::NcclColl nccl_coll_of(coll::Collective c) {
-  switch (c) {
-    case coll::Collective::allreduce: return sim::NcclColl::allreduce;
-    case coll::Collective::reduce_scatter: return sim::NcclColl::reduce_scatter;
-    case coll::Collective::allgather: return sim::NcclColl::allgather;
-  }
-  return sim::NcclColl::allreduce;
-}
-
-// A single algorithm or protocol name (not a list, an exclusion or a per-collective setting).
-bool is_single_name(const std::string& s) { return !s.empty() && s.find_first_of(",^:;") == std::string::npos; }
-
-}  // namespace
-
-struct Predictor::Impl {
-  // The schedule and protocol that ran a row: NCCL_ALGO/NCCL_PROTO where they name one,
-  // otherwise NCCL's choice for the size.
-  struct Resolved {
-    std::string algorithm;                // registry id
-    std::optional<sim::NcclProto> proto;  // NCCL rows
-  };
-  const topo::Topology& topology;
-  int nranks;
-  sim::CostModel model;
-  // NCCL's model per (NCCL_ALGO, NCCL_PROTO) setting, built on first use; a null entry records
-  // that NCCL's model does not describe this machine (its message in nccl_error).
-  mutable std::map<std::pair<std::string, std::string>, std::unique_ptr<sim::NcclModel>> nccl;
-  mutable std::map<std::pair<std::string, std::string>, std::string> nccl_error;
-
-  Impl(const topo::Topology& t, int n) : topology(t), nranks(n), model(t, n) {}
-
-  // What runs a row depends on the row only (NCCL's choice on the uncalibrated machine), not on
-  // the parameters: resolved once per row, since the fit prices every row thousands of times.
-  // Keyed by what decides it: runtime, collective, algorithm and protocol settings, size, element.
-  struct Cached {
-    std::optional<Resolved> resolved;
-    std::string why;
-    const coll::Algorithm* algorithm = nullptr;
-    coll::AlgoOptions options;
-  };
-  using Key = std::tuple<int, int, std::string, std::string, std::size_t, std::size_t, std::size_t>;
-  mutable std::map<Key, Cached> cache;
-  const Cached& cached(const Measurement& row) const {
-    const Key key{static_cast<int>(row.runtime), static_cast<int>(row.collective), row.algorithm, row.protocol,
-                  row.bytes, row.elem_size, row.chunk_elems};
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-    Cached c;
-    c.resolved = resolve(row, &c.why);
-    if (c.resolved) {
-      c.algorithm = &coll::find_algorithm(c.resolved->algorithm);
-      coll::AlgoOptions options;
-      if (row.chunk_elems > 0) options.chunk_elems = row.chunk_elems;
-      c.options = model.options_for(*c.algorithm, options);
-    }
-    return cache.emplace(key, std::move(c)).first->second;
-  }
-
-  const sim::NcclModel* nccl_model(const Measurement& row, std::string* why) const {
-    const auto key = std::make_pair(row.algorithm, row.protocol);
-    auto it = nccl.find(key);
-    if (it == nccl.end()) {
-      sim::NcclOptions options;
-      options.nranks = nranks;
-      options.algo_env = row.algorithm;
-      options.proto_env = row.protocol;
-      try {
-        it = nccl.emplace(key, std::make_unique<sim::NcclModel>(topology, options)).first;
-      } catch (const Error& e) {
-        nccl_error[key] = e.what();
-        it = nccl.emplace(key, nullptr).first;
-      }
-    }
-    if (!it->second && why) *why = "NCCL's model does not describe this machine (" + nccl_error[key] + ")";
-    return it->second.get();
-  }
-
-  std::optional<Resolved> resolve(const Measurement& row, std::string* why) const {
-    if (row.runtime == MeasuredRuntime::colltune) {
-      const coll::Algorithm* a = registered(row.algorithm);
-      if (!a) {
-        if (why) *why = row.algorithm == "mpi" ? "MPI_Allreduce: colltune does not model which algorithm MPI runs"
-                                               : "'" + row.algorithm + "' is not a colltune algorithm";
-        return std::nullopt;
-      }
-      if (a->collective != row.collective) {
-        if (why) *why = row.algorithm + " is a " + std::string(coll::to_string(a->collective)) + ", the row a " +
-                        std::string(coll::to_string(row.collective));
-        return std::nullopt;
-      }
-      if (!applies(*a, row, why)) return std::nullopt;
-      return Resolved{row.algorithm, std::nullopt};
-    }
-    std::optional<sim::NcclAlgo> algo;
-    std::optional<sim::NcclProto> proto;
-    if (is_single_name(row.algorithm)) algo = sim::parse_nccl_algo(row.algorithm);
-    if (is_single_name(row.protocol)) proto = sim::parse_nccl_proto(row.protocol);
-    if (!algo || !proto) {
-      const sim::NcclModel* m = nccl_model(row, why);
-      if (!m) return std::nullopt;
-      const sim::NcclChoice choice = m->choose(nccl_coll_of(row.collective), row.bytes);
-      if (!algo) algo = choice.algo;
-      if (!proto) proto = choice.proto;
-    }
-    const std::string id = schedule_of_nccl(row.collective, *algo);
-    if (id.empty()) {
-      if (why) *why = "NCCL's " + std::string(sim::to_string(*algo)) + " " +
-                      std::string(coll::to_string(row.collective)) + ": no colltune schedule models it yet";
-      return std::nullopt;
-    }
-    if (!applies(*registered(id), row, why)) return std::nullopt;
-    return Resolved{id, proto};
-  }
-
-  static const coll::Algorithm* registered(const std::string& id) {
-    for (const coll::Algorithm& a : coll::algorithms())
-      if (a.id == id) return &a;
-    return nullptr;
-  }
-  bool applies(const coll::Algorithm& a, const Measurement& row, std::string* why) const {
-    try {
-      const std::size_t elem = row.elem_size == 0 ? 1 : row.elem_size;
-      coll::applicable_algorithm(a.id, model.layout, row.bytes / elem, model.options_for(a, {}));
-      return true;
-    } catch (const Error& e) {
-      if (why) *why = e.what();
-      return false;
-    }
-  }
-};
-
-Predictor::Predictor(const topo::Topology& topology, int nranks) : impl_(std::make_unique<Impl>(topology, nranks)) {}
-Predictor::~Predictor() = default;
-
-std::optional<std::string> Predictor::model_of(const Measurement& row, std::string* why) const {
-  const auto& c = impl_->cached(row);
-  if (!c.resolved) {
-    if (why) *why = c.why;
-    return std::nullopt;
-  }
-  const auto& r = *c.resolved;
-  return r.proto ? r.algorithm + "+" + std::string(sim::to_string(*r.proto)) : r.algorithm;
-}
-
-std::vector<bool> Predictor::touches(const Measurement& row) const {
-  std::vector<bool> t(CalibValues::kCount, true);
-  const auto& r = impl_->cached(row).resolved;
-  t[5] = r && r->proto == sim::NcclProto::ll;
-  t[6] = r && r->proto == sim::NcclProto::ll128;
-  return t;
-}
-
-double Predictor::time_us(const Measurement& row, const CalibValues& values) const {
-  const auto& c = impl_->cached(row);
-  if (!c.resolved) throw Error(row.source + ": no model: " + c.why);
-  double efficiency = 1.0;
-  if (c.resolved->proto == sim::NcclProto::ll) efficiency = values.ll_efficiency;
-  if (c.resolved->proto == sim::NcclProto::ll128) efficiency = values.ll128_efficiency;
-  const std::size_t elem = row.elem_size == 0 ? 1 : row.elem_size;
-  const std::size_t bytes = row.bytes / elem * elem;
-  return sim::hint_or_price(*c.algorithm, impl_->model.layout, bytes, elem, c.options,
-                            levels_with(impl_->model.levels, values, efficiency));
 }
 
 // ---- the fit --------------------------------------------------------------------------------
@@ -372,19 +118,23 @@ void hold_out_half(std::vector<FitRow>& rows) {
 
 class Fit {
  public:
-  Fit(const Predictor& predictor, std::vector<const FitRow*> rows, const CalibValues& start, std::vector<int> free)
-      : predictor_(predictor), rows_(std::move(rows)), start_(start), free_(std::move(free)) {}
+  // `upper`: per parameter the bound it is fitted under (0: none).
+  Fit(const Predictor& predictor, std::vector<const FitRow*> rows, const CalibValues& start, std::vector<int> free,
+      const CalibValues& upper)
+      : predictor_(predictor), rows_(std::move(rows)), start_(start), free_(std::move(free)), upper_(upper) {}
 
-  // Latencies, bandwidths and rates are fitted as logarithms (positive, relative steps);
-  // protocol efficiencies as logits (a fraction of the bytes sent, in (0, 1)).
-  static bool is_fraction(int parameter) { return parameter >= 5; }
+  // Latencies and rates are fitted as logarithms (positive, relative steps); bounded parameters
+  // (protocol efficiencies, a fraction of the bytes sent; link bandwidths, a fraction of the
+  // line rate) as logits of their fraction of the bound.
+  bool is_fraction(int parameter) const { return upper_.at(parameter) > 0; }
   CalibValues values(const Eigen::VectorXd& x) const {
     CalibValues v = start_;
     for (std::size_t j = 0; j < free_.size(); ++j) {
       // Bounded far outside any machine (1e-9..1e9 us, GB/s), so a wild trial step of the
       // fit prices finite numbers.
       const double xj = std::clamp(x[static_cast<long>(j)], -20.7, 20.7);
-      v.at(free_[j]) = is_fraction(free_[j]) ? 1 / (1 + std::exp(-xj)) : std::exp(xj);
+      const int p = free_[j];
+      v.at(p) = is_fraction(p) ? upper_.at(p) / (1 + std::exp(-xj)) : std::exp(xj);
     }
     return v;
   }
@@ -393,7 +143,8 @@ class Fit {
     for (std::size_t j = 0; j < free_.size(); ++j) {
       const double v = start_.at(free_[j]);
       if (is_fraction(free_[j])) {
-        const double f = std::clamp(v, 1e-6, 1 - 1e-6);
+        // Not at the bound itself, where the logit is flat: the fit could not move it.
+        const double f = std::clamp(v / upper_.at(free_[j]), 1e-6, kStartBelowBound);
         x[static_cast<long>(j)] = std::log(f / (1 - f));
       } else {
         x[static_cast<long>(j)] = std::log(std::max(v, kMinLatencyUs));
@@ -428,6 +179,7 @@ class Fit {
   std::vector<const FitRow*> rows_;
   CalibValues start_;
   std::vector<int> free_;
+  CalibValues upper_;
 };
 
 Eigen::VectorXd huber_weights(const Eigen::VectorXd& r, double sigma) {
@@ -555,35 +307,57 @@ Eigen::VectorXd log_standard_errors(const FitState& st) {
 
 }  // namespace
 
-CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet& measurements,
-                            const CalibrateOptions& options) {
-  for (const auto& name : options.hold) calibration_parameter_index(name);  // unknown names first
-  CalibrationResult result;
-  result.nranks = topology.num_ranks();
-  result.skipped = measurements.skipped;
-  check_rank_count(topology, measurements);
-  const Predictor predictor(topology, topology.num_ranks());
-  result.before = values_of(topology, topology.num_ranks());
-  // Where the topology states no reduction rate (0: reductions cost nothing), the fit starts
-  // from the intra-host bandwidth; `before` keeps reporting what the topology says.
-  CalibValues start = result.before;
-  if (!(start.reduce_gbps > 0)) start.reduce_gbps = start.intra_gbps;
+namespace {
 
+constexpr int kEfficiencyFirst = 5;     // ll_efficiency, ll128_efficiency: the protocol parameters
+constexpr int kIntraGbps = 1, kInterGbps = 3, kReduceGbps = 4;
+constexpr double kAtBound = 0.99;       // a bounded value this close to its bound presses against it
+constexpr double kMaxLatencyUs = 1e4;   // 10 ms a message: no machine
+constexpr double kMinRateGbps = 1e-3;   // 1 MB/s: no machine
+
+const std::string& name_of(int p) { return calibration_parameter_names()[static_cast<std::size_t>(p)]; }
+std::string identified_by(int p) {
+  return "; to identify it: " + calibration_parameters()[static_cast<std::size_t>(p)].identified_by;
+}
+
+// The bounds the parameters are fitted under: efficiencies 1, link bandwidths the line rates
+// the topology declares (its links as measured, before any calibration or efficiency), the
+// reduction rate the one its devices declare (0: none, unbounded).
+CalibValues upper_bounds(const topo::Topology& topology, int nranks) {
+  const CalibValues line = values_of(sim::measured_machine(topology), nranks);
+  CalibValues upper;
+  for (int j = 0; j < CalibValues::kCount; ++j) upper.at(j) = 0;
+  upper.intra_gbps = line.intra_gbps;
+  upper.inter_gbps = line.inter_gbps;
+  upper.reduce_gbps = topology.calibration.empty() ? line.reduce_gbps : 0;
+  upper.ll_efficiency = upper.ll128_efficiency = 1;
+  return upper;
+}
+
+// The rows a calibration fits: every row with a colltune model; rows where NCCL's own time
+// stands in are listed, not fitted (no parameter of colltune's moves them).
+std::vector<FitRow> modelled_rows(const Predictor& predictor, const MeasurementSet& measurements,
+                                  CalibrationResult& result) {
   std::vector<FitRow> rows;
   for (const Measurement& m : measurements.rows) {
     std::string why;
-    if (auto model = predictor.model_of(m, &why)) rows.push_back({&m, *model, true, ""});
-    else result.not_modelled.push_back(m.source + ": " + why);
+    const auto model = predictor.model_of(m, &why);
+    if (!model) result.not_modelled.push_back(m.source + ": " + why);
+    else if (const auto nccl = predictor.nccl_model_only(m)) result.nccl_model.push_back(m.source + ": " + *nccl);
+    else rows.push_back({&m, *model, true, ""});
   }
-  if (rows.empty()) throw Error("calibrate: no measured row has a colltune model (" + result.not_modelled.front() + ")");
-  flag_warmup_rows(rows);
-  if (options.holdout_half) hold_out_half(rows);
-  std::vector<const FitRow*> fit_rows;
-  for (const FitRow& r : rows)
-    if (r.in_fit) fit_rows.push_back(&r);
-  if (fit_rows.empty()) throw Error("calibrate: every modelled row was left out (warm-up rows)");
+  if (rows.empty()) {
+    const std::string first = !result.not_modelled.empty() ? result.not_modelled.front()
+                              : !result.nccl_model.empty() ? result.nccl_model.front() : "no rows";
+    throw Error("calibrate: no measured row has a colltune model (" + first + ")");
+  }
+  return rows;
+}
 
-  // Free parameters: those some fitted row depends on, minus --hold.
+// The parameters some fitted row depends on, minus --hold; the others held with the reason and
+// the measurement that would identify them.
+std::vector<int> candidate_parameters(const Predictor& predictor, const std::vector<const FitRow*>& fit_rows,
+                                      const CalibrateOptions& options, CalibrationResult& result) {
   std::vector<bool> held(CalibValues::kCount, false);
   for (const auto& name : options.hold) {
     held[static_cast<std::size_t>(calibration_parameter_index(name))] = true;
@@ -601,101 +375,145 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   std::vector<int> candidates;
   for (int j = 0; j < CalibValues::kCount; ++j) {
     if (held[static_cast<std::size_t>(j)]) continue;
-    const std::string& name = calibration_parameter_names()[static_cast<std::size_t>(j)];
-    if (!touched[static_cast<std::size_t>(j)]) {
-      if (j >= 5) result.held.push_back(name + ": no row ran that protocol");
-      else result.held.push_back(name + ": no measured row depends on it");
-    } else if (j >= 5 && !full_efficiency_rows) {
-      result.held.push_back(name + ": no Simple-protocol rows to measure it against");
-    } else {
+    if (!touched[static_cast<std::size_t>(j)])
+      result.held.push_back(name_of(j) + (j >= kEfficiencyFirst ? ": no row ran that protocol" : ": no measured row depends on it") + identified_by(j));
+    else if (j >= kEfficiencyFirst && !full_efficiency_rows)
+      result.held.push_back(name_of(j) + ": no Simple-protocol rows to measure it against; to identify it: run "
+                                         "all_reduce_perf with NCCL_PROTO=Simple from 64 KiB beside these rows");
+    else
       candidates.push_back(j);
-    }
   }
-  // A parameter the rows do not change with (inter-host figures on one host, the reduction
-  // rate for allgather) is held and said so.
-  const Fit probe(predictor, fit_rows, start, candidates);
+  return candidates;
+}
+
+// Of the candidates, those the rows change with at the start (inter-host figures on one host,
+// the reduction rate for allgather do not): the others held and said so.
+std::vector<int> free_parameters(const Fit& probe, const std::vector<int>& candidates, CalibrationResult& result) {
   const Eigen::MatrixXd J0 = probe.jacobian(probe.start_x());
   std::vector<int> free;
   for (std::size_t j = 0; j < candidates.size(); ++j) {
     if (J0.col(static_cast<long>(j)).cwiseAbs().maxCoeff() > 1e-6) free.push_back(candidates[j]);
-    else result.held.push_back(calibration_parameter_names()[static_cast<std::size_t>(candidates[j])] +
-                               ": no measured row depends on it");
+    else result.held.push_back(name_of(candidates[j]) + ": no measured row depends on it" + identified_by(candidates[j]));
   }
   if (free.empty()) throw Error("calibrate: no parameter left to fit (every one held or untouched by the rows)");
-  check_sizes(fit_rows, free);
+  return free;
+}
 
-  // Fit; where the rows cannot separate two parameters, hold the one they move less at the
-  // topology's value, say so, and fit the rest again.
-  const auto& names = calibration_parameter_names();
-  // Each refit starts where the previous one ended (a held parameter back at the topology's
-  // value): the pricing of every row is the cost of an iteration.
+std::string bounded_reason(int p, double line_gbps) {
+  char line[64];
+  std::snprintf(line, sizeof line, "%.4g GB/s", line_gbps);
+  const char* where = p == kIntraGbps ? "line rate the topology declares inside a host"
+                      : p == kInterGbps ? "line rate the topology declares between hosts"
+                                        : "reduction rate the topology declares";
+  return name_of(p) + ": the rows ask for more than the " + line + " " + where +
+         "; bounded there. Check the topology's figures" + identified_by(p);
+}
+
+struct Fitting {
+  const Predictor& predictor;
+  const CalibValues& upper;
+  const CalibValues& before;
+  std::vector<const FitRow*> rows;
+  std::vector<int> free;
+  CalibValues start;
   FitState state;
+};
+
+// A link bandwidth the fit pressed against its line rate.
+bool at_bound(const Fitting& f, int p) {
+  return (p == kIntraGbps || p == kInterGbps || p == kReduceGbps) && f.upper.at(p) > 0 &&
+         f.start.at(p) >= kAtBound * f.upper.at(p);
+}
+
+// Fits; where the rows cannot separate two parameters, or determine one only to +-100%, holds
+// the one they move less at the topology's value, says so, and fits the rest again (each refit
+// starts where the previous one ended: pricing every row is the cost of an iteration).
+void fit_separable(Fitting& f, CalibrationResult& result) {
   for (;;) {
-    const Fit fit(predictor, fit_rows, start, free);
-    state = run_fit(fit);
-    start = fit.values(state.x);
+    const Fit fit(f.predictor, f.rows, f.start, f.free, f.upper);
+    f.state = run_fit(fit);
+    f.start = fit.values(f.state.x);
     const auto hold = [&](std::size_t k) {
-      start.at(free[k]) = result.before.at(free[k]);
-      free.erase(free.begin() + static_cast<long>(k));
+      f.start.at(f.free[k]) = f.before.at(f.free[k]);
+      f.free.erase(f.free.begin() + static_cast<long>(k));
     };
-    if (const auto pair = inseparable_pair(state.J)) {
-      const std::string held_name = names[static_cast<std::size_t>(free[pair->first])];
-      const std::string other = names[static_cast<std::size_t>(free[pair->second])];
-      result.held.push_back(held_name + ": these rows (" + describe_sizes(fit_rows) + ") " +
+    if (const auto pair = inseparable_pair(f.state.J)) {
+      const int p = f.free[pair->first], other = f.free[pair->second];
+      if (pair->first == pair->second && at_bound(f, p)) {  // pressed against its line rate: kept there
+        result.bounded.push_back(bounded_reason(p, f.upper.at(p)));
+        f.free.erase(f.free.begin() + static_cast<long>(pair->first));
+        continue;
+      }
+      result.held.push_back(name_of(p) + ": these rows (" + describe_sizes(f.rows) + ") " +
                             (pair->first == pair->second ? std::string("do not depend on it at the fitted values")
-                                                         : "cannot tell it from " + other) +
-                            ", so it stays at the topology's value");
+                                                         : "cannot tell it from " + name_of(other)) +
+                            ", so it stays at the topology's value" + identified_by(p));
       hold(pair->first);
       continue;
     }
-    // Separable, but so weakly that the value is a guess: held as well.
-    const Eigen::VectorXd se = log_standard_errors(state);
+    const Eigen::VectorXd se = log_standard_errors(f.state);
     long worst = 0;
     se.maxCoeff(&worst);
-    if (free.size() < 2 || !(se[worst] > kMaxRelativeError)) break;
+    if (f.free.size() < 2 || !(se[worst] > kMaxRelativeError)) return;
     char spread[32];
     std::snprintf(spread, sizeof spread, "%.0f%%", 100 * se[worst]);
-    result.held.push_back(names[static_cast<std::size_t>(free[static_cast<std::size_t>(worst)])] + ": these rows (" +
-                          describe_sizes(fit_rows) + ") determine it only to +-" + spread +
-                          ", so it stays at the topology's value");
+    const int p = f.free[static_cast<std::size_t>(worst)];
+    result.held.push_back(name_of(p) + ": these rows (" + describe_sizes(f.rows) + ") determine it only to +-" + spread +
+                          ", so it stays at the topology's value" + identified_by(p));
     hold(static_cast<std::size_t>(worst));
   }
-  // Rows beyond kOutlierSigmas robust standard deviations weighed little already; they are
-  // reported as outliers and left out, and the rest fitted once more.
+}
+
+// Rows beyond kOutlierSigmas robust standard deviations weighed little already; they are
+// reported as outliers and left out, and the rest fitted once more.
+void refit_without_outliers(Fitting& f, std::vector<FitRow>& rows) {
   std::vector<const FitRow*> kept;
-  for (std::size_t i = 0; i < fit_rows.size(); ++i) {
-    if (std::abs(state.r[static_cast<long>(i)]) <= kOutlierSigmas * state.sigma) {
-      kept.push_back(fit_rows[i]);
+  for (std::size_t i = 0; i < f.rows.size(); ++i) {
+    if (std::abs(f.state.r[static_cast<long>(i)]) <= kOutlierSigmas * f.state.sigma) {
+      kept.push_back(f.rows[i]);
       continue;
     }
-    FitRow& row = rows[static_cast<std::size_t>(fit_rows[i] - rows.data())];
+    FitRow& row = rows[static_cast<std::size_t>(f.rows[i] - rows.data())];
     row.in_fit = false;
     row.flag = "outlier";
   }
-  if (kept.size() < fit_rows.size()) {
-    fit_rows = kept;
-    const Fit refit(predictor, fit_rows, start, free);
-    state = run_fit(refit);
-    start = refit.values(state.x);
-  }
-  result.iterations = state.iterations;
-  const Fit fit(predictor, fit_rows, start, free);
-  result.after = fit.values(state.x);
-  // The relative uncertainty of each fitted value: d(value)/value = d(log value); for a
-  // logit, d(value)/value = (1 - value) d(logit).
-  const Eigen::VectorXd se = log_standard_errors(state);
-  result.uncertainty.assign(CalibValues::kCount, 0.0);
-  for (std::size_t j = 0; j < free.size(); ++j) {
-    const int p = free[j];
-    const double e = se[static_cast<long>(j)];
-    result.uncertainty[static_cast<std::size_t>(p)] = Fit::is_fraction(p) ? e * (1 - result.after.at(p)) : e;
-  }
-  for (int j : free) result.fitted.push_back(calibration_parameter_names()[static_cast<std::size_t>(j)]);
+  if (kept.size() == f.rows.size()) return;
+  f.rows = kept;
+  const Fit refit(f.predictor, f.rows, f.start, f.free, f.upper);
+  f.state = run_fit(refit);
+  f.start = refit.values(f.state.x);
+}
 
-  // Every modelled row, with its residual at the fitted values.
+// The fitted values, their uncertainties, and what they say: a bandwidth at its line rate is
+// reported; a value outside any machine is refused.
+void record_values(const Fitting& f, CalibrationResult& result) {
+  const Fit fit(f.predictor, f.rows, f.start, f.free, f.upper);
+  result.iterations = f.state.iterations;
+  result.after = fit.values(f.state.x);
+  // The relative uncertainty of each fitted value: d(value)/value = d(log value); for a logit
+  // of value/bound, d(value)/value = (1 - value/bound) d(logit).
+  const Eigen::VectorXd se = log_standard_errors(f.state);
+  result.uncertainty.assign(CalibValues::kCount, 0.0);
+  for (std::size_t j = 0; j < f.free.size(); ++j) {
+    const int p = f.free[j];
+    const double e = se[static_cast<long>(j)];
+    result.uncertainty[static_cast<std::size_t>(p)] = fit.is_fraction(p) ? e * (1 - result.after.at(p) / f.upper.at(p)) : e;
+    result.fitted.push_back(name_of(p));
+    const double v = result.after.at(p);
+    const bool latency = p == 0 || p == 2;
+    if ((latency && v > kMaxLatencyUs) || (!latency && p < kEfficiencyFirst && v < kMinRateGbps))
+      throw Error("calibrate: the fit puts " + name_of(p) + " at " + std::to_string(v) +
+                  ", outside any machine: these rows do not fit the model (nothing written)");
+    if (at_bound(f, p)) result.bounded.push_back(bounded_reason(p, f.upper.at(p)));
+  }
+}
+
+// Every modelled row, with its residual at the fitted values, and the error summaries.
+void record_rows(const Predictor& predictor, const std::vector<FitRow>& rows, CalibrationResult& result) {
   std::vector<double> fit_abs, held_abs;
   for (const FitRow& row : rows) {
     RowFit out;
+    out.nccl = predictor.nccl_pick(*row.m);
     out.source = row.m->source;
     out.model = row.model;
     out.bytes = row.m->bytes;
@@ -707,8 +525,6 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
     if (row.flag == "held out") held_abs.push_back(std::abs(out.rel_error));
     result.rows.push_back(std::move(out));
   }
-  if (measurements.fusion_copy_us > 0)
-    result.fusion_copy_gbps = measurements.fusion_copy_bytes / measurements.fusion_copy_us / 1e3;
   const ErrorSummary fitted = summarize_errors(fit_abs);
   result.median_abs_error = fitted.median_abs;
   result.max_abs_error = fitted.max_abs;
@@ -717,6 +533,43 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
     result.holdout_median_abs_error = held_out.median_abs;
     result.holdout_max_abs_error = held_out.max_abs;
   }
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet& measurements,
+                            const CalibrateOptions& options) {
+  for (const auto& name : options.hold) calibration_parameter_index(name);  // unknown names first
+  CalibrationResult result;
+  result.nranks = topology.num_ranks();
+  result.skipped = measurements.skipped;
+  check_rank_count(topology, measurements);
+  const Predictor predictor(topology, topology.num_ranks());
+  result.before = priced_values_of(topology, topology.num_ranks());
+  const CalibValues upper = upper_bounds(topology, topology.num_ranks());
+  // Where the topology states no reduction rate (0: reductions cost nothing), the fit starts
+  // from the intra-host bandwidth; `before` keeps reporting what the topology says.
+  CalibValues start = result.before;
+  if (!(start.reduce_gbps > 0)) start.reduce_gbps = start.intra_gbps;
+
+  std::vector<FitRow> rows = modelled_rows(predictor, measurements, result);
+  flag_warmup_rows(rows);
+  if (options.holdout_half) hold_out_half(rows);
+  std::vector<const FitRow*> fit_rows;
+  for (const FitRow& r : rows)
+    if (r.in_fit) fit_rows.push_back(&r);
+  if (fit_rows.empty()) throw Error("calibrate: every modelled row was left out (warm-up rows)");
+
+  const std::vector<int> candidates = candidate_parameters(predictor, fit_rows, options, result);
+  Fitting f{predictor, upper, result.before, fit_rows, {}, start, {}};
+  f.free = free_parameters(Fit(predictor, fit_rows, start, candidates, upper), candidates, result);
+  check_sizes(fit_rows, f.free);
+  fit_separable(f, result);
+  refit_without_outliers(f, rows);
+  record_values(f, result);
+  record_rows(predictor, rows, result);
+  if (measurements.fusion_copy_us > 0)
+    result.fusion_copy_gbps = measurements.fusion_copy_bytes / measurements.fusion_copy_us / 1e3;
   return result;
 }
 

@@ -6,15 +6,18 @@
 
 #include "colltune/common/finite.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/sim/calibration.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "colltune/calibrate/calibrate.hpp"
+#include "row_json.hpp"
 
 namespace colltune::tuner {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr int kCalibrationFormatVersion = 1;
+// 2: "measured_links", the machine as measured (NCCL's model reads it: sim/calibration.hpp).
+constexpr int kCalibrationFormatVersion = 2;
 constexpr int kFigureIterations = 8;  // fixed-point rounds of apply_calibration
 
 bool inside_a_host(const topo::Topology& t, std::size_t link) {
@@ -85,14 +88,10 @@ ojson values_json(const CalibValues& v) {
 
 ojson result_json(const CalibrationResult& r) {
   ojson rows = ojson::array();
-  for (const RowFit& f : r.rows)
-    rows.push_back(ojson{{"source", f.source},
-                         {"model", f.model},
-                         {"bytes", f.bytes},
-                         {"measured_us", f.measured_us},
-                         {"predicted_us", f.predicted_us},
-                         {"rel_error", f.rel_error},
-                         {"flag", f.flag}});
+  for (const RowFit& f : r.rows) {
+    rows.push_back(row_json(f));
+    rows.back()["flag"] = f.flag;
+  }
   ojson j;
   j["format"] = "colltune-calibration";
   j["version"] = kCalibrationFormatVersion;
@@ -115,6 +114,8 @@ ojson result_json(const CalibrationResult& r) {
   if (r.fusion_copy_gbps > 0) j["step_costs"] = ojson{{"fusion_copy_gbps", r.fusion_copy_gbps}};
   j["rows"] = rows;
   j["not_modelled"] = r.not_modelled;
+  j["nccl_model"] = r.nccl_model;
+  j["bounded"] = r.bounded;
   j["skipped"] = r.skipped;
   return j;
 }
@@ -144,6 +145,22 @@ void list_some(std::ostringstream& o, const std::string& title, const std::vecto
 
 }  // namespace
 
+nlohmann::ordered_json row_json(const RowFit& f) {
+  ojson j{{"source", f.source}, {"model", f.model}, {"bytes", f.bytes}};
+  if (f.nccl) {
+    j["selected_by"] = "nccl";
+    j["nccl_algorithm"] = f.nccl->algorithm;
+    j["nccl_protocol"] = f.nccl->protocol;
+    j["nccl_channels"] = f.nccl->channels;
+    j["nccl_time_us"] = f.nccl->nccl_time_us;
+    if (!f.nccl->env.empty()) j["nccl_env"] = f.nccl->env;
+  }
+  j["measured_us"] = f.measured_us;
+  j["predicted_us"] = f.predicted_us;
+  j["rel_error"] = f.rel_error;
+  return j;
+}
+
 topo::Topology apply_calibration(const topo::Topology& topology, int nranks, const CalibValues& v,
                                  double* max_mismatch) {
   topo::Topology t = topology;
@@ -157,15 +174,29 @@ topo::Topology apply_calibration(const topo::Topology& topology, int nranks, con
       for (std::size_t i : t.route(a, b).links) is_intra[i] = true;
   const auto intra = [&](std::size_t i) { return is_intra[i]; };
   const auto inter = [&](std::size_t i) { return !is_intra[i]; };
+  // No link is written faster than its declared rate times the level's fitted/declared ratio
+  // (at most its line rate: the fit is bounded there). Where a level's route is limited by the
+  // other level's links (intra-host links fitted slower than the NICs, on the way to them),
+  // scaling its own links cannot reach the figure: the written figures then miss it
+  // (written_figures_mismatch) instead of running away to absurd rates.
+  const CalibValues declared = values_of(topology, nranks);
+  const auto cap = [&](auto pick, double fitted, double was) {
+    const double ratio = was > 0 ? std::max(1.0, fitted / was) : 1.0;
+    for (std::size_t i = 0; i < t.num_links(); ++i)
+      if (pick(i) && t.link(i).bandwidth_gbps > topology.link(i).bandwidth_gbps * ratio)
+        t.set_link_figures(i, topology.link(i).bandwidth_gbps * ratio, t.link(i).latency_us);
+  };
   for (int round = 0; round < kFigureIterations; ++round) {
     CalibValues d = values_of(t, nranks);
     if (pairs.intra) {
       if (d.intra_gbps > 0) scale_links(t, intra, v.intra_gbps / d.intra_gbps, 1.0);
+      cap(intra, v.intra_gbps, declared.intra_gbps);
       fit_latency(t, *pairs.intra, v.alpha_intra_us, intra);
     }
     if (pairs.inter) {
       d = values_of(t, nranks);
       if (d.inter_gbps > 0) scale_links(t, inter, v.inter_gbps / d.inter_gbps, 1.0);
+      cap(inter, v.inter_gbps, declared.inter_gbps);
       fit_latency(t, *pairs.inter, v.alpha_inter_us, inter);
     }
     if (!pairs.intra && !pairs.inter) break;  // one rank: no route to fit
@@ -191,6 +222,12 @@ std::string calibrated_topology_json(const topo::Topology& topology, const Calib
   ojson j = result_json(result);
   // The protocol efficiencies live only here: the topology has no notion of NCCL's protocols.
   j["written_figures_mismatch"] = mismatch;
+  // The machine as measured: every link's figures before calibration, in link order.
+  const topo::Topology measured = sim::measured_machine(topology);
+  ojson links = ojson::array();
+  for (std::size_t i = 0; i < measured.num_links(); ++i)
+    links.push_back(ojson::array({measured.link(i).bandwidth_gbps, measured.link(i).latency_us}));
+  j["measured_links"] = std::move(links);
   if (t.description.find("(calibrated)") == std::string::npos) t.description += " (calibrated)";
   t.calibration = j.dump();
   return topo::to_json(t);
@@ -232,6 +269,7 @@ std::string calibration_text(const CalibrationResult& r) {
     o << line;
   }
   for (const auto& h : r.held) o << "held: " << h << "\n";
+  for (const auto& b : r.bounded) o << "bounded: " << b << "\n";
   o << "error |predicted/measured - 1| on fitted rows: median " << percent(r.median_abs_error).substr(1) << ", max "
     << percent(r.max_abs_error).substr(1) << "\n";
   if (r.holdout_median_abs_error >= 0)
@@ -243,6 +281,7 @@ std::string calibration_text(const CalibrationResult& r) {
   list_some(o, "outliers (beyond 3 robust sigmas of the first fit, left out)", outliers);
   list_some(o, "warm-up rows (slower than the next larger size by 1.5x, left out)", warmups);
   list_some(o, "not modelled", r.not_modelled);
+  list_some(o, "predicted by NCCL's own model (no colltune schedule of NCCL's pick), not fitted", r.nccl_model);
   list_some(o, "skipped lines", r.skipped);
   return o.str();
 }

@@ -1,6 +1,8 @@
 // colltune compare (compare.hpp): measured beside predicted, as text, JSON and an HTML page.
 #include "colltune/calibrate/compare.hpp"
 
+#include "row_json.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -47,7 +49,6 @@ Comparison compare_measurements(const topo::Topology& topology, const Measuremen
   c.skipped = measurements.skipped;
   check_rank_count(topology, measurements);
   const Predictor predictor(topology, topology.num_ranks());
-  const CalibValues values = values_of(topology, topology.num_ranks());
   std::map<std::string, std::vector<double>> errors;
   std::vector<double> all;
   for (const Measurement& m : measurements.rows) {
@@ -57,12 +58,14 @@ Comparison compare_measurements(const topo::Topology& topology, const Measuremen
       c.not_modelled.push_back(m.source + ": " + why);
       continue;
     }
+    if (const auto nccl = predictor.nccl_model_only(m)) c.nccl_model.push_back(m.source + ": " + *nccl);
     RowFit r;
+    r.nccl = predictor.nccl_pick(m);
     r.source = m.source;
     r.model = *model;
     r.bytes = m.bytes;
     r.measured_us = m.time_us;
-    r.predicted_us = predictor.time_us(m, values);
+    r.predicted_us = predictor.time_us(m);  // as simulate prices it: the machine's own figures
     r.rel_error = r.predicted_us / r.measured_us - 1;
     errors[r.model].push_back(std::abs(r.rel_error));
     all.push_back(std::abs(r.rel_error));
@@ -98,19 +101,18 @@ std::string comparison_text(const Comparison& c) {
     if (c.not_modelled.size() > 1) o << " (and " << c.not_modelled.size() - 1 << " more; --json lists all)";
     o << "\n";
   }
+  if (!c.nccl_model.empty()) {
+    o << "predicted by NCCL's own model, no colltune schedule (" << c.nccl_model.size() << "): " << c.nccl_model.front();
+    if (c.nccl_model.size() > 1) o << " (and " << c.nccl_model.size() - 1 << " more; --json lists all)";
+    o << "\n";
+  }
   if (!c.skipped.empty()) o << "skipped lines: " << c.skipped.size() << " (--json lists them)\n";
   return o.str();
 }
 
 std::string comparison_json(const Comparison& c) {
   ojson rows = ojson::array();
-  for (const RowFit& r : c.rows)
-    rows.push_back({{"source", r.source},
-                    {"model", r.model},
-                    {"bytes", r.bytes},
-                    {"measured_us", r.measured_us},
-                    {"predicted_us", r.predicted_us},
-                    {"rel_error", r.rel_error}});
+  for (const RowFit& r : c.rows) rows.push_back(row_json(r));
   ojson models = ojson::object();
   for (const auto& [model, s] : c.by_model) models[model] = summary_json(s);
   const ojson j{{"format", "colltune-compare"},
@@ -121,6 +123,7 @@ std::string comparison_json(const Comparison& c) {
                 {"by_model", models},
                 {"rows", rows},
                 {"not_modelled", c.not_modelled},
+                {"nccl_model", c.nccl_model},
                 {"skipped", c.skipped}};
   return finite::json_text(j, 2, "compare --json") + "\n";
 }

@@ -271,13 +271,35 @@ TEST(Calibrate, ParametersTheRowsCannotSeparateAreHeldAndNamed) {
   // Every allreduce reduces each byte it receives as it moves it: bandwidth and reduction rate
   // trade one for the other. One is held at the topology's value, and the report says why.
   const topo::Topology t = topo::load_topology("flat:ranks=4");
-  const MeasurementSet ring = synthetic(t, values_of(t, 4), {"ring", "tree"}, 0.01, 1);
+  CalibValues truth = values_of(t, 4);
+  truth.intra_gbps *= 0.5;  // below the line rates the fit is bounded by
+  truth.reduce_gbps *= 0.5;
+  const MeasurementSet ring = synthetic(t, truth, {"ring", "tree"}, 0.01, 1);
   const CalibrationResult r = calibrate(t, ring);
   EXPECT_EQ(r.fitted.size(), 2u) << held_list(r);
   const std::string held = held_list(r);
   EXPECT_NE(held.find("cannot tell it from"), std::string::npos) << held;
   EXPECT_NE(held.find("reduce_gbps"), std::string::npos) << held;
   EXPECT_NE(held.find("intra_gbps"), std::string::npos) << held;
+}
+
+TEST(Calibrate, ALinkIsNeverFittedAboveItsLineRate) {
+  // Rows that ask for 1.5x the NICs' line rate: inter_gbps stays at the line rate, said so, and
+  // the held ones name the measurement that would identify them.
+  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
+  CalibValues truth = values_of(t, t.num_ranks());
+  truth.inter_gbps *= 1.5;
+  const CalibrationResult r = calibrate(t, synthetic(t, truth, {"ring", "dbtree", "hierarchical"}, 0.01, 4), kHoldReduce);
+  EXPECT_LE(r.after.inter_gbps, values_of(t, t.num_ranks()).inter_gbps);
+  std::string bounded;
+  for (const std::string& b : r.bounded) bounded += b + "\n";
+  EXPECT_NE(bounded.find("inter_gbps: the rows ask for more than the 25 GB/s line rate"), std::string::npos) << bounded;
+  EXPECT_NE(held_list(r).find("reduce_gbps: held by --hold"), std::string::npos);
+  for (const std::string& h : r.held) {
+    if (h.find("--hold") == std::string::npos) {
+      EXPECT_NE(h.find("to identify it: "), std::string::npos) << h;
+    }
+  }
 }
 
 TEST(Calibrate, BadInputIsOneClearError) {
@@ -309,6 +331,24 @@ TEST(CalibratedTopology, DerivesTheFittedFigures) {
       EXPECT_NEAR(d.inter_gbps / v.inter_gbps, 1, 1e-6) << spec;
     }
   }
+}
+
+TEST(CalibratedTopology, NoLinkIsWrittenBeyondItsLineRate) {
+  // Host links fitted slower than the NICs at their line rate (nccl-tests#319's Ring run: 39 and
+  // 50 GB/s): the route between hosts is held back by host links on the way to the NIC, so no
+  // NIC rate gives the fitted inter-host figure. The NICs stay at their line rate, the file
+  // loads, and the miss is reported (written_figures_mismatch), not written as absurd rates.
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  CalibValues v = values_of(t, t.num_ranks());
+  v.intra_gbps = 39;
+  v.inter_gbps = 50;
+  double mismatch = 0;
+  const topo::Topology c = apply_calibration(t, t.num_ranks(), v, &mismatch);
+  for (std::size_t i = 0; i < c.num_links(); ++i)
+    EXPECT_LE(c.link(i).bandwidth_gbps, t.link(i).bandwidth_gbps * (50.0 / values_of(t, t.num_ranks()).inter_gbps) + 1e-9)
+        << i;
+  EXPECT_NO_THROW(c.validate());
+  EXPECT_GT(mismatch, 0.05);
 }
 
 TEST(CalibratedTopology, TheJsonRoundTripsWithItsCalibration) {

@@ -34,7 +34,7 @@ const TuneResult& result() {
   static const TuneResult r = [] {
     const auto t = topo::load_topology("dgx-h100:nodes=2");
     TuneOptions options;
-    options.fixes = {"algorithm=auto"};
+    options.fixes = {"algorithm=dbtree"};  // NCCL's tree at every size: a row for every range
     return test::tune_analytic(t, sim::load_workload("resnet50"), options);
   }();
   return r;
@@ -163,7 +163,8 @@ const NcclEnvPaths kNotFound{"/work/out/nccl_tuner.conf", {{}, "not found: no li
 TuneResult one_algorithm() {
   TuneResult r = result();
   for (auto& range : r.nccl_table) {
-    range.choice.algorithm = "ring";
+    range.choice.algorithm = "nccl_ring";
+    range.nccl_algorithm = "ring";
     range.protocol = "simple";
   }
   return r;

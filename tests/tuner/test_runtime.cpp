@@ -15,6 +15,8 @@
 #include "colltune/common/error.hpp"
 #include "colltune/sim/horovod_hierarchical.hpp"
 #include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/priced_machine.hpp"
+#include "colltune/sim/priced_machine.hpp"
 #include "colltune/tuner/emit.hpp"
 #include "colltune/tuner/runtime_model.hpp"
 #include "tuner_test_util.hpp"
@@ -98,9 +100,10 @@ TEST(Runtime, BaselineIsHorovodDefaultsWithNcclsOwnChoice) {
   EXPECT_EQ(b.fusion_threshold_bytes, 128 * MiB);
   EXPECT_EQ(b.cycle_time_us, 1000.0);
   EXPECT_FALSE(b.fp16 || b.hierarchical);
-  // Every buffer of the baseline step takes exactly NCCL's predicted time for its pick, once
-  // Horovod's own per-tensor time and fusion copies (step costs) are off.
-  const sim::NcclModel nccl(dgx2());
+  // Every buffer of the baseline step takes exactly the NCCL price path's time for NCCL's pick
+  // (on the step model's machine), once Horovod's own per-tensor time and fusion copies (step
+  // costs) are off.
+  const auto nccl = sim::make_nccl_pricer(dgx2());
   const auto workload = sim::load_workload("resnet50");
   sim::StepCosts horovod_free;
   horovod_free.tensor_us = 0;
@@ -108,10 +111,10 @@ TEST(Runtime, BaselineIsHorovodDefaultsWithNcclsOwnChoice) {
   const auto step = sim::StepSimulator(dgx2(), horovod_free).run(workload, m.step_config(b));
   ASSERT_FALSE(step.buffers.empty());
   for (const auto& buf : step.buffers) {
-    const sim::NcclChoice pick = nccl.choose(sim::NcclColl::allreduce, buf.bytes);
+    const sim::NcclPrice pick = nccl->price(sim::NcclColl::allreduce, buf.bytes);
     EXPECT_NEAR(buf.end_us - buf.start_us, pick.time_us, 1e-9 * pick.time_us) << buf.bytes;
-    EXPECT_EQ(buf.algorithm, "nccl(" + std::string(sim::to_string(pick.algo)) + "/" +
-                                 std::string(sim::to_string(pick.proto)) + ")");
+    EXPECT_EQ(pick.nccl.algo, nccl->model().choose(sim::NcclColl::allreduce, buf.bytes).algo);
+    EXPECT_EQ(buf.algorithm, "nccl " + pick.label());
   }
 }
 
@@ -179,7 +182,7 @@ double step_from_files(const Written& w) {
       horovod_fusion_threshold(std::stoull(env.at("HOROVOD_FUSION_THRESHOLD")), dgx2().rank_layout().max_ranks_per_host());
   config.cycle_time_us = std::stod(env.at("HOROVOD_CYCLE_TIME")) * 1000.0;
   config.fp16_compress = doc["chosen"]["fp16_compression"];
-  const sim::NcclModel nccl(dgx2());
+  const auto nccl = sim::make_nccl_pricer(dgx2());
   const auto rows = table_rows(w.files.at("nccl_tuner.conf"));
   const sim::HorovodHierarchical hierarchical(dgx2());
   if (env.at("HOROVOD_HIERARCHICAL_ALLREDUCE") == "1") {
@@ -187,13 +190,14 @@ double step_from_files(const Written& w) {
       return sim::BufferPrice{"hierarchical", hierarchical.time_us(bytes, elem_size, tensors)};
     };
   } else {
-    config.price_buffer = [&](std::size_t bytes, std::size_t, std::size_t) {
-      if (rows.empty()) return sim::BufferPrice{"nccl", nccl.choose(sim::NcclColl::allreduce, bytes).time_us};
-      auto row = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return bytes <= r.max_bytes; });
-      if (row == rows.end()) row = rows.end() - 1;
-      return sim::BufferPrice{row->algorithm, nccl.time_us(sim::parse_nccl_algo(row->algorithm),
-                                                           sim::parse_nccl_proto(row->protocol),
-                                                           sim::NcclColl::allreduce, bytes)};
+    // A size no row holds keeps NCCL's own pick, as the plugin leaves it.
+    config.price_buffer = [&](std::size_t bytes, std::size_t elem_size, std::size_t) {
+      const auto row = std::find_if(rows.begin(), rows.end(),
+                                    [&](const Row& r) { return r.min_bytes <= bytes && bytes <= r.max_bytes; });
+      if (row == rows.end()) return sim::BufferPrice{"nccl", nccl->price(sim::NcclColl::allreduce, bytes, elem_size).time_us};
+      return sim::BufferPrice{row->algorithm, nccl->price(sim::NcclColl::allreduce, sim::parse_nccl_algo(row->algorithm),
+                                                          sim::parse_nccl_proto(row->protocol), bytes, elem_size)
+                                                  .time_us};
     };
   }
   return sim::StepSimulator(dgx2()).run(sim::load_workload("resnet50"), config).step_time_us;
@@ -226,15 +230,14 @@ void expect_files_agree(const Written& w) {
     const json& j = doc["nccl_algorithms"][i];
     EXPECT_EQ(rows[i].min_bytes, j["min_bytes"].get<std::size_t>());
     EXPECT_EQ(rows[i].max_bytes, j["max_bytes"].get<std::size_t>());
-    EXPECT_EQ(rows[i].algorithm, coll::find_algorithm(j["algorithm"].get<std::string>()).nccl_name);
+    EXPECT_EQ(rows[i].algorithm, j["nccl_algorithm"].get<std::string>());
     EXPECT_EQ(rows[i].protocol, j["protocol"].get<std::string>());
     algos.insert(rows[i].algorithm);
   }
   const std::string nccl_env = w.files.at("nccl.env");
   EXPECT_EQ(nccl_env.find("NCCL_ALGO=") != std::string::npos, algos.size() == 1) << nccl_env;
-  if (!rows.empty()) {
-    EXPECT_EQ(doc["nccl_algorithms"], doc["algorithms"]);
-  }
+  for (const json& row : doc["nccl_algorithms"])  // each of them is the size table's row for its range
+    EXPECT_NE(std::find(doc["algorithms"].begin(), doc["algorithms"].end(), row), doc["algorithms"].end()) << row;
   // The report states the same flag.
   EXPECT_NE(w.files.at("report.html").find(std::string("hierarchical_allreduce flag: <b>") + (hier ? "true" : "false")),
             std::string::npos);
@@ -254,7 +257,7 @@ TEST(Runtime, HorovodFilesAgreeAndReplayThePredictedStep) {
 }
 
 TEST(Runtime, EveryFixHoldsInEveryFile) {
-  const Written off = tune_and_write(Runtime::horovod, {"hierarchical=off", "algorithm=auto"}, "colltune_runtime_off");
+  const Written off = tune_and_write(Runtime::horovod, {"hierarchical=off", "algorithm=dbtree"}, "colltune_runtime_off");
   expect_files_agree(off);
   EXPECT_NE(off.files.at("horovod.yaml").find("hierarchical_allreduce: false"), std::string::npos);
   EXPECT_FALSE(table_rows(off.files.at("nccl_tuner.conf")).empty());

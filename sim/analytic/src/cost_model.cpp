@@ -325,10 +325,12 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
 CostModel::CostModel(const topo::Topology& topology) : CostModel(topology, topology.num_ranks()) {}
 
 CostModel::CostModel(const topo::Topology& topology, int nranks)
+    : CostModel(topology, nranks, nccl_schedule_channels(topology, nranks)) {}
+
+CostModel::CostModel(const topo::Topology& topology, int nranks, NcclScheduleChannels nccl)
     : layout(layout_of_first_ranks(topology, nranks)) {
   levels = level_costs(topology, layout);
   cast_us_per_byte = levels.gamma_us_per_byte;  // casts run at the reduction rate too
-  NcclScheduleChannels nccl = nccl_schedule_channels(topology, nranks);
   nccl_ring_orders = std::move(nccl.ring);
   nccl_tree_orders = std::move(nccl.tree);
   nccl_simple_tree = nccl.simple_tree;

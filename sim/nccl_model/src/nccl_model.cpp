@@ -228,6 +228,12 @@ void NcclModel::tune() {
   const nccl::TuneTables t = nccl::tune_model(in);
   bw_ = t.bw;
   lat_ = t.lat;
+  for (std::size_t c = 0; c < t.parts.size(); ++c)
+    for (std::size_t a = 0; a < t.parts[c].size(); ++a)
+      for (std::size_t p = 0; p < t.parts[c][a].size(); ++p) {
+        const nccl::LatencyParts& l = t.parts[c][a][p];
+        lat_parts_[c][a][p] = {l.base, l.intra, l.inter, l.intra_steps, l.inter_steps};
+      }
   max_threads_ = t.max_threads;
   thread_threshold_ = t.thread_threshold;
 }

@@ -22,6 +22,9 @@ auto cell(const Table& t, NcclColl c, NcclAlgo a, NcclProto p) {
 
 float NcclModel::bandwidth(NcclColl coll, NcclAlgo algo, NcclProto proto) const { return cell(bw_, coll, algo, proto); }
 float NcclModel::latency(NcclColl coll, NcclAlgo algo, NcclProto proto) const { return cell(lat_, coll, algo, proto); }
+NcclLatencyParts NcclModel::latency_parts(NcclColl coll, NcclAlgo algo, NcclProto proto) const {
+  return cell(lat_parts_, coll, algo, proto);
+}
 
 // ncclTopoGetAlgoTime for one operation: -1 when the cell is off.
 float NcclModel::algo_time(NcclColl coll, NcclAlgo algo, NcclProto proto, std::size_t bytes) const {

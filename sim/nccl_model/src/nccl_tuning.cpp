@@ -133,32 +133,46 @@ float net_overhead(const Ctx& x) {
   return static_cast<float>(is_amd(x.sys.cpu) ? x.k.net_overhead_amd_us : x.k.net_overhead_intel_us);
 }
 
+// A cell's latencies before NCCL's formula combines them: the base latency, one step inside a
+// node (on several nodes a ring step costs at least the network overhead) and one across nodes.
+LatencyParts step_latencies(const Ctx& x, int c, int a, int p) {
+  const NcclConstants& k = x.k;
+  const auto hw_of = [&](int algo) { return x.graph(algo).type_intra == NcclPath::nvl ? 0 : 1; };
+  const auto hw = [&](int h, int algo, int proto) {
+    return static_cast<float>(k.hw_lat[static_cast<std::size_t>(h)][static_cast<std::size_t>(algo)][static_cast<std::size_t>(proto)]);
+  };
+  LatencyParts l;
+  l.base = static_cast<float>(k.base_lat[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)]);
+  l.intra = hw(hw_of(a), a, p);
+  l.inter = x.ppn == 1 && k.rules.ppn1_tree_net_latency ? hw(2, kTree, p) : hw(2, a, p);
+  l.inter += static_cast<float>(x.in.net_latency_us);
+  if (p == kSimple) l.inter += static_cast<float>(x.in.net_latency_us);  // the flush
+  if (a == kRing && c != kReduce && c != kBcast && x.sys.nnodes > 1) {
+    const float overhead = net_overhead(x) * (p == kSimple ? static_cast<float>(k.net_overhead_simple_factor) : 1.0f);
+    l.intra = std::max(l.intra, overhead);
+  }
+  if (a == kRing && (c == kReduce || c == kBcast)) l.intra = l.inter = hw(x.sys.nnodes == 1 ? hw_of(a) : 2, a, p);
+  return l;
+}
+
 float latency(const Ctx& x, int c, int a, int p) {
   const NcclConstants& k = x.k;
   const ChannelPlan& g = x.graph(a);
   const int n = x.sys.nranks, nodes = x.sys.nnodes;
   const int nsteps = c == kAllReduce ? 2 * (n - 1) : ag_or_rs(c) ? n - 1 : n;
-  const auto hw_of = [&](int algo) { return x.graph(algo).type_intra == NcclPath::nvl ? 0 : 1; };
-  const auto hw = [&](int h, int algo, int proto) {
-    return static_cast<float>(k.hw_lat[static_cast<std::size_t>(h)][static_cast<std::size_t>(algo)][static_cast<std::size_t>(proto)]);
-  };
-  float lat = static_cast<float>(k.base_lat[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)]);
-  float intra = hw(hw_of(a), a, p);
-  float inter = x.ppn == 1 && k.rules.ppn1_tree_net_latency ? hw(2, kTree, p) : hw(2, a, p);
-  inter += static_cast<float>(x.in.net_latency_us);
-  if (p == kSimple) inter += static_cast<float>(x.in.net_latency_us);  // the flush
+  const LatencyParts parts = step_latencies(x, c, a, p);
+  const float lat = parts.base, intra = parts.intra, inter = parts.inter;
   const long log_nodes = nccl_log2i(nodes, true);
   const int ppn = n / nodes;
   if (a == kRing) {
-    float l = hw(nodes == 1 ? hw_of(a) : 2, a, p);
     if (c == kReduce || c == kBcast) {
+      float l = intra;
       if (g.same_channels) return lat + l;
-      if (p == kSimple) l = hw(nodes == 1 ? hw_of(a) : 2, kTree, p);
+      if (p == kSimple)
+        l = static_cast<float>(k.hw_lat[nodes == 1 ? static_cast<std::size_t>(g.type_intra == NcclPath::nvl ? 0 : 1) : 2]
+                                       [kTree][static_cast<std::size_t>(p)]);
       return lat + static_cast<float>(nsteps) * l;
     }
-    float overhead = 0;
-    if (nodes > 1) overhead = net_overhead(x) * (p == kSimple ? static_cast<float>(k.net_overhead_simple_factor) : 1.0f);
-    intra = std::max(intra, overhead);
     int inter_steps = 0;
     if (k.rules.ring_inter_steps_exact) inter_steps = nodes == 1 ? 0 : c == kAllReduce ? 2 * (nodes - 1) : nodes - 1;
     else inter_steps = c == kAllReduce ? (nodes > 1 ? 2 * nodes : 0) : ag_or_rs(c) ? nodes - 1 : nodes;
@@ -172,6 +186,44 @@ float latency(const Ctx& x, int c, int a, int p) {
   if (a == kNvlsTree) return lat + intra + 2 * static_cast<float>(log_nodes) * inter;
   if (a == kPat && ag_or_rs(c)) return lat + static_cast<float>(log_nodes) * (inter / 3.5f) + static_cast<float>(n) * 2.8f;
   return lat;
+}
+
+// The latency of a cell as NCCL's formula counts it (NcclModel::latency_parts): a per-call part
+// and per-step latencies with the number of steps inside a node and across nodes, such that
+// base + intra_steps x intra + inter_steps x inter is latency() (up to float rounding).
+LatencyParts call_and_step_latencies(const Ctx& x, int c, int a, int p) {
+  LatencyParts l = step_latencies(x, c, a, p);
+  const int n = x.sys.nranks, nodes = x.sys.nnodes, ppn = n / nodes;
+  const float log_nodes = static_cast<float>(nccl_log2i(nodes, true));
+  const bool ar = c == kAllReduce;
+  if (a == kRing && (ar || ag_or_rs(c))) {
+    const int nsteps = ar ? 2 * (n - 1) : n - 1;
+    int inter = 0;
+    if (x.k.rules.ring_inter_steps_exact) inter = nodes == 1 ? 0 : ar ? 2 * (nodes - 1) : nodes - 1;
+    else inter = ar ? (nodes > 1 ? 2 * nodes : 0) : nodes - 1;
+    l.intra_steps = static_cast<float>(nsteps - inter);
+    l.inter_steps = static_cast<float>(inter);
+  } else if (a == kTree && ar) {
+    l.intra_steps = 2.0f * static_cast<float>(ppn - 1);
+    l.inter_steps = 2.0f * log_nodes;
+  } else if (a == kNvls) {  // NCCL's NVLS latency replaces the base latency
+    l.base = 0;
+    l.intra_steps = 1;
+    l.inter_steps = nodes > 1 ? 1.0f : 0.0f;
+  } else if (a == kNvlsTree) {
+    l.intra_steps = 1;
+    l.inter_steps = 2.0f * log_nodes;
+  } else if (a == kCnDirect) {
+    l.base += 2 * static_cast<float>(ppn - 1) * 0.4f;
+    l.intra_steps = 2.0f * static_cast<float>(std::min(1, ppn - 1));
+    l.inter_steps = 1;
+  } else if (a == kCnChain) {
+    l.intra_steps = 2.0f * static_cast<float>(ppn - 1);
+    l.inter_steps = 1;
+  } else {  // PAT, and Ring for broadcast and reduce: the whole latency per call
+    l = {latency(x, c, a, p), 0, 0, 0, 0};
+  }
+  return l;
 }
 
 // NCCL_ALGO/NCCL_PROTO and NCCL's own rules (the enable/disable pass after the tables).
@@ -242,6 +294,7 @@ void fill_cells(const Ctx& x, TuneTables& t) {
         const auto ci = static_cast<std::size_t>(c), ai = static_cast<std::size_t>(a), pi = static_cast<std::size_t>(p);
         t.bw[ci][ai][pi] = bus_to_alg(x, c, a, bus_bw);
         t.lat[ci][ai][pi] = latency(x, c, a, p);
+        t.parts[ci][ai][pi] = call_and_step_latencies(x, c, a, p);
       }
 }
 

@@ -31,9 +31,19 @@ struct TuneInput {
   Enables enables;
 };
 
+// A latency in the parts NCCL's formula combines (NcclLatencyParts), as NCCL's floats.
+struct LatencyParts {
+  float base = 0;
+  float intra = 0;
+  float inter = 0;
+  float intra_steps = 0;
+  float inter_steps = 0;
+};
+
 struct TuneTables {
   std::array<AlgoProto, kNcclNumColls> bw{};   // comm->bandwidths (GB/s of algorithm bandwidth)
   std::array<AlgoProto, kNcclNumColls> lat{};  // comm->latencies (us)
+  std::array<std::array<std::array<LatencyParts, kNcclNumProtos>, kNcclNumAlgos>, kNcclNumColls> parts{};
   std::array<std::array<int, kNcclNumProtos>, kNcclNumAlgos> max_threads{};
   std::array<std::array<long, kNcclNumProtos>, kNcclNumAlgos> thread_threshold{};
 };

@@ -9,6 +9,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/priced_machine.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -75,8 +76,9 @@ std::string label_of(const NcclChoice& c) {
 
 }  // namespace
 
-HorovodHierarchical::HorovodHierarchical(const topo::Topology& topology, const StepCosts& costs,
+HorovodHierarchical::HorovodHierarchical(const topo::Topology& topology, const StepCosts& given,
                                          double pageable_copy_efficiency) {
+  const StepCosts costs = costs_on(topology, given);  // a calibrated machine's efficiencies are its own
   const RankLayout layout = topology.rank_layout();
   hosts_ = layout.nhosts();
   if (hosts_ < 2) throw Error("Horovod ignores HOROVOD_HIERARCHICAL_ALLREDUCE on one host");
@@ -85,7 +87,7 @@ HorovodHierarchical::HorovodHierarchical(const topo::Topology& topology, const S
   local_ = layout.max_ranks_per_host();
   NcclOptions one_host;
   one_host.nranks = local_;
-  local_nccl_ = std::make_unique<NcclModel>(topology, one_host);
+  local_nccl_ = make_nccl_pricer(topology, one_host, costs);
 
   const std::vector<int>& host0 = layout.ranks_on_host(0);
   host_copy_gbps_ = shared_pcie_gbps(topology, host0) * costs.pcie_efficiency * pageable_copy_efficiency;
@@ -103,11 +105,12 @@ HorovodHierarchical::HorovodHierarchical(const topo::Topology& topology, const S
 HorovodHierarchical::~HorovodHierarchical() = default;
 HorovodHierarchical::HorovodHierarchical(HorovodHierarchical&&) noexcept = default;
 
-// NCCL's own pick for one call on the host's communicator; `bytes` is NCCL's nBytes (for
-// reduce-scatter and allgather, all ranks' data together).
+// NCCL's own pick for one call on the host's communicator, priced by the NCCL price path (NCCL's
+// reduce and broadcast of the remainder, which colltune has no schedule of, by NCCL's own
+// model); `bytes` is NCCL's nBytes (for reduce-scatter and allgather, all ranks' data together).
 double HorovodHierarchical::nccl_us(int coll, std::size_t bytes, std::string* label) const {
-  const NcclChoice pick = local_nccl_->choose(static_cast<NcclColl>(coll), bytes);
-  if (label) *label = label_of(pick);
+  const NcclPrice pick = local_nccl_->price(static_cast<NcclColl>(coll), bytes);
+  if (label) *label = label_of(pick.nccl);
   return pick.time_us;
 }
 

@@ -37,6 +37,7 @@
 #include "colltune/common/error.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
+#include "colltune/sim/priced_machine.hpp"
 #include "colltune/topology/hardware.hpp"
 
 namespace colltune::sim {
@@ -154,27 +155,6 @@ class ComputeClock {
   mutable double done_ = 0;
 };
 
-// The costs as they apply on `t`: a calibrated topology (colltune calibrate) already carries
-// the bandwidths collectives achieved on it, so its link efficiencies are 1 (scaling again would
-// count the loss twice), and costs() reports the 1s that were applied.
-StepCosts costs_on(const topo::Topology& t, StepCosts costs) {
-  if (t.calibration.empty()) return costs;
-  for (double StepCosts::*e : {&StepCosts::nvlink_efficiency, &StepCosts::pcie_efficiency, &StepCosts::ib_efficiency,
-                               &StepCosts::roce_efficiency, &StepCosts::tcp_efficiency})
-    costs.*e = 1.0;
-  return costs;
-}
-
-// A copy of the topology with each link class's bandwidth scaled by its efficiency.
-topo::Topology with_efficiencies(const topo::Topology& t, const StepCosts& costs) {
-  topo::Topology out(t);
-  for (topo::LinkKind kind : {topo::LinkKind::nvlink, topo::LinkKind::pcie, topo::LinkKind::net}) {
-    const double e = link_efficiency(costs, kind, t.transport);
-    if (e != 1.0) out = out.with_scaled_bandwidth(kind, e);
-  }
-  return out;
-}
-
 void finish(StepResult& r, const Workload& w, double comm_end_us, double backward_end_us) {
   r.compute_us = w.forward_us + w.backward_us;
   r.step_time_us = w.forward_us + std::max(backward_end_us, comm_end_us);
@@ -194,7 +174,7 @@ Engine parse_engine(std::string_view name) {
 
 struct StepSimulator::Impl {
   Impl(const topo::Topology& t, const StepCosts& c)
-      : topology(with_efficiencies(t, costs_on(t, c))), cost(topology), layout(cost.layout), costs(costs_on(t, c)) {
+      : topology(priced_machine(t, c)), cost(topology), layout(cost.layout), costs(costs_on(t, c)) {
     for (const coll::Algorithm& a : coll::algorithms()) {
       if (a.collective == coll::Collective::allreduce && !a.baseline_only && !a.in_switch) allreduce.push_back(&a);
     }

@@ -7,6 +7,7 @@
 #include "colltune/common/units.hpp"
 #include "colltune/sim/horovod_hierarchical.hpp"
 #include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/priced_machine.hpp"
 
 using namespace colltune;
 using namespace colltune::sim;
@@ -27,10 +28,11 @@ double link_gbps(const topo::Topology& t, const std::string& from, const std::st
   return t.link(p.links.at(0)).bandwidth_gbps;
 }
 
-NcclModel one_host(const topo::Topology& t) {
+// The NCCL price path of one host's eight GPUs, on the step model's machine.
+std::unique_ptr<NcclPricer> one_host(const topo::Topology& t) {
   NcclOptions o;
   o.nranks = 8;
-  return NcclModel(t, o);
+  return make_nccl_pricer(t, o);
 }
 
 }  // namespace
@@ -52,20 +54,23 @@ TEST(HorovodHierarchical, HostCopiesShareEachPcieSwitchUplink) {
   EXPECT_EQ(slow.cross_host_us, fast.cross_host_us);
 }
 
-// The NCCL calls are NCCL's own choice on one host's eight GPUs, for the whole shard set.
+// The NCCL calls are NCCL's own choice on one host's eight GPUs, for the whole shard set,
+// priced by the NCCL price path (colltune's ring reduce-scatter and allgather).
 TEST(HorovodHierarchical, NcclPhasesAreNcclsChoiceOnOneHost) {
   const topo::Topology& t = dgx_a100(2);
   const HorovodHierarchical h(t);
-  const NcclModel nccl = one_host(t);
+  const auto nccl = one_host(t);
   const std::size_t bytes = 32 * MiB;  // a multiple of 8 x 64 elements: no padding, no remainder
   const HorovodHierarchicalPhases p = h.phases(bytes, 4, 3);
   EXPECT_EQ(p.shard_elems, bytes / 4 / 8);
   EXPECT_EQ(p.remainder_elems, 0u);
-  const NcclChoice rs = nccl.choose(NcclColl::reduce_scatter, bytes);
-  const NcclChoice ag = nccl.choose(NcclColl::allgather, bytes);
+  const NcclPrice rs = nccl->price(NcclColl::reduce_scatter, bytes);
+  const NcclPrice ag = nccl->price(NcclColl::allgather, bytes);
+  EXPECT_EQ(rs.schedule, "reduce_scatter_ring");
+  EXPECT_EQ(ag.schedule, "allgather_ring");
   EXPECT_DOUBLE_EQ(p.reduce_scatter_us, rs.time_us);
   EXPECT_DOUBLE_EQ(p.allgather_us, ag.time_us);
-  EXPECT_EQ(p.nccl_reduce_scatter, std::string(to_string(rs.algo)) + "/" + std::string(to_string(rs.proto)));
+  EXPECT_EQ(p.nccl_reduce_scatter, std::string(to_string(rs.nccl.algo)) + "/" + std::string(to_string(rs.nccl.proto)));
   // Every phase costs something, and the total is their sum.
   EXPECT_GT(p.to_host_us, 0);
   EXPECT_GT(p.cross_host_us, 0);
@@ -86,12 +91,16 @@ TEST(HorovodHierarchical, PaddingAndRemainderFollowHorovod) {
   const HorovodHierarchicalPhases single = h.phases(elems * 4, 4, 1);
   EXPECT_EQ(single.shard_elems, (elems - 5) / 8);
   EXPECT_EQ(single.remainder_elems, 5u);
-  const NcclModel nccl = one_host(t);
+  const auto nccl = one_host(t);
   const std::size_t shard_bytes = single.shard_elems * 8 * 4;
-  EXPECT_DOUBLE_EQ(single.reduce_scatter_us, nccl.choose(NcclColl::reduce_scatter, shard_bytes).time_us +
-                                                 nccl.choose(NcclColl::reduce, 5 * 4).time_us);
-  EXPECT_DOUBLE_EQ(single.allgather_us, nccl.choose(NcclColl::allgather, shard_bytes).time_us +
-                                            nccl.choose(NcclColl::broadcast, 5 * 4).time_us);
+  // The remainder's reduce and broadcast have no colltune schedule: NCCL's own time, said so.
+  const NcclPrice reduce = nccl->price(NcclColl::reduce, 5 * 4);
+  EXPECT_TRUE(reduce.schedule.empty());
+  EXPECT_NE(reduce.fallback.find("no colltune schedule"), std::string::npos) << reduce.fallback;
+  EXPECT_DOUBLE_EQ(single.reduce_scatter_us,
+                   nccl->price(NcclColl::reduce_scatter, shard_bytes).time_us + reduce.time_us);
+  EXPECT_DOUBLE_EQ(single.allgather_us, nccl->price(NcclColl::allgather, shard_bytes).time_us +
+                                            nccl->price(NcclColl::broadcast, 5 * 4).time_us);
 }
 
 // The eight MPI_Allreduces of a host share its NICs: with one NIC per host the cross-host phase

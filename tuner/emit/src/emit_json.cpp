@@ -22,7 +22,7 @@ json candidate_json(const Candidate& c) {
 
 json table_json(const std::vector<SizeRange>& table) {
   json rows = json::array();
-  for (const auto& r : table)
+  for (const auto& r : table) {
     rows.push_back({{"min_bytes", r.min_bytes},
                     {"max_bytes", r.max_bytes},
                     {"algorithm", r.choice.algorithm},
@@ -31,6 +31,9 @@ json table_json(const std::vector<SizeRange>& table) {
                     {"chunk_bytes", r.choice.chunk_bytes},
                     {"sampled_bytes", r.sampled_bytes},
                     {"time_us", r.time_us}});
+    if (!r.nccl_algorithm.empty()) rows.back()["nccl_algorithm"] = r.nccl_algorithm;
+    if (r.nccl_pick_us >= 0) rows.back()["nccl_pick_time_us"] = r.nccl_pick_us;
+  }
   return rows;
 }
 
@@ -101,6 +104,7 @@ std::string emit_colltune_json(const TuneResult& r) {
            {"fp16", fp16_json(r)},
            {"algorithms", table_json(r.algo_table)},
            {"nccl_algorithms", table_json(r.nccl_table)},
+           {"nccl_algorithms_empty_because", r.no_nccl_rows},
            {"top", top_json(r)}};
   return finite::json_text(doc, 2, "colltune.json") + "\n";
 }

@@ -200,17 +200,23 @@ std::string nccl_table_section(const TuneResult& r) {
   std::ostringstream o;
   o << "<h2>The table behind nccl_tuner.conf</h2>\n";
   if (r.nccl_table.empty()) {
-    o << "<p>No rows: NCCL keeps its own choice at every size (the tuned configuration lets NCCL choose, or its "
-      << "algorithms are not NCCL's).</p>\n";
+    o << "<p>No rows: NCCL keeps its own choice at every size. " << escape(r.no_nccl_rows) << ".</p>\n";
     return o.str();
   }
   o << "<p>colltune's NCCL tuner plugin applies these rows for " << r.hosts << " nodes, " << r.ranks
-    << " ranks.</p>\n<table><tr><th>from</th><th>to</th><th>algorithm</th><th>protocol</th>"
-    << "<th>predicted time at the largest sampled size</th></tr>\n";
-  for (const auto& s : r.nccl_table)
+    << " ranks; other sizes keep NCCL's own choice. The gain is colltune's price of NCCL's own pick over the "
+    << "row's, at the largest size sampled in the range.</p>\n<table><tr><th>from</th><th>to</th><th>NCCL algorithm"
+    << "</th><th>protocol</th><th>priced by</th><th>predicted time at the largest sampled size</th>"
+    << "<th>NCCL's own pick</th><th>predicted gain</th></tr>\n";
+  for (const auto& s : r.nccl_table) {
+    char gain[32] = "";
+    if (s.nccl_pick_us > 0) std::snprintf(gain, sizeof gain, "%.1f%%", 100 * (s.nccl_pick_us / s.time_us - 1));
     o << "<tr><td>" << escape(format_bytes(s.min_bytes)) << "</td><td>" << escape(format_bytes(s.max_bytes))
-      << "</td><td>" << escape(s.choice.algorithm) << "</td><td>" << escape(s.protocol) << "</td><td>"
-      << escape(format_time_us(s.time_us) + " at " + format_bytes(s.sampled_bytes)) << "</td></tr>\n";
+      << "</td><td>" << escape(s.nccl_algorithm) << "</td><td>" << escape(s.protocol) << "</td><td>"
+      << escape(s.choice.algorithm) << "</td><td>" << escape(format_time_us(s.time_us) + " at " + format_bytes(s.sampled_bytes))
+      << "</td><td>" << escape(s.nccl_pick_us > 0 ? format_time_us(s.nccl_pick_us) : "") << "</td><td>" << gain
+      << "</td></tr>\n";
+  }
   o << "</table>\n";
   return o.str();
 }

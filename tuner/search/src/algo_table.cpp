@@ -46,10 +46,12 @@ double time_of(const sim::CostModel& model, const AlgoChoice& c, std::size_t byt
 std::string describe(const AlgoChoice& c) { return c.inner.empty() ? c.algorithm : c.algorithm + "(" + c.inner + ")"; }
 
 void add_sample(std::vector<SizeRange>& table, SizeRange best, std::size_t bytes, std::size_t previous_bytes) {
-  if (!table.empty() && table.back().choice == best.choice && table.back().protocol == best.protocol) {
+  if (!table.empty() && table.back().choice == best.choice && table.back().nccl_algorithm == best.nccl_algorithm &&
+      table.back().protocol == best.protocol) {
     table.back().max_bytes = bytes;
     table.back().sampled_bytes = bytes;
     table.back().time_us = best.time_us;
+    table.back().nccl_pick_us = best.nccl_pick_us;
     return;
   }
   best.min_bytes = table.empty() ? 0 : previous_bytes + 1;
@@ -63,7 +65,7 @@ std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoT
   std::vector<SizeRange> table;
   std::size_t previous = 0;
   for (std::size_t s = std::max<std::size_t>(options.min_bytes, 1); s <= options.max_bytes; s *= 2) {
-    SizeRange best{table.empty() ? 0 : previous + 1, s, {}, "simple", s, std::numeric_limits<double>::infinity()};
+    SizeRange best{table.empty() ? 0 : previous + 1, s, {}, "simple", s, std::numeric_limits<double>::infinity(), -1, ""};
     for (const auto& c : choices) {
       const double t = time_of(model, c, s, options.fp16);
       if (sim::clearly_faster(t, best.time_us)) {

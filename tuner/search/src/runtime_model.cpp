@@ -7,6 +7,9 @@
 #include <limits>
 
 #include "colltune/common/error.hpp"
+#include "colltune/sim/calibration.hpp"
+#include "colltune/sim/priced_machine.hpp"
+#include "nccl_tables.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -27,19 +30,8 @@ sim::NcclAlgo nccl_algo_of(const std::string& id) {
   return sim::parse_nccl_algo(coll::find_algorithm(id).nccl_name);
 }
 
-// NCCL's message at `bytes`: the fastest (algorithm, protocol) among `ids` by NCCL's model.
-SizeRange fastest_nccl_cell(const sim::NcclModel& nccl, const std::vector<std::string>& ids, std::size_t bytes) {
-  SizeRange best{0, bytes, {}, "simple", bytes, kInf};
-  for (const auto& id : ids)
-    for (sim::NcclProto proto : sim::kNcclProtos) {
-      const double t = nccl.time_us(nccl_algo_of(id), proto, sim::NcclColl::allreduce, bytes);
-      if (sim::clearly_faster(t, best.time_us)) {
-        best.choice = AlgoChoice{id, "", 0};
-        best.protocol = std::string(sim::to_string(proto));
-        best.time_us = t;
-      }
-    }
-  return best;
+sim::BufferPrice buffer_price(const sim::NcclPrice& p) {
+  return sim::BufferPrice{"nccl " + p.label(), p.time_us};
 }
 
 }  // namespace
@@ -65,29 +57,32 @@ std::string to_string(const RuntimeSpec& spec) {
   return s;
 }
 
-RuntimeModel::RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, bool nccl_model)
-    : runtime_(runtime.runtime), spec_(runtime), cost_(topology) {
+RuntimeModel::RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, const RuntimeOptions& options)
+    : runtime_(runtime.runtime), spec_(runtime), cost_(topology), nccl_margin_(options.nccl_margin) {
+  if (!(options.nccl_margin >= 0 && options.nccl_margin < 1))
+    throw Error("--nccl-margin " + gbps_text(options.nccl_margin) + ": expected a fraction in [0, 1), e.g. 5%");
+  calibrated_ = sim::calibration_facts(topology).calibrated;
   if (runtime_ == coll::Runtime::ps) {
     ps_ = std::make_unique<sim::PsExchange>(topology, spec_.ps);
     fallback_ = "--runtime ps runs no NCCL allreduce";
     return;
   }
-  if (!nccl_model) {
+  if (!options.nccl_model) {
     fallback_ = "the measured objective runs colltune's executors, not NCCL";
     return;
   }
   try {
-    nccl_.emplace(topology);
+    pricer_ = sim::make_nccl_pricer(topology, {}, options.costs);
   } catch (const Error& e) {
     fallback_ = std::string("NCCL's model does not fit this topology (") + e.what() + ")";
   }
   if (runtime_ != coll::Runtime::horovod || cost_.layout.nhosts() < 2) return;
-  if (!nccl_) {
+  if (!pricer_) {
     hierarchical_fallback_ = "hierarchical priced as colltune's schedule: " + fallback_;
     return;
   }
   try {
-    horovod_hierarchical_.emplace(topology);
+    horovod_hierarchical_.emplace(topology, options.costs);
   } catch (const Error& e) {
     hierarchical_fallback_ = std::string("hierarchical priced as colltune's schedule: ") + e.what();
   }
@@ -122,7 +117,7 @@ SearchSpace RuntimeModel::space() const {
     s.hierarchical_algorithms = s.algorithms;  // "auto" with hierarchical=on: per-host ones too
     return s;
   }
-  if (nccl_) s.algorithms.insert(s.algorithms.begin(), std::string(kNcclChoice));
+  if (pricer_) s.algorithms.insert(s.algorithms.begin(), std::string(kNcclChoice));
   s.chunks = {0};  // NCCL sizes its own chunks (NCCL_BUFFSIZE, slices)
   const bool per_host = std::any_of(coll::algorithms().begin(), coll::algorithms().end(), [&](const auto& a) {
     return a.collective == coll::Collective::allreduce && a.placement == coll::Placement::per_host &&
@@ -143,14 +138,14 @@ SearchSpace RuntimeModel::space() const {
 
 Candidate RuntimeModel::baseline() const {
   Candidate c = horovod_baseline();
-  c.algorithm = ps_ ? "ps" : nccl_ ? std::string(kNcclChoice) : "ring";
+  c.algorithm = ps_ ? "ps" : pricer_ ? std::string(kNcclChoice) : "ring";
   return c;
 }
 
 std::string RuntimeModel::baseline_description() const {
   if (ps_) return "parameter servers (" + servers_description() + ") with 128 MiB buckets and a 1 ms cycle";
   const std::string horovod = "Horovod defaults (128 MiB fusion, 1 ms cycle, no compression, not hierarchical)";
-  if (nccl_) return horovod + " with NCCL's own algorithm and protocol choice (NCCL's model)";
+  if (pricer_) return horovod + " with NCCL's own algorithm and protocol choice (NCCL's model), priced by colltune";
   return horovod + " over colltune's ring; " + fallback_;
 }
 
@@ -167,19 +162,6 @@ bool RuntimeModel::runs_nccl_allreduce(const Candidate& c) const {
   return runtime_ != coll::Runtime::colltune && !ps_ && !c.hierarchical;
 }
 
-std::vector<SizeRange> RuntimeModel::build_nccl_table(const std::vector<std::string>& ids) const {
-  std::vector<SizeRange> table;
-  std::size_t previous = 0;
-  for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) {
-    SizeRange best = fastest_nccl_cell(*nccl_, ids, s);
-    if (!std::isfinite(best.time_us)) throw Error("NCCL cannot run an allreduce of " + format_bytes(s) + " here");
-    add_sample(table, best, s, previous);
-    previous = s;
-  }
-  table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);
-  return table;
-}
-
 std::shared_ptr<const std::vector<SizeRange>> RuntimeModel::table_for(const std::string& algorithm) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -188,8 +170,12 @@ std::shared_ptr<const std::vector<SizeRange>> RuntimeModel::table_for(const std:
   const std::vector<std::string> ids =
       algorithm == kAutoAlgorithm ? flat_algorithms() : std::vector<std::string>{algorithm};
   std::vector<SizeRange> table;
-  if (nccl_) {
-    table = build_nccl_table(ids);
+  if (pricer_ && algorithm == kAutoAlgorithm) {
+    // NCCL's pick where no calibration measured the machine: colltune overrides NCCL only
+    // where measurements back its prices.
+    table = calibrated_ ? nccl_override_table(*pricer_, nccl_margin_) : nccl_choice_table(*pricer_);
+  } else if (pricer_) {
+    table = nccl_algorithm_table(*pricer_, nccl_algo_of(algorithm), algorithm);
   } else {
     AlgoTableOptions options;
     options.algorithms = ids;
@@ -212,12 +198,9 @@ sim::StepConfig RuntimeModel::step_config(const Candidate& c) const {
   }
   if (runtime_ == coll::Runtime::horovod)
     config.fusion_threshold_bytes = horovod_fusion_threshold(c.fusion_threshold_bytes, cost_.layout.max_ranks_per_host());
-  if (c.algorithm == kNcclChoice && nccl_) {
-    config.price_buffer = [this](std::size_t bytes, std::size_t /*elem_size*/, std::size_t /*tensors*/) {
-      const sim::NcclChoice pick = nccl_->choose(sim::NcclColl::allreduce, bytes);
-      return sim::BufferPrice{"nccl(" + std::string(sim::to_string(pick.algo)) + "/" +
-                                  std::string(sim::to_string(pick.proto)) + ")",
-                              pick.time_us};
+  if (c.algorithm == kNcclChoice && pricer_) {
+    config.price_buffer = [this](std::size_t bytes, std::size_t elem_size, std::size_t /*tensors*/) {
+      return buffer_price(pricer_->price(sim::NcclColl::allreduce, bytes, elem_size));
     };
     return config;
   }
@@ -235,14 +218,10 @@ sim::StepConfig RuntimeModel::step_config(const Candidate& c) const {
   }
   if (!runs_nccl_allreduce(c)) return config;
   // Without NCCL's model a fixed algorithm is colltune's schedule of it, under either engine.
-  if (!nccl_ && c.algorithm != kAutoAlgorithm) return config;
+  if (!pricer_ && c.algorithm != kAutoAlgorithm) return config;
   config.price_buffer = [this, table = table_for(c.algorithm)](std::size_t bytes, std::size_t elem_size, std::size_t /*tensors*/) {
+    if (pricer_) return buffer_price(price_by_table(*pricer_, *table, bytes));
     const SizeRange& row = row_for(*table, bytes);
-    if (nccl_) {
-      const auto proto = sim::parse_nccl_proto(row.protocol);
-      return sim::BufferPrice{coll::find_algorithm(row.choice.algorithm).nccl_name + "/" + row.protocol,
-                              nccl_->time_us(nccl_algo_of(row.choice.algorithm), proto, sim::NcclColl::allreduce, bytes)};
-    }
     sim::CollectiveRequest request;
     request.algorithm = row.choice.algorithm;
     request.bytes = bytes;
@@ -254,7 +233,24 @@ sim::StepConfig RuntimeModel::step_config(const Candidate& c) const {
 
 std::vector<SizeRange> RuntimeModel::nccl_table(const Candidate& c) const {
   if (c.algorithm == kNcclChoice || !runs_nccl_allreduce(c)) return {};
-  return *table_for(c.algorithm);
+  return plugin_rows(*table_for(c.algorithm));
+}
+
+std::string RuntimeModel::why_no_nccl_rows(const Candidate& c) const {
+  if (!nccl_table(c).empty()) return "";
+  if (runtime_ == coll::Runtime::colltune) return "--runtime colltune: colltune's executors run the allreduces";
+  if (ps_) return "--runtime ps runs no NCCL allreduce";
+  if (c.hierarchical) return "Horovod's hierarchical allreduce makes no ncclAllReduce calls (reduce-scatter, MPI, allgather)";
+  if (!pricer_) return fallback_;
+  if (!calibrated_)
+    return "NCCL's choice is predicted best on an uncalibrated machine: colltune overrides NCCL only where a "
+           "calibration measured the machine (colltune calibrate ... -o cal.json, then tune --topology cal.json)";
+  char margin[32];
+  std::snprintf(margin, sizeof margin, "%g%%", 100 * nccl_margin_);
+  if (c.algorithm == kNcclChoice)
+    return std::string("NCCL's own choice is predicted best: no other algorithm and protocol is faster by more than ") +
+           margin + " at any size";
+  return std::string("no size where another algorithm and protocol beats NCCL's pick by more than ") + margin;
 }
 
 // The ps exchange at powers of two (fp32), one row: the algorithm is fixed.
@@ -262,7 +258,7 @@ std::vector<SizeRange> RuntimeModel::ps_table() const {
   std::vector<SizeRange> table;
   std::size_t previous = 0;
   for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) {
-    add_sample(table, SizeRange{0, s, AlgoChoice{"ps", "", 0}, "", s, ps_->time_us(s, 4)}, s, previous);
+    add_sample(table, SizeRange{0, s, AlgoChoice{"ps", "", 0}, "", s, ps_->time_us(s, 4), -1, ""}, s, previous);
     previous = s;
   }
   table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);
@@ -271,32 +267,12 @@ std::vector<SizeRange> RuntimeModel::ps_table() const {
 
 std::vector<SizeRange> RuntimeModel::size_table(const Candidate& c) const {
   if (ps_) return ps_table();
-  if (c.algorithm == kNcclChoice && nccl_) return nccl_choice_table();
+  if (c.algorithm == kNcclChoice && pricer_) return nccl_choice_table(*pricer_);
   if (runs_nccl_allreduce(c) && c.algorithm != kNcclChoice) return *table_for(c.algorithm);
   AlgoTableOptions options;
   options.choices = possible_algorithms(c);
   options.fp16 = c.fp16;
   return build_algo_table(cost_, options);
-}
-
-std::vector<SizeRange> RuntimeModel::nccl_choice_table() const {
-  std::vector<SizeRange> table;
-  std::size_t previous = 0;
-  for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) {
-    const sim::NcclChoice pick = nccl_->choose(sim::NcclColl::allreduce, s);
-    SizeRange row{table.empty() ? 0 : previous + 1, s, {std::string(sim::to_string(pick.algo)), "", 0},
-                  std::string(sim::to_string(pick.proto)), s, pick.time_us};
-    if (!table.empty() && table.back().choice == row.choice && table.back().protocol == row.protocol) {
-      table.back().max_bytes = s;
-      table.back().sampled_bytes = s;
-      table.back().time_us = row.time_us;
-    } else {
-      table.push_back(row);
-    }
-    previous = s;
-  }
-  table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);
-  return table;
 }
 
 std::vector<AlgoChoice> RuntimeModel::possible_algorithms(const Candidate& c) const {

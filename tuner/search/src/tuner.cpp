@@ -42,7 +42,9 @@ std::vector<Evaluation> fastest_distinct(const std::vector<Evaluation>& history,
 
 // The answer is the fastest feasible evaluation, with two accuracy-first rules:
 //  - near-ties (within kTieTolerance) go to the configuration that changes less: fp16 off
-//    before on, hierarchical off before on, NCCL's own choice before a tuner table;
+//    before on, hierarchical off before on; NCCL's own choice before a tuner table only on an
+//    exact tie (a table overrides NCCL only where the model predicts a gain, which a step
+//    dominated by compute may show only in the last digits);
 //  - fp16 compression must buy at least kMinFp16Gain over the best fp16-off configuration,
 //    else that one is chosen: a sliver of speed is not worth the rounding error.
 constexpr double kTieTolerance = 1e-3;
@@ -59,10 +61,8 @@ Evaluation choose_best(const std::vector<Evaluation>& history) {
   const double limit = best->step_time_us * (1.0 + kTieTolerance);
   // Simpler first, then faster.
   auto simpler = [](const Evaluation& a, const Evaluation& b) {
-    return std::tuple(a.candidate.fp16, a.candidate.hierarchical, a.candidate.algorithm != kNcclChoice,
-                      a.step_time_us) <
-           std::tuple(b.candidate.fp16, b.candidate.hierarchical, b.candidate.algorithm != kNcclChoice,
-                      b.step_time_us);
+    return std::tuple(a.candidate.fp16, a.candidate.hierarchical, a.step_time_us, a.candidate.algorithm != kNcclChoice) <
+           std::tuple(b.candidate.fp16, b.candidate.hierarchical, b.step_time_us, b.candidate.algorithm != kNcclChoice);
   };
   for (const auto& e : history)
     if (e.step_time_us <= limit && e.candidate.fp16 == best->candidate.fp16 && simpler(e, *best))
@@ -162,6 +162,7 @@ void add_report_material(const topo::Topology& topology, const sim::Workload& wo
   r.hierarchical_allreduce = hierarchical_flag(runtime, r.best.candidate, r.best_step);
   r.algo_table = runtime.size_table(r.best.candidate);
   r.nccl_table = runtime.nccl_table(r.best.candidate);
+  r.no_nccl_rows = runtime.why_no_nccl_rows(r.best.candidate);
   r.busbw = make_busbw_curves(sim::CostModel(topology), runtime.space(), runtime.flat_algorithms());
   r.heatmap = make_heatmap(analytic, r.best.candidate);
 }

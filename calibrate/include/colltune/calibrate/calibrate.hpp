@@ -1,38 +1,47 @@
 #pragma once
 // Calibration: fit the machine model to measured collective times (docs/calibration.md).
 //
-// The model is the analytical one every prediction of colltune uses (sim/cost_model.hpp): each
-// algorithm priced with alpha/beta per link level and the reduction rate gamma. Calibration
-// fits those figures, plus the bandwidth efficiency of NCCL's LL and LL128 protocols where the
-// measurements name them:
+// The model is the one every prediction of colltune uses: each colltune algorithm priced by the
+// analytic model (sim/cost_model.hpp), each NCCL run by the one NCCL price path
+// (sim/nccl_price.hpp: NCCL's choice, priced by its colltune schedule with the protocol's
+// costs), both on the machine as collectives achieve it (sim/priced_machine.hpp). Calibration
+// fits that machine's figures and NCCL's protocol efficiencies:
 //   alpha_intra_us, intra_gbps   latency and bandwidth between ranks of one host
 //   alpha_inter_us, inter_gbps   the same between hosts
 //   reduce_gbps                  the rate a rank reduces incoming data
 //   ll_efficiency, ll128_efficiency  payload fraction of the bytes NCCL's LL / LL128 send
 // A row is predicted by the schedule that ran it: a colltune algorithm by its registry entry;
-// an NCCL run by the colltune schedule of NCCL's algorithm (Ring: nccl_ring, reduce_scatter_ring,
-// allgather_ring; Tree: dbtree), NCCL_ALGO/NCCL_PROTO as the log gives them, otherwise NCCL's own
-// choice for the size (sim/nccl_model.hpp) on the uncalibrated machine.
+// an NCCL run by NCCL's algorithm and protocol as the log's NCCL_ALGO/NCCL_PROTO leave them to
+// NCCL's model on the machine as measured (never as calibrated), priced by that algorithm's
+// colltune schedule (Ring: nccl_ring, reduce_scatter_ring, allgather_ring; Tree: nccl_tree;
+// NVLS: nccl_nvls; NVLSTree: nccl_nvls_tree; CollNetDirect: nccl_collnet). Where colltune has no
+// schedule of it (CollNetChain, PAT, multi-node NVLS), NCCL's own time stands in: the row is
+// compared, not fitted, and said so.
 //
 // The fit (Levenberg-Marquardt on log(predicted / measured), iteratively reweighted with Huber
-// weights at 1.345 robust standard deviations): parameters in log space, so each stays
-// positive and every row weighs by its relative error whatever its size. Before fitting:
-//  - a parameter no modelled row depends on is held at the topology's value, and reported;
+// weights at 1.345 robust standard deviations): latencies and the reduction rate in log space,
+// efficiencies as logits, link bandwidths as logits of their fraction of the line rate the
+// topology declares (a fit never puts a link above its line rate; one that presses against it
+// is reported). Before fitting:
+//  - a parameter no modelled row depends on is held at the topology's value, and reported with
+//    the measurement that would identify it;
 //  - rows slower than the next larger size of the same series by more than 1.5x (a warm-up
 //    row, a hiccup) are reported and left out;
 //  - a single size measured is an error: it cannot split a latency from a bandwidth;
 //  - two parameters the rows cannot tell apart (the fit's Jacobian nearly singular), or one
 //    they determine only to +-100%, are held at the topology's value, and reported.
 // After fitting, rows whose residual exceeds 3 robust standard deviations are reported as
-// outliers and left out, and the rest fitted again.
+// outliers and left out, and the rest fitted again. A fitted value outside any machine (a
+// latency above 10 ms, a rate below 1 MB/s) is refused: the rows do not fit the model.
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "colltune/collectives/registry.hpp"
-#include "colltune/topology/topology.hpp"
 #include "colltune/calibrate/measurements.hpp"
+#include "colltune/collectives/registry.hpp"
+#include "colltune/sim/nccl_price.hpp"
+#include "colltune/topology/topology.hpp"
 
 namespace colltune::tuner {
 
@@ -45,7 +54,9 @@ struct ErrorSummary {
 ErrorSummary summarize_errors(const std::vector<double>& abs_errors);
 
 // Throws colltune::Error naming the first row measured on another rank count than the
-// topology's (rows that do not state one, Horovod timelines, take the topology's).
+// topology's (rows that do not state one, Horovod timelines, take the topology's), or a
+// reduce-scatter or allgather row whose size is not a whole number of elements per rank of the
+// topology (a log of another machine).
 void check_rank_count(const topo::Topology& topology, const MeasurementSet& measurements);
 
 // The fitted parameters, in the order of calibration_parameter_names().
@@ -61,13 +72,33 @@ struct CalibValues {
   double& at(int i);
   double at(int i) const;
 };
+// A parameter and the measurement that would identify it where the rows cannot.
+struct CalibrationParameter {
+  std::string name;
+  std::string identified_by;
+};
+const std::vector<CalibrationParameter>& calibration_parameters();
 const std::vector<std::string>& calibration_parameter_names();
 // Index of a name; throws colltune::Error listing the names.
 int calibration_parameter_index(const std::string& name);
 
-// The figures the cost model derives from `topology` for its first `nranks` ranks (protocol
-// efficiencies at NCCL's nominal values).
+// The figures the cost model derives from `topology`'s links for its first `nranks` ranks
+// (protocol efficiencies: the topology's calibration's, else NCCL's nominal values).
 CalibValues values_of(const topo::Topology& topology, int nranks);
+// The same on the machine as priced (sim::priced_machine: links at the fraction collectives
+// achieve, unless calibrated): the figures every prediction starts from.
+CalibValues priced_values_of(const topo::Topology& topology, int nranks);
+// The values as the price paths take them.
+sim::MachineFigures figures_of(const CalibValues& values);
+
+// NCCL's pick for an NCCL row, and NCCL's own time for it beside colltune's.
+struct NcclPick {
+  std::string algorithm;  // NCCL's spelling: Ring, Tree, NVLS, ...
+  std::string protocol;   // LL, LL128, Simple
+  int channels = 0;
+  double nccl_time_us = 0;
+  std::string env;        // "NCCL_ALGO=Ring": the log's settings NCCL picked under ("" none)
+};
 
 // What predicts a measured row, and its prediction for given parameter values.
 class Predictor {
@@ -76,10 +107,17 @@ class Predictor {
   ~Predictor();
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;
-  // The model of a row: "ring", "nccl_ring+LL128", ...; nullopt with `why` set when colltune
-  // has none (MPI_Allreduce, NCCL's NVLS and CollNet algorithms).
+  // The model of a row: "ring", "nccl_ring+ll128", "nccl:CollNetChain+simple" (NCCL's own
+  // time); nullopt with `why` set when there is none (MPI_Allreduce, a machine NCCL's model
+  // does not describe).
   std::optional<std::string> model_of(const Measurement& row, std::string* why = nullptr) const;
-  double time_us(const Measurement& row, const CalibValues& values) const;  // the row must have a model
+  // Where NCCL's own time stands in for a row (no colltune schedule of NCCL's pick): why.
+  std::optional<std::string> nccl_model_only(const Measurement& row) const;
+  // NCCL's pick for an NCCL row (nullopt for colltune's rows and rows without a model).
+  std::optional<NcclPick> nccl_pick(const Measurement& row) const;
+  // The row's prediction at the machine's own figures, and at `values` (the row must have a model).
+  double time_us(const Measurement& row) const;
+  double time_us(const Measurement& row, const CalibValues& values) const;
   // Which parameters the row's prediction can depend on (protocol efficiencies only for its protocol).
   std::vector<bool> touches(const Measurement& row) const;
 
@@ -95,6 +133,7 @@ struct CalibrateOptions {
 };
 
 struct RowFit {
+  std::optional<NcclPick> nccl;  // NCCL rows
   std::string source;
   std::string model;  // Predictor::model_of
   std::size_t bytes = 0;
@@ -106,7 +145,7 @@ struct RowFit {
 
 struct CalibrationResult {
   int nranks = 0;
-  CalibValues before;  // the topology's figures
+  CalibValues before;  // the topology's figures, as priced (priced_values_of)
   CalibValues after;   // fitted (held parameters unchanged)
   std::vector<std::string> fitted;             // parameter names
   // Per parameter (CalibValues order), the standard error of its logarithm: about the relative
@@ -115,6 +154,8 @@ struct CalibrationResult {
   std::vector<std::string> held;               // "name: why"
   std::vector<RowFit> rows;                    // every modelled row
   std::vector<std::string> not_modelled;       // "SOURCE: why"
+  std::vector<std::string> nccl_model;         // "SOURCE: why": NCCL's own time stands in, not fitted
+  std::vector<std::string> bounded;            // "name: why": a bandwidth pressed against its line rate
   std::vector<std::string> skipped;            // from the readers
   int iterations = 0;
   double median_abs_error = 0;  // over the rows fitted

@@ -19,6 +19,7 @@ struct Comparison {
   std::map<std::string, ErrorSummary> by_model;
   ErrorSummary overall;
   std::vector<std::string> not_modelled;  // "SOURCE: why"
+  std::vector<std::string> nccl_model;    // "SOURCE: why": rows NCCL's own time predicts (no colltune schedule)
   std::vector<std::string> skipped;
 };
 

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "colltune/collectives/registry.hpp"
+#include "colltune/sim/nccl_model.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::sim {
@@ -57,6 +58,9 @@ struct CostModel {
   // Only ranks 0..nranks-1 of the topology take part. Throws colltune::Error when the topology
   // has fewer ranks.
   CostModel(const topo::Topology& topology, int nranks);
+  // With NCCL's channels given (NCCL's model of the machine as measured: sim::NcclPricer),
+  // rather than searched on `topology`.
+  CostModel(const topo::Topology& topology, int nranks, NcclScheduleChannels nccl);
   coll::LevelCosts levels;
   RankLayout layout;
   double cast_us_per_byte = 0;  // fp32<->fp16 conversion cost, per fp32 byte and per cast

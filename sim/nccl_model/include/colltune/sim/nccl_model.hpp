@@ -114,6 +114,21 @@ struct NcclChoice {
   double time_us = 0;     // NCCL's predicted time (the cost table's minimum)
 };
 
+// A cell's latency in the parts NCCL's formula (tuning.cc) combines: base_us once per call,
+// intra_us per step inside a node and inter_us per step across nodes, over the steps NCCL
+// counts (Ring allreduce: 2(n-1), 2(nNodes-1) of them across nodes; Tree: 2(ppn-1) inside,
+// 2 log2(nNodes) across; NVLS: one inside (its latency replaces the base), one across on several
+// nodes; NVLSTree: one inside, 2 log2(nNodes) across; CollNet Direct/Chain: as NCCL's formula;
+// PAT and Ring broadcast/reduce: all in base_us). base + intra_steps x intra + inter_steps x
+// inter is latency() up to float rounding (NCCL's float arithmetic).
+struct NcclLatencyParts {
+  double base_us = 0;
+  double intra_us = 0;
+  double inter_us = 0;
+  double intra_steps = 0;
+  double inter_steps = 0;
+};
+
 // The cost table NCCL hands the tuner plugin: [algorithm][protocol], -1 = not available.
 using NcclCostTable = std::array<std::array<float, kNcclNumProtos>, kNcclNumAlgos>;
 
@@ -133,6 +148,7 @@ class NcclModel {
   // NCCL's comm->bandwidths / comm->latencies: 0 bandwidth = disabled or not available.
   float bandwidth(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
   float latency(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
+  NcclLatencyParts latency_parts(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
   // ncclTopoGetAlgoTime for one pipelined operation; +infinity where NCCL would not run it.
   double time_us(NcclAlgo algo, NcclProto proto, NcclColl coll, std::size_t bytes) const;
   // The table NCCL hands a tuner plugin for this call (updateCollCostTable).
@@ -158,6 +174,7 @@ class NcclModel {
   int collnet_heads_ = 0;
   std::array<std::array<std::array<float, kNcclNumProtos>, kNcclNumAlgos>, kNcclNumColls> bw_{};
   std::array<std::array<std::array<float, kNcclNumProtos>, kNcclNumAlgos>, kNcclNumColls> lat_{};
+  std::array<std::array<std::array<NcclLatencyParts, kNcclNumProtos>, kNcclNumAlgos>, kNcclNumColls> lat_parts_{};
   std::array<std::array<int, kNcclNumProtos>, kNcclNumAlgos> max_threads_{};
   std::array<std::array<long, kNcclNumProtos>, kNcclNumAlgos> thread_threshold_{};
   std::array<std::array<int, kNcclNumAlgos>, kNcclNumColls> algo_on_{};    // NCCL_ALGO: 0 off

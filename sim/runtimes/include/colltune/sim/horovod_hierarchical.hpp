@@ -16,7 +16,8 @@
 // The phases run one after the other (each waits for the previous one on the host).
 //
 // Priced with:
-//  - NCCL's model (sim::NcclModel) of one host's L GPUs for the NCCL calls;
+//  - the NCCL price path (sim::NcclPricer) of one host's L GPUs for the NCCL calls: NCCL's pick,
+//    priced by colltune's ring reduce-scatter and allgather on the step model's machine;
 //  - colltune's ring cost hint for MPI_Allreduce across hosts (MPI picks its own algorithm;
 //    Open MPI runs a ring for large messages) with the inter-host alpha/beta of the topology,
 //    each host's NIC capacity shared by the L communicators, and the host CPUs' reduction rate
@@ -33,7 +34,7 @@
 
 namespace colltune::sim {
 
-class NcclModel;
+class NcclPricer;
 
 // The phases of one buffer, us.
 struct HorovodHierarchicalPhases {
@@ -83,7 +84,7 @@ class HorovodHierarchical {
   double beta_inter_us_per_byte_ = 0;
   double beta_host_us_per_byte_ = 0;   // a host's NICs together
   double cpu_reduce_us_per_byte_ = 0;  // one MPI process's share of the host CPUs
-  std::unique_ptr<NcclModel> local_nccl_;
+  std::unique_ptr<NcclPricer> local_nccl_;
 
   double nccl_us(int coll, std::size_t bytes, std::string* label) const;
   double cross_host_us(std::size_t elems, std::size_t elem_size) const;

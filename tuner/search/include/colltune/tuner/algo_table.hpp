@@ -29,12 +29,19 @@ std::string describe(const AlgoChoice& choice);
 struct SizeRange {
   std::size_t min_bytes = 0;  // inclusive
   std::size_t max_bytes = 0;  // inclusive
+  // The registry algorithm (NCCL tables: the colltune schedule that prices the NCCL cell, or
+  // "nccl" where NCCL's own pick stands).
   AlgoChoice choice;
-  // NCCL protocol (tuner CSV spelling: ll, ll128, simple): NCCL's model's pick; colltune's cost
-  // model prices Simple (full bandwidth, per-step latency).
+  // NCCL protocol (tuner CSV spelling: ll, ll128, simple); colltune's own algorithms run Simple's
+  // costs (full bandwidth, per-step latency).
   std::string protocol = "simple";
   std::size_t sampled_bytes = 0;  // the largest size sampled in the range
   double time_us = 0;             // predicted time at sampled_bytes
+  // NCCL tables: colltune's price of NCCL's own pick at sampled_bytes (< 0: none); the row's
+  // predicted gain over NCCL is nccl_pick_us / time_us - 1.
+  double nccl_pick_us = -1;
+  // NCCL tables: NCCL's algorithm (tuner CSV spelling: ring, tree, nvls, ...); empty otherwise.
+  std::string nccl_algorithm;
 };
 
 struct AlgoTableOptions {
@@ -55,8 +62,8 @@ std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoT
 
 // The row covering `bytes` (rows run from 0 upwards without gaps; larger sizes take the last).
 // Adds `best`, the choice sampled at `bytes`, to a table built by doubling sizes: it extends
-// the last range when it chose the same (algorithm, protocol), else it starts a new one from
-// the byte after the previous sample.
+// the last range when it chose the same (algorithm, NCCL algorithm, protocol), else it starts a
+// new one from the byte after the previous sample.
 void add_sample(std::vector<SizeRange>& table, SizeRange best, std::size_t bytes, std::size_t previous_bytes);
 
 const SizeRange& row_for(const std::vector<SizeRange>& table, std::size_t bytes);

@@ -3,8 +3,11 @@
 //   colltune  colltune's executors: every registered allreduce, fixed or chosen per buffer
 //             ("auto"), priced by colltune's cost model or event simulator.
 //   nccl      NCCL alone: one ncclAllReduce per fused buffer. Algorithm "nccl" leaves the choice
-//             to NCCL; "auto" or a registry id (ring, dbtree = NCCL's tree) is a per-size table
-//             of NCCL algorithm and protocol that colltune's NCCL tuner plugin hands NCCL.
+//             to NCCL; a registry id (ring, dbtree = NCCL's tree) forces that NCCL algorithm with
+//             its fastest protocol per size, and "auto" overrides NCCL's pick at the sizes where
+//             another algorithm x protocol is predicted faster by more than the margin (on a
+//             calibrated machine only: elsewhere NCCL's pick stands): per-size tables of NCCL
+//             algorithm and protocol that colltune's NCCL tuner plugin hands NCCL.
 //   horovod   Horovod over NCCL: as nccl, plus Horovod's one global hierarchical flag: every
 //             buffer then runs Horovod's hierarchical path (NCCL reduce-scatter in the host, a
 //             copy to host memory, an MPI_Allreduce of each shard across hosts, the copy back,
@@ -14,10 +17,13 @@
 //             [,agg_gbps=X]`): every buffer is the registry's `ps` schedule, workers pushing
 //             shards to S servers and pulling the sums, priced by the event simulator on the
 //             workers plus the servers (sim/ps.hpp); the algorithm is fixed to ps.
-// NCCL's allreduces are priced by NCCL's own model (sim::NcclModel) where the topology fits it
-// (GPUs with a compute capability); elsewhere by colltune's schedules of the same algorithms,
-// and "nccl" is then not offered. The baseline is Horovod's defaults with NCCL's own choice,
-// or, where NCCL's model does not fit, with colltune's ring (fallback() says why).
+// NCCL's allreduces are priced by the one NCCL price path (sim::NcclPricer: NCCL's pick by NCCL's
+// model, priced by its colltune schedule with the protocol's costs) on the step model's machine
+// (sim::priced_machine: the same link efficiencies as every other price of the step) where the
+// topology fits NCCL's model (GPUs with a compute capability); elsewhere by colltune's schedules
+// of the same algorithms, and "nccl" is then not offered. The baseline is Horovod's defaults
+// with NCCL's own choice, or, where NCCL's model does not fit, with colltune's ring (fallback()
+// says why).
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +36,7 @@
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/horovod_hierarchical.hpp"
 #include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/nccl_price.hpp"
 #include "colltune/sim/ps.hpp"
 #include "colltune/sim/step_model.hpp"
 #include "colltune/topology/topology.hpp"
@@ -55,19 +62,39 @@ RuntimeSpec parse_runtime_spec(std::string_view text);
 // "horovod", "ps:servers=4,colocated": what parse_runtime_spec reads back.
 std::string to_string(const RuntimeSpec& spec);
 
+// tune --nccl-margin's default: NCCL's pick is overridden where another cell is predicted faster
+// by more than this fraction.
+inline constexpr double kDefaultNcclMargin = 0.05;
+
+struct RuntimeOptions {
+  // false leaves NCCL's model out (the measured objective runs colltune's executors and cannot
+  // run NCCL's choice).
+  bool nccl_model = true;
+  sim::StepCosts costs;  // the step model's costs: NCCL is priced on the machine they describe
+  double nccl_margin = kDefaultNcclMargin;
+};
+
 class RuntimeModel {
  public:
-  // Holds what it derives from the topology (cost model, NCCL's model). `nccl_model` false leaves NCCL's model out (the
-  // measured objective runs colltune's executors and cannot run NCCL's choice).
-  // Throws colltune::Error where the ps options do not fit the topology.
-  RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, bool nccl_model = true);
+  // Holds what it derives from the topology (cost model, the NCCL price path).
+  // Throws colltune::Error where the ps options do not fit the topology, or a calibrated
+  // topology's calibration does not fit it.
+  RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, const RuntimeOptions& options);
+  RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, bool nccl_model = true)
+      : RuntimeModel(topology, runtime, RuntimeOptions{nccl_model, {}, kDefaultNcclMargin}) {}
 
   coll::Runtime runtime() const { return runtime_; }
   const RuntimeSpec& spec() const { return spec_; }
   // The parameter-server exchange (runtime ps), else nullptr.
   const sim::PsExchange* ps() const { return ps_.get(); }
-  // NCCL's model prices NCCL's allreduces on this topology.
-  bool nccl_priced() const { return nccl_.has_value(); }
+  // The NCCL price path prices NCCL's allreduces on this topology.
+  bool nccl_priced() const { return pricer_ != nullptr; }
+  // The NCCL price path, or nullptr (fallback() says why).
+  const sim::NcclPricer* nccl_pricer() const { return pricer_.get(); }
+  // The topology is calibrated: "auto" may override NCCL's pick.
+  bool calibrated() const { return calibrated_; }
+  // Why the NCCL table of `candidate` has no rows ("" where it has some).
+  std::string why_no_nccl_rows(const Candidate& candidate) const;
   // Why it does not ("" when it does).
   const std::string& fallback() const { return fallback_; }
   // Horovod's hierarchical path is priced phase by phase (sim::HorovodHierarchical); where it is
@@ -89,7 +116,8 @@ class RuntimeModel {
 
   // The rows colltune's NCCL tuner plugin hands NCCL for a candidate: empty where the candidate
   // makes no ncclAllReduce calls of its choosing (algorithm "nccl", hierarchical, colltune's
-  // executors). Row algorithms are registry ids with an nccl_name.
+  // executors) or NCCL's pick stands at every size. Rows carry NCCL's algorithm name
+  // (SizeRange::nccl_algorithm) and colltune's price of NCCL's own pick (nccl_pick_us).
   std::vector<SizeRange> nccl_table(const Candidate& candidate) const;
   // The per-size choice the candidate's buffers follow: the NCCL table where there is one,
   // NCCL's own pick per size (NCCL's names) for "nccl", else colltune's cost-model table of the
@@ -107,7 +135,9 @@ class RuntimeModel {
   RuntimeSpec spec_;
   sim::CostModel cost_;
   std::unique_ptr<sim::PsExchange> ps_;
-  std::optional<sim::NcclModel> nccl_;
+  std::unique_ptr<sim::NcclPricer> pricer_;
+  bool calibrated_ = false;
+  double nccl_margin_ = kDefaultNcclMargin;
   std::string fallback_;
   std::optional<sim::HorovodHierarchical> horovod_hierarchical_;
   std::string hierarchical_fallback_;
@@ -116,8 +146,6 @@ class RuntimeModel {
 
   bool runs_nccl_allreduce(const Candidate& c) const;
   std::shared_ptr<const std::vector<SizeRange>> table_for(const std::string& algorithm) const;
-  std::vector<SizeRange> build_nccl_table(const std::vector<std::string>& ids) const;
-  std::vector<SizeRange> nccl_choice_table() const;
   std::vector<SizeRange> ps_table() const;
 };
 

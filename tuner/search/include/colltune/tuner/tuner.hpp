@@ -86,6 +86,7 @@ struct TuneResult {
   // Report material.
   std::vector<SizeRange> algo_table;  // the per-size choice the best configuration's buffers follow
   std::vector<SizeRange> nccl_table;  // the rows nccl_tuner.conf hands NCCL (empty: NCCL's own choice)
+  std::string no_nccl_rows;           // why nccl_table is empty ("" where it has rows)
   std::vector<BusbwCurve> busbw;
   Heatmap heatmap;
   double search_ms = 0;

@@ -1,0 +1,283 @@
+// NcclPricer (nccl_price.hpp): NCCL's pick from NCCL's model on the machine as measured, priced
+// by its colltune schedule with the protocol's costs on the machine as priced.
+#include "colltune/sim/nccl_price.hpp"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "colltune/common/error.hpp"
+#include "colltune/sim/cost_model.hpp"
+#include "colltune/topology/subset.hpp"
+
+namespace colltune::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Prices kept per pricer (the tuner asks for the same buffers under thousands of configurations).
+constexpr std::size_t kMaxCachedPrices = std::size_t{1} << 16;
+
+// A machine the schedules run on: the priced topology itself, or with its switches as ranks.
+struct Machine {
+  topo::Topology topology;
+  CostModel cost;
+};
+
+// The pipeline chunk NCCL's tree moves per step of a protocol: the protocol's buffer over
+// NCCL_STEPS, the payload of it (LL: half of each 8-byte line; LL128: 120 of 128 bytes).
+std::size_t tree_chunk_bytes(const NcclConstants& k, NcclProto proto) {
+  const std::size_t step = static_cast<std::size_t>(k.buffsize[static_cast<std::size_t>(index_of(proto))]) /
+                           static_cast<std::size_t>(k.nccl_steps);
+  if (proto == NcclProto::ll) return step / 2;
+  if (proto == NcclProto::ll128) return step / 128 * 120;
+  return step;
+}
+
+// Which machine a schedule runs on: the priced one, or with its switches as ranks.
+enum class MachineKind { plain = 0, nvls = 1, sharp = 2 };
+
+MachineKind kind_of(const coll::Algorithm& algorithm) {
+  if (!algorithm.in_switch) return MachineKind::plain;
+  return algorithm.in_network_switch ? MachineKind::sharp : MachineKind::nvls;
+}
+
+// NCCL's trees across hosts (nccl_tree, nccl_nvls_tree) on H > kScaleHosts hosts, H a power of
+// two, are priced on the first kScaleHosts / 2 and kScaleHosts hosts and extended linearly in
+// the tree's depth: every host of a double binary tree over a power of two of hosts carries the
+// same bytes whatever their number, so more hosts add only pipeline fill and drain, a chunk
+// step per level. Tests hold the extension within 1% of the whole machine's price
+// (tests/sim/analytic/test_nccl_price.cpp). Other host counts, whose two trees differ in shape,
+// and nccl_tree's BALANCED_TREE pattern (a host's children on two GPUs: the load per GPU changes
+// with the tree's shape) are priced whole.
+constexpr int kScaleHosts = 16;
+
+bool scales(int hosts) { return hosts > kScaleHosts && (hosts & (hosts - 1)) == 0; }
+
+// A cell is priced at powers of two and at every size up to kExactBytes; between two powers of two
+// above it, its price is interpolated linearly between theirs (a schedule's time is close to
+// affine in its size within an octave: a latency and bytes over a bandwidth). The tuner prices
+// thousands of buffer sizes with the cells of a few dozen powers of two; every command prices
+// a size the same way. Tests hold the interpolation within 2% of the size priced exactly.
+constexpr std::size_t kExactBytes = std::size_t{64} << 10;
+
+}  // namespace
+
+struct NcclPricer::Impl {
+  NcclModel model;
+  const topo::Topology priced_topology;
+  MachineFigures figures;
+  int hosts = 0;
+  // Machines by (kind, hosts: 0 = all), built on first use; an empty optional with `why` where
+  // there is none (no switch that reduces).
+  struct Slot {
+    std::once_flag once;
+    std::optional<Machine> machine;
+    std::string why;
+  };
+  mutable std::mutex mutex;
+  mutable std::map<std::pair<int, int>, std::unique_ptr<Slot>> machines;
+  using Key = std::tuple<int, int, int, std::size_t, std::size_t>;
+  mutable std::map<Key, NcclPrice> cache;
+
+  Impl(topo::Topology priced, const topo::Topology& measured, const NcclOptions& options)
+      : model(measured, options), priced_topology(std::move(priced)) {
+    hosts = machine(MachineKind::plain, 0, nullptr)->cost.layout.nhosts();
+  }
+
+  NcclScheduleChannels schedule_channels() const {
+    const ChannelPlan& tree = model.channels(NcclAlgo::tree);
+    return {model.channels(NcclAlgo::ring).orders, tree.orders, tree.simple_tree};
+  }
+
+  // The machine of `kind` on NCCL's ranks, or on its first `first_hosts` hosts (0: all).
+  Machine build(MachineKind kind, int first_hosts) const {
+    topo::Topology t = priced_topology;
+    const int ranks = model.system().nranks;
+    if (first_hosts > 0) {
+      std::vector<int> drop;
+      for (int h = first_hosts; h < t.num_hosts(); ++h) drop.push_back(h);
+      t = topo::without_hosts(t, drop);
+    }
+    const int data_ranks = first_hosts > 0 ? t.num_ranks() : ranks;
+    if (kind == MachineKind::plain) {
+      CostModel cost(t, data_ranks, schedule_channels());
+      return Machine{std::move(t), std::move(cost)};
+    }
+    topo::Topology with = kind == MachineKind::sharp ? topo::with_sharp_switch(t) : topo::with_nvls_switch(t);
+    CostModel cost(with, with.num_ranks(), schedule_channels());
+    return Machine{std::move(with), std::move(cost)};
+  }
+
+  const Machine* machine(MachineKind kind, int first_hosts, std::string* why) const {
+    Slot* slot = nullptr;
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      auto& s = machines[{static_cast<int>(kind), first_hosts}];
+      if (!s) s = std::make_unique<Slot>();
+      slot = s.get();
+    }
+    std::call_once(slot->once, [&] {
+      try {
+        slot->machine.emplace(build(kind, first_hosts));
+      } catch (const Error& e) {
+        slot->why = e.what();
+      }
+    });
+    if (!slot->machine && why) *why = slot->why;
+    return slot->machine ? &*slot->machine : nullptr;
+  }
+
+  // The schedule's options for a protocol: NCCL's channels (CostModel::options_for); NCCL's
+  // tree moves the protocol's chunk per step.
+  coll::AlgoOptions options_for(const Machine& m, const coll::Algorithm& algorithm, NcclProto proto,
+                                std::size_t elem_size) const {
+    coll::AlgoOptions o;
+    if (algorithm.nccl_tree_channels) o.chunk_elems = std::max<std::size_t>(1, tree_chunk_bytes(model.constants(), proto) / elem_size);
+    return m.cost.options_for(algorithm, o);
+  }
+
+  // The schedule without latency on `m`, at `f` (null: the machine's own figures).
+  double bandwidth_us(const Machine& m, const coll::Algorithm& algorithm, NcclProto proto, const ProtocolCost& cost,
+                      std::size_t count, std::size_t elem, const MachineFigures* f) const {
+    const coll::LevelCosts levels = bandwidth_levels(f ? with_figures(m.cost.levels, *f) : m.cost.levels, cost);
+    return hint_or_price(algorithm, m.cost.layout, count * elem, elem, options_for(m, algorithm, proto, elem), levels);
+  }
+
+  // The bandwidth part on the whole machine: NCCL's trees across many hosts extended from two
+  // smaller machines (kScaleHosts), everything else priced whole.
+  double scaled_bandwidth_us(const Machine& whole, const coll::Algorithm& algorithm, NcclProto proto,
+                             const ProtocolCost& cost, std::size_t count, std::size_t elem,
+                             const MachineFigures* f) const {
+    const bool tree = (algorithm.nccl_tree_channels && options_for(whole, algorithm, proto, elem).nccl_simple_tree) ||
+                      (algorithm.in_switch && !algorithm.in_network_switch);
+    if (!tree || !scales(hosts) || !algorithm.summation_depth)
+      return bandwidth_us(whole, algorithm, proto, cost, count, elem, f);
+    const MachineKind kind = kind_of(algorithm);
+    const Machine* small = machine(kind, kScaleHosts / 2, nullptr);
+    const Machine* large = machine(kind, kScaleHosts, nullptr);
+    if (!small || !large) return bandwidth_us(whole, algorithm, proto, cost, count, elem, f);
+    const auto depth = [&](const Machine& m) {
+      return algorithm.summation_depth(m.cost.layout, options_for(m, algorithm, proto, elem));
+    };
+    const int d_small = depth(*small), d_large = depth(*large), d_whole = depth(whole);
+    if (d_large <= d_small) return bandwidth_us(whole, algorithm, proto, cost, count, elem, f);
+    // The same bytes per host: each machine's share of the buffer is the whole buffer.
+    const double t_small = bandwidth_us(*small, algorithm, proto, cost, count, elem, f);
+    const double t_large = bandwidth_us(*large, algorithm, proto, cost, count, elem, f);
+    return t_large + (t_large - t_small) * static_cast<double>(d_whole - d_large) / static_cast<double>(d_large - d_small);
+  }
+
+  NcclPrice priced(NcclColl coll, const NcclChoice& choice, std::size_t bytes, std::size_t elem_size,
+                   const MachineFigures* f) const;
+  // priced(), kept by the call where `f` is null (the machine's own figures).
+  NcclPrice exact(NcclColl coll, const NcclChoice& choice, std::size_t bytes, std::size_t elem_size,
+                  const MachineFigures* f) const;
+  // exact() at a power of two (and up to kExactBytes), else interpolated between the powers of two
+  // around `bytes`.
+  NcclPrice cached(NcclColl coll, const NcclChoice& choice, std::size_t bytes, std::size_t elem_size,
+                   const MachineFigures* f) const;
+};
+
+NcclPrice NcclPricer::Impl::priced(NcclColl coll, const NcclChoice& choice, std::size_t bytes, std::size_t elem_size,
+                                   const MachineFigures* f) const {
+  NcclPrice out;
+  out.nccl = choice;
+  out.time_us = choice.time_us;
+  if (!std::isfinite(choice.time_us)) return out;
+  std::string why;
+  const std::optional<std::string> id = nccl_schedule_of(coll, choice.algo, hosts, &why);
+  const coll::Algorithm* algorithm = id ? &coll::find_algorithm(*id) : nullptr;
+  const Machine* m = algorithm ? machine(kind_of(*algorithm), 0, &why) : nullptr;
+  const std::size_t elem = elem_size == 0 ? 1 : elem_size;
+  const std::size_t count = bytes / elem;
+  if (m && algorithm->not_applicable)
+    if (auto reason = algorithm->not_applicable(m->cost.layout, count, options_for(*m, *algorithm, choice.proto, elem)))
+      why = *id + ": " + *reason, m = nullptr;
+  if (!m) {
+    out.fallback = why + "; NCCL's own time stands in";
+    return out;
+  }
+  const ProtocolCost cost = protocol_cost(model, coll, choice.algo, choice.proto, f ? f->efficiency : figures.efficiency);
+  out.schedule = *id;
+  out.time_us = latency_us(cost, f ? with_figures(m->cost.levels, *f) : m->cost.levels) +
+                scaled_bandwidth_us(*m, *algorithm, choice.proto, cost, count, elem, f);
+  return out;
+}
+
+NcclPricer::NcclPricer(topo::Topology priced, const topo::Topology& measured, const NcclOptions& options,
+                       const ProtocolEfficiency& efficiency) {
+  if (priced.num_ranks() != measured.num_ranks())
+    throw Error("NCCL priced: the priced machine has " + std::to_string(priced.num_ranks()) +
+                " ranks, the measured one " + std::to_string(measured.num_ranks()));
+  impl_ = std::make_unique<Impl>(std::move(priced), measured, options);
+  impl_->figures = figures_of(impl_->machine(MachineKind::plain, 0, nullptr)->cost.levels, efficiency);
+}
+NcclPricer::~NcclPricer() = default;
+
+const NcclModel& NcclPricer::model() const { return impl_->model; }
+int NcclPricer::nranks() const { return impl_->model.system().nranks; }
+const MachineFigures& NcclPricer::figures() const { return impl_->figures; }
+
+NcclPrice NcclPricer::Impl::cached(NcclColl coll, const NcclChoice& choice, std::size_t bytes, std::size_t elem_size,
+                                   const MachineFigures* f) const {
+  const std::size_t lo = std::bit_floor(bytes);
+  if (bytes <= kExactBytes || lo == bytes || !std::isfinite(choice.time_us)) return exact(coll, choice, bytes, elem_size, f);
+  // Between two powers of two: the cell's prices there, interpolated.
+  const auto at = [&](std::size_t b) {
+    NcclChoice c = choice;
+    c.time_us = model.time_us(choice.algo, choice.proto, coll, b);
+    return exact(coll, c, b, elem_size, f);
+  };
+  const NcclPrice below = at(lo), above = at(2 * lo);
+  NcclPrice out = below;
+  out.nccl = choice;
+  if (!below.fallback.empty() || !above.fallback.empty() || !std::isfinite(below.time_us) || !std::isfinite(above.time_us)) {
+    out.time_us = choice.time_us;  // NCCL's own time at this size
+    return out;
+  }
+  const double w = static_cast<double>(bytes - lo) / static_cast<double>(lo);
+  out.time_us = below.time_us + w * (above.time_us - below.time_us);
+  return out;
+}
+
+NcclPrice NcclPricer::Impl::exact(NcclColl coll, const NcclChoice& choice, std::size_t bytes, std::size_t elem_size,
+                                  const MachineFigures* f) const {
+  if (f) return priced(coll, choice, bytes, elem_size, f);
+  const Key key{index_of(coll), index_of(choice.algo), index_of(choice.proto), bytes, elem_size};
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  NcclPrice p = priced(coll, choice, bytes, elem_size, nullptr);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= kMaxCachedPrices) cache.clear();
+  cache.emplace(key, p);
+  return p;
+}
+
+NcclPrice NcclPricer::price(NcclColl coll, std::size_t bytes, std::size_t elem_size, const MachineFigures* f) const {
+  return impl_->cached(coll, impl_->model.choose(coll, bytes), bytes, elem_size, f);
+}
+
+NcclPrice NcclPricer::price(NcclColl coll, NcclAlgo algo, NcclProto proto, std::size_t bytes, std::size_t elem_size,
+                            const MachineFigures* f) const {
+  NcclChoice cell;
+  cell.algo = algo;
+  cell.proto = proto;
+  cell.time_us = impl_->model.time_us(algo, proto, coll, bytes);
+  cell.channels = std::isfinite(cell.time_us) ? impl_->model.channels_for(algo, proto, bytes) : 0;
+  if (!std::isfinite(cell.time_us)) {
+    NcclPrice off;
+    off.nccl = cell;
+    off.time_us = kInf;
+    off.fallback = "NCCL does not run " + std::string(nccl_env_name(algo)) + "/" + std::string(nccl_env_name(proto)) +
+                   " here";
+    return off;
+  }
+  return impl_->cached(coll, cell, bytes, elem_size, f);
+}
+
+}  // namespace colltune::sim

@@ -1,0 +1,44 @@
+// The priced machine and NCCL priced on it (priced_machine.hpp).
+#include "colltune/sim/priced_machine.hpp"
+
+#include "colltune/sim/calibration.hpp"
+
+namespace colltune::sim {
+
+StepCosts costs_on(const topo::Topology& topology, StepCosts costs) {
+  if (topology.calibration.empty()) return costs;
+  for (double StepCosts::*e : {&StepCosts::nvlink_efficiency, &StepCosts::pcie_efficiency, &StepCosts::ib_efficiency,
+                               &StepCosts::roce_efficiency, &StepCosts::tcp_efficiency})
+    costs.*e = 1.0;
+  return costs;
+}
+
+topo::Topology priced_machine(const topo::Topology& topology, const StepCosts& given) {
+  const StepCosts costs = costs_on(topology, given);
+  topo::Topology out(topology);  // one copy, every link scaled in place
+  for (std::size_t i = 0; i < out.num_links(); ++i) {
+    const topo::Link& l = out.link(i);
+    const double e = link_efficiency(costs, l.kind, topology.transport);
+    if (e != 1.0) out.set_link_figures(i, l.bandwidth_gbps * e, l.latency_us);
+  }
+  return out;
+}
+
+std::unique_ptr<NcclPricer> make_nccl_pricer(const topo::Topology& topology, const NcclOptions& options,
+                                             const StepCosts& costs) {
+  const CalibrationFacts facts = calibration_facts(topology);
+  if (facts.measured_links.empty())
+    return std::make_unique<NcclPricer>(priced_machine(topology, costs), topology, options, facts.efficiency);
+  return std::make_unique<NcclPricer>(priced_machine(topology, costs), measured_machine(topology), options,
+                                      facts.efficiency);
+}
+
+std::unique_ptr<NcclPricer> make_nccl_pricer(const topo::Topology& topology, const topo::Topology& priced,
+                                             const NcclOptions& options) {
+  const CalibrationFacts facts = calibration_facts(topology);
+  // NCCL's model reads the machine as measured; a topology without a calibration is that already.
+  if (facts.measured_links.empty()) return std::make_unique<NcclPricer>(priced, topology, options, facts.efficiency);
+  return std::make_unique<NcclPricer>(priced, measured_machine(topology), options, facts.efficiency);
+}
+
+}  // namespace colltune::sim
