@@ -6,9 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,14 +14,12 @@
 #include "colltune/common/error.hpp"
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/pricer.hpp"
+#include "colltune/sim/pipeline_closed_form.hpp"
 
 namespace colltune::sim {
 namespace {
 
 constexpr int kSampledHosts = 16;
-// Schedule prices price_pipeline keeps, each keyed by about 4 bytes per rank (16 MiB at most on
-// 512 ranks); past that the memo starts over.
-constexpr std::size_t kMemoEntries = std::size_t{1} << 13;
 
 // us per byte for a bandwidth in GB/s (1 GB/s = 1e3 bytes per us); 0 for an infinite one.
 double us_per_byte(double gbps) { return std::isfinite(gbps) && gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0; }
@@ -92,27 +88,6 @@ std::string options_key(const coll::Algorithm& algorithm, const coll::AlgoOption
     append_raw(key, order.size());
     for (int r : order) append_raw(key, r);
   }
-  return key;
-}
-
-// Schedules price_pipeline has priced, by everything the price depends on. The tuner asks for
-// the same buffer under every configuration that differs only in knobs the collective does not
-// see, and a long pipeline is priced from short ones that differ only in their number of rounds,
-// so every long buffer with the same last chunks shares them (power-of-two sizes all do).
-// Shared by every caller and thread.
-struct PricedSchedules {
-  std::mutex mutex;
-  std::unordered_map<std::string, double> times;
-};
-PricedSchedules& priced_schedules() {
-  static PricedSchedules memo;
-  return memo;
-}
-
-// Key of one priced schedule: algorithm, options, costs, layout, element size and count.
-std::string priced_key(const std::string& base, std::size_t count) {
-  std::string key = base;
-  append_raw(key, count);
   return key;
 }
 
@@ -275,25 +250,13 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
                       std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
                       bool* extrapolated) {
   if (extrapolated) *extrapolated = false;
-  auto priced = [&](std::size_t n) {
-    return price_schedule(*coll::open_schedule(algorithm.id, layout, n, options), layout, elem_size, levels);
-  };
   std::string base = options_key(algorithm, options, levels);
   append_raw(base, elem_size);
   for (int h : layout.host_of_rank()) append_raw(base, h);
-  // A schedule's price, from the memo where it was priced before (the same numbers).
+  // A schedule's price: the reference pricer's, from the closed form of its family of sizes
+  // where one holds (pipeline_closed_form.hpp), else priced whole; kept either way.
   auto priced_once = [&](std::size_t n) {
-    const std::string key = priced_key(base, n);
-    PricedSchedules& memo = priced_schedules();
-    {
-      const std::lock_guard<std::mutex> lock(memo.mutex);
-      if (const auto it = memo.times.find(key); it != memo.times.end()) return it->second;
-    }
-    const double t = priced(n);
-    const std::lock_guard<std::mutex> lock(memo.mutex);
-    if (memo.times.size() >= kMemoEntries) memo.times.clear();
-    memo.times.emplace(key, t);
-    return t;
+    return price_by_family(base, algorithm, layout, n, elem_size, options, levels);
   };
   const std::size_t pieces = algorithm.pipeline_pieces ? algorithm.pipeline_pieces(layout, options) : 0;
   const std::size_t unit = pieces * options.chunk_elems;  // elements of one pipeline round
