@@ -73,6 +73,7 @@ struct Coverage {
   int unfolded = 0;      // sweep over every rank
   int queue = 0;         // event queue by default (contention, or no sweep possible)
   int queue_folded = 0;  // of those, the event queue over fewer ranks (rotation folding)
+  int by_xor = 0;        // folded (sweep or event queue) by XOR of the ranks rather than rotation
   std::size_t incremental = 0;  // event-queue solves, default and forced runs together
   std::size_t recalled = 0;
   std::size_t full = 0;
@@ -80,6 +81,7 @@ struct Coverage {
 
   void add(const EventSimResult& fast, const EventSimResult& queued, int nranks) {
     ++cases;
+    if (fast.fold_by_xor) ++by_xor;
     if (fast.fast_path_period == 0) {
       ++queue;
       if (fast.event_fold_period > 0 && fast.event_fold_period < nranks) ++queue_folded;
@@ -97,7 +99,7 @@ struct Coverage {
   std::string summary() const {
     return std::to_string(cases) + " cases: sweep folded " + std::to_string(folded) + ", unfolded " +
            std::to_string(unfolded) + ", event queue " + std::to_string(queue) + " (folded " +
-           std::to_string(queue_folded) + "); solves incremental " +
+           std::to_string(queue_folded) + "), by XOR " + std::to_string(by_xor) + "; solves incremental " +
            std::to_string(incremental) + ", recalled " + std::to_string(recalled) + ", full " + std::to_string(full);
   }
 };
@@ -162,11 +164,11 @@ void check_case(std::uint64_t seed, const Sizes& sizes, Coverage& coverage, Case
 }
 
 // Runs `seeds` cases and checks that each fast path was taken at least `at_least` times.
-void run_cases(std::uint64_t first_seed, int seeds, const Sizes& sizes, int at_least) {
+Coverage run_cases(std::uint64_t first_seed, int seeds, const Sizes& sizes, int at_least) {
   Coverage coverage;
   for (int i = 0; i < seeds; ++i) {
     check_case(first_seed + static_cast<std::uint64_t>(i), sizes, coverage);
-    if (::testing::Test::HasFailure()) return;  // one case is enough to debug; coverage of a cut run says nothing
+    if (::testing::Test::HasFailure()) return coverage;  // one case is enough to debug; coverage of a cut run says nothing
   }
   std::cout << coverage.summary() << "\n";
   const auto n = static_cast<std::size_t>(at_least);
@@ -176,12 +178,16 @@ void run_cases(std::uint64_t first_seed, int seeds, const Sizes& sizes, int at_l
   EXPECT_GE(coverage.incremental, n) << coverage.summary();
   EXPECT_GE(coverage.recalled, n) << coverage.summary();
   EXPECT_GE(coverage.full, n) << coverage.summary();
+  return coverage;
 }
 
 TEST(ReferenceEngine, FastEngineAgreesOnRandomMachinesAndSchedules) {
   Sizes sizes;
   sizes.max_preset_ranks = 48;
-  run_cases(1, 5000, sizes, 50);
+  const Coverage coverage = run_cases(1, 5000, sizes, 50);
+  // Recursive halving-doubling on a power of two of ranks declares its XOR symmetry, which flat
+  // and fat-tree presets share.
+  EXPECT_GE(coverage.by_xor, 30) << coverage.summary();
 }
 
 // The event queue folded by rotation symmetry (shared links, a declared rotation): ring-family
@@ -253,7 +259,10 @@ TEST(ReferenceEngine, RatesThatMoveByRoundingAreTakenAsTheReferenceTakesThem) {
   check_case(1'000'315, sizes, coverage);
 }
 
-TEST(ReferenceEngineLong, FastEngineAgreesOnBigShapes) { run_cases(1'000'000, 2000, big_shapes(), 25); }
+TEST(ReferenceEngineLong, FastEngineAgreesOnBigShapes) {
+  const Coverage coverage = run_cases(1'000'000, 2000, big_shapes(), 25);
+  EXPECT_GE(coverage.by_xor, 10) << coverage.summary();
+}
 
 }  // namespace
 }  // namespace colltune::sim

@@ -49,6 +49,11 @@ class StepSource {
   // the ops of rank r's step s with every peer q replaced by (q + d) mod p and the same kinds,
   // channels and element counts (offsets may differ). 0 when the source declares none.
   virtual int rotation_period() const { return 0; }
+  // The same for XOR: the smallest power of two d > 0 such that for every multiple m of d below
+  // p (a power of two), rank r xor m has as many steps as rank r and its step s has the ops of
+  // rank r's step s with every peer q replaced by q xor m, the same kinds, channels and element
+  // counts (recursive halving-doubling on equal segments: d = 1). 0 when none is declared.
+  virtual int xor_period() const { return 0; }
 
  private:
   ScheduleHeader header_;
@@ -59,9 +64,11 @@ class StepSource {
 class StoredSteps final : public StepSource {
  public:
   explicit StoredSteps(const Schedule& schedule);
-  explicit StoredSteps(Schedule&& schedule);
+  // `xor_period`: the symmetry its builder declares for it (StepSource::xor_period).
+  explicit StoredSteps(Schedule&& schedule, int xor_period = 0);
   std::size_t num_steps(int rank) const override;
   std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override;
+  int xor_period() const override { return xor_period_; }
   // True when it owns its schedule (it was moved in); take() then moves it out, leaving the
   // source empty.
   bool owns() const { return owned_ != nullptr; }
@@ -70,6 +77,7 @@ class StoredSteps final : public StepSource {
  private:
   std::unique_ptr<Schedule> owned_;
   const Schedule* schedule_;
+  int xor_period_ = 0;
 };
 
 // The stored Schedule of a source: every rank's steps in order, empty steps dropped.

@@ -102,6 +102,9 @@ struct EventSimResult {
   // The event queue folded by rotation symmetry (event_queue_folded in event_sim_engine.hpp):
   // d > 0 = it ran ranks 0..d-1, each flow standing for its rotations by d; 0 = not folded.
   int event_fold_period = 0;
+  // Whether that fold (of the sweep or of the event queue) was by XOR of the ranks
+  // (StepSource::xor_period) rather than by rotation.
+  bool fold_by_xor = false;
   // How the event queue re-solved the max-min rates where links are shared (0 for the sweep and
   // the reference engine): replayed incrementally (event_sim_solver.cpp), a remembered
   // solution (event_sim_recall.cpp), or progressive filling of the changed components.
