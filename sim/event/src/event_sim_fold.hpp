@@ -67,6 +67,8 @@ class Fold {
   int multiplicity(std::uint32_t cls) const { return copies_ / class_size_[cls]; }
   // The class of topology link l, kNone if no route seen uses it.
   std::uint32_t class_of(std::size_t link) const { return class_of_[link]; }
+  // The link copy k of the channel that first crossed the class takes in it.
+  std::size_t orbit_link(std::uint32_t cls, int k) const { return orbit_[cls][static_cast<std::size_t>(k)]; }
 
  private:
   bool same_shape(const topo::Path& a, const topo::Path& b) const;

@@ -54,6 +54,17 @@ class StepSource {
   // rank r's step s with every peer q replaced by q xor m, the same kinds, channels and element
   // counts (recursive halving-doubling on equal segments: d = 1). 0 when none is declared.
   virtual int xor_period() const { return 0; }
+  // The rotation the schedule's structure is invariant under, counts aside: the smallest d > 0
+  // dividing p such that rank (r + d) mod p has as many steps as rank r and its step s has the
+  // ops of rank r's step s, in order, with every peer q replaced by (q + d) mod p, the same
+  // kinds and channels, and the same element counts except at the ranks irregular_ranks lists
+  // for that step (whose ops may also be fewer: empty chunks are dropped). rotation_period()
+  // where one is declared (then no rank is irregular); 0 when none is.
+  virtual int structure_period() const { return rotation_period(); }
+  // The ranks whose ops at `step` may differ from the others' (see structure_period): every rank
+  // not listed has the ops of every other unlisted rank at the same offset within its block of
+  // structure_period() ranks, rotated. A rank may be listed more than once. Cleared first.
+  virtual void irregular_ranks(std::size_t /*step*/, std::vector<int>& out) const { out.clear(); }
 
  private:
   ScheduleHeader header_;
