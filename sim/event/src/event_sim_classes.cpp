@@ -11,11 +11,10 @@
 //    times, block for block (bit for bit), and whose ops at this step are the same up to the
 //    rotation: the source lists the ranks whose counts differ at each step
 //    (StepSource::irregular_ranks), and their blocks are classes of their own for that step;
-//  - a class's members must also have their peers in one class each (a rank's peer is its
-//    representative's peer rotated): a class whose peers straddle two classes is split where they
-//    do, until every class's peers align;
-//  - then every class computes the step once, for its representative block, and adjacent classes
-//    that come out of the step at the same times merge again.
+//  - a class's members must also see their peers in one state (a rank's peer is its
+//    representative's peer rotated): a class is cut where its members' peers change state;
+//  - then every class computes the step once, for its first block, and adjacent classes that
+//    come out of the step at the same times merge again.
 // A run of p ranks whose asymmetry touches a few ranks at each step costs a few classes per step.
 //
 // What this needs of the run, checked as it goes (any failure gives up: simulate_schedule then
@@ -36,242 +35,188 @@
 // event queue's bit for bit; a step's transfers are counted once, at their senders.
 // Any start times (EventSimOptions::rank_start_us) are allowed: ranks that start together begin
 // in one class.
+//
+// Affine mode. Where asymmetry spreads as a staircase (on a machine without slack, flat:, a
+// larger segment delays each rank it passes by a little more than the last), ranks are not equal
+// but shifted: block b at time t + b delta. When exact classes grow past max(32, blocks / 64),
+// the sweep starts over in affine mode, where a class is a run of blocks whose times step by a
+// constant delta, and members compute nothing: their times are the first block's plus their
+// offset times delta. Such a class evolves as one exactly when its members' peers step by the
+// same delta (max and + commute with a shift); classes merge when the next one continues the
+// previous one's steps to within 2e-15 of the times (a few units in the last place: the
+// continuation is computed along other operations than the neighbour's own times), and it then
+// takes the continued times. Times in affine mode are the event queue's to rounding, not bit for
+// bit (tested to 1e-9 of the run, as every fast path). A staircase whose steps repeat every few
+// ranks is affine only in blocks that hold a whole period of it: when affine classes grow past
+// the same bound, the sweep starts over with longer blocks (the next multiple of d dividing p).
 #include "event_sim_classes.hpp"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
-#include <vector>
+#include <cmath>
 
 #include "event_sim_engine.hpp"
-#include "event_sim_fold.hpp"
 
 namespace colltune::sim::detail {
 namespace {
 
-constexpr std::uint32_t kNoOwner = 0xffffffffu;
+// Merging in affine mode: the rounding a time carries (a few units in the last place, as a time
+// computed along other operations than its neighbour's), to which two times are the same.
+constexpr double kRounding = 8 * 0x1p-52;
 
-// An op with its peer as an offset from its rank, (peer - rank) mod p.
-struct RelOp {
-  coll::OpKind kind = coll::OpKind::send;
-  int offset = 0;
-  std::uint16_t channel = 0;
-  std::size_t count = 0;
-};
+double rounding(double x, double y) { return kRounding * std::max(std::abs(x), std::abs(y)); }
 
-// Blocks [start, start + length) whose rank i starts the current step at t[i].
-struct Run {
-  int start = 0;
-  int length = 0;
-  std::vector<double> t;
-  // A class of its own this step: its ops are its own ranks' (own[i]), not the template's.
-  bool irregular = false;
-  std::vector<std::vector<RelOp>> own;
-};
-
-// A transfer's route up to rotation: representative sender i to i + offset on one op channel.
-struct Route {
-  double rate = 0;
-  double latency_us = 0;
-  std::vector<std::uint32_t> classes;
-};
-using RouteKey = std::tuple<int, int, std::uint16_t>;  // (sender rank index, offset, op channel)
-
-class ClassSweep {
- public:
-  ClassSweep(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options, int period);
-  enum class Outcome { done, asymmetric, refused };
-  Outcome run();
-  EventSimResult result() const;
-
- private:
-  bool load_template(std::size_t step);
-  void isolate(int block, std::size_t step);
-  std::size_t run_of(int block) const;
-  void split(std::size_t index, int members);
-  void align();
-  void cuts_of(const Run& run, std::vector<int>& cuts) const;
-  Outcome advance(std::size_t step);
-  Outcome rank_step(const Run& run, int i, double& t_new);
-  const std::vector<RelOp>& ops_of(const Run& run, int i) const;
-  const RelOp* partner(const Run& peer_run, int peer_index, const RelOp& op) const;
-  const Route* route(int sender_index, int offset, std::uint16_t channel, Outcome& failure);
-  void record(const Run& run, const Route& route, double bytes, double duration);
-  void merge();
-  int block_shift(int i, int offset) const { return ((i + offset) / period_) % blocks_; }
-  int wrap(int block) const { return block % blocks_; }
-  std::vector<RelOp> relative_ops(int rank, std::size_t step);
-
-  const coll::StepSource& source_;
-  const topo::Topology& topology_;
-  EventSimOptions options_;
-  int nranks_;
-  int period_;
-  int blocks_;
-  std::size_t steps_ = 0;
-  bool one_start_ = true;
-  Fold fold_;
-  std::vector<Run> runs_;  // by start, covering every block once, none wrapping past the last
-  std::vector<std::vector<RelOp>> template_;  // this step's ops of every regular rank, by index
-  std::vector<int> irregular_;
-  std::vector<coll::Op> scratch_;
-  std::vector<double> gamma_;  // by rank index (every block alike: ranks_rotate)
-  std::map<RouteKey, Route> routes_;
-  std::vector<RouteKey> class_owner_;
-  std::vector<std::vector<double>> bytes_diff_;  // by class: per block, differences (prefix-summed at the end)
-  std::vector<std::vector<double>> busy_diff_;
-  std::size_t events_ = 0;
-  std::size_t flows_ = 0;
-  std::size_t max_runs_ = 0;
-  std::vector<std::pair<double, double>> reduces_;  // scratch: (arrival, bytes)
-};
+}  // namespace
 
 ClassSweep::ClassSweep(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options,
-                       int period)
+                       int period, bool affine)
     : source_(source), topology_(topology), options_(options), nranks_(source.header().nranks), period_(period),
-      blocks_(nranks_ / period), fold_(topology, nranks_, Symmetry{Symmetry::Kind::rotation, period}) {
+      blocks_(nranks_ / period), affine_(affine), fold_(topology, nranks_, Symmetry{Symmetry::Kind::rotation, period}) {
   for (int i = 0; i < period_; ++i) gamma_.push_back(rank_gamma(topology, i));
   one_start_ = std::all_of(options.rank_start_us.begin(), options.rank_start_us.end(), [](double t) { return t == 0; });
-  // Ranks that start together begin in one class: consecutive blocks with the same start times.
+  route_cache_.resize(static_cast<std::size_t>(period_));
+  start_classes();
+}
+
+// Ranks that start together begin in one class: consecutive blocks with the same start times.
+void ClassSweep::start_classes() {
   for (int b = 0; b < blocks_; ++b) {
-    std::vector<double> t;
-    for (int i = 0; i < period_; ++i) t.push_back(start_of(options_, b * period_ + i));
-    if (!runs_.empty() && runs_.back().t == t) {
+    const std::size_t at = states_.size();
+    for (int i = 0; i < period_; ++i) states_.push_back(start_of(options_, b * period_ + i));
+    if (!runs_.empty() && std::equal(states_.begin() + static_cast<std::ptrdiff_t>(at), states_.end(), base(runs_.back()))) {
+      states_.resize(at);
       ++runs_.back().length;
-    } else {
-      runs_.push_back(Run{b, 1, std::move(t), false, {}});
+      continue;
     }
+    runs_.push_back(ClassRun{b, 1, static_cast<std::uint32_t>(at / static_cast<std::size_t>(period_)), b, 0.0, -1});
   }
 }
 
 ClassSweep::Outcome ClassSweep::run() {
-  steps_ = source_.num_steps(0);
+  const std::size_t steps = source_.num_steps(0);
   for (int r = 1; r < nranks_; ++r)
-    if (source_.num_steps(r) != steps_) return Outcome::refused;
-  for (std::size_t step = 0; step < steps_; ++step) {
+    if (source_.num_steps(r) != steps) return Outcome::refused;
+  for (std::size_t step = 0; step < steps; ++step) {
     if (!load_template(step)) return Outcome::refused;
     align();
-    // With every rank on time, the unfolded sweep is the alternative: past half the blocks in
-    // classes of their own this sweep would be no faster. Late ranks' alternative, the event
-    // queue, is slower than any number of classes.
-    if (one_start_ && runs_.size() > static_cast<std::size_t>(std::max(blocks_ / 2, 8))) return Outcome::refused;
+    if (too_many_classes()) return affine_ ? Outcome::crowded : Outcome::affine;
     max_runs_ = std::max(max_runs_, runs_.size());
-    if (const Outcome o = advance(step); o != Outcome::done) return o;
+    if (const Outcome o = advance(); o != Outcome::done) return o;
     merge();
   }
   return Outcome::done;
 }
 
-// The ops of `rank` at `step`, peers as offsets; one op with offset -1 when they are not for
-// this sweep (a peer out of range, or two sends to one peer, or two receives from one).
-std::vector<RelOp> ClassSweep::relative_ops(int rank, std::size_t step) {
-  std::vector<RelOp> out;
+// Classes past max(32, blocks / 64): exact ones start over in affine mode, affine ones with
+// longer blocks (a staircase whose steps repeat every few ranks is affine only in blocks that
+// hold a whole period of it). Classes that keep to a few dozen are what makes this sweep pay; a
+// count that grows with the steps is what it cannot follow, and is caught early this way.
+bool ClassSweep::too_many_classes() const {
+  return runs_.size() > static_cast<std::size_t>(std::max(32, blocks_ / 64));
+}
+
+// The ops of `rank` at `step`, peers as offsets; false when they are not for this sweep (a peer
+// out of range, two sends to one peer or two receives from one).
+bool ClassSweep::relative_ops(int rank, std::size_t step, std::vector<RelOp>& out) {
+  out.clear();
   for (const coll::Op& op : source_.ops(rank, step, scratch_)) {
-    if (op.peer < 0 || op.peer >= nranks_ || op.peer == rank) return {RelOp{op.kind, -1, 0, 0}};
+    if (op.peer < 0 || op.peer >= nranks_ || op.peer == rank) return false;
     const RelOp rel{op.kind, (op.peer - rank + nranks_) % nranks_, op.channel, op.block.count};
     for (const RelOp& o : out)
-      if (o.offset == rel.offset && (o.kind == coll::OpKind::send) == (rel.kind == coll::OpKind::send))
-        return {RelOp{op.kind, -1, 0, 0}};
+      if (o.offset == rel.offset && (o.kind == coll::OpKind::send) == (rel.kind == coll::OpKind::send)) return false;
     out.push_back(rel);
   }
-  return out;
+  return true;
 }
 
 // This step's template (the ops of a block no irregular rank is in) and the irregular blocks
-// isolated with their own ops. False for a malformed op (the engine reports it).
+// isolated with their own ops. False when some rank's ops are not for this sweep.
 bool ClassSweep::load_template(std::size_t step) {
   source_.irregular_ranks(step, irregular_);
-  std::vector<int> blocks;
-  for (int r : irregular_) blocks.push_back(r / period_);
-  std::sort(blocks.begin(), blocks.end());
-  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  for (int& r : irregular_) r /= period_;
+  std::sort(irregular_.begin(), irregular_.end());
+  irregular_.erase(std::unique(irregular_.begin(), irregular_.end()), irregular_.end());
   int regular = 0;
-  for (int b : blocks)
+  for (int b : irregular_)
     if (b == regular) ++regular;
-  template_.clear();
+  template_.resize(static_cast<std::size_t>(period_));
   if (regular < blocks_)
-    for (int i = 0; i < period_; ++i) template_.push_back(relative_ops(regular * period_ + i, step));
-  for (int b : blocks) isolate(b, step);
-  for (const auto& ops : template_)
-    for (const RelOp& op : ops)
-      if (op.offset < 0) return false;
-  for (const Run& run : runs_)
-    for (const auto& ops : run.own)
-      for (const RelOp& op : ops)
-        if (op.offset < 0) return false;
+    for (int i = 0; i < period_; ++i)
+      if (!relative_ops(regular * period_ + i, step, template_[static_cast<std::size_t>(i)])) return false;
+  own_used_ = 0;
+  for (int b : irregular_) {
+    isolate(b, step);
+    for (int i = 0; i < period_; ++i)
+      if (!relative_ops(b * period_ + i, step, own_ops_[(own_used_ - 1) * static_cast<std::size_t>(period_) + static_cast<std::size_t>(i)]))
+        return false;
+  }
   return true;
 }
 
 std::size_t ClassSweep::run_of(int block) const {
-  auto it = std::upper_bound(runs_.begin(), runs_.end(), block, [](int b, const Run& r) { return b < r.start; });
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), block, [](int b, const ClassRun& r) { return b < r.start; });
   return static_cast<std::size_t>(it - runs_.begin()) - 1;
 }
 
-// runs_[index] keeps its first `members` blocks; the rest become the next run, in the same state.
+// runs_[index] keeps its first `members` blocks; the rest become the next class, in the same
+// state (the same base: its continuation).
 void ClassSweep::split(std::size_t index, int members) {
-  Run rest = runs_[index];
+  ClassRun rest = runs_[index];
   rest.start += members;
   rest.length -= members;
   runs_[index].length = members;
-  runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(index) + 1, std::move(rest));
+  runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(index) + 1, rest);
 }
 
-// Makes `block` a class of its own for this step, with its ranks' own ops.
-void ClassSweep::isolate(int block, std::size_t step) {
+// Makes `block` a class of its own for this step, its ops read next by load_template.
+void ClassSweep::isolate(int block, std::size_t /*step*/) {
   std::size_t index = run_of(block);
   if (block > runs_[index].start) split(index, block - runs_[index].start), ++index;
   if (runs_[index].length > 1) split(index, 1);
-  Run& run = runs_[index];
-  run.irregular = true;
-  run.own.clear();
-  for (int i = 0; i < period_; ++i) run.own.push_back(relative_ops(block * period_ + i, step));
+  const std::size_t need = (own_used_ + 1) * static_cast<std::size_t>(period_);
+  if (own_ops_.size() < need) own_ops_.resize(need);
+  runs_[index].own = static_cast<std::int32_t>(own_used_++);
 }
 
-// Cuts every run where its members' peers change state, for any op. One pass: cutting a run
-// changes no state, so cuts taken against the runs as they stand are final (and a peer in a run
-// split off its neighbour, an isolated block, is in the same state as the neighbour).
+// Cuts every class where its members' peers change state, for any op. One pass: cutting a class
+// changes no state, so cuts taken against the classes as they stand are final (an isolated block
+// is its old class's continuation).
 void ClassSweep::align() {
-  std::vector<Run> out;
-  out.reserve(runs_.size());
-  std::vector<int> cuts;
-  for (const Run& run : runs_) {
-    cuts_of(run, cuts);
+  scratch_runs_.clear();
+  for (const ClassRun& run : runs_) {
+    cuts_of(run, cuts_);
     int from = 0;
-    for (int cut : cuts) {
-      Run piece = run;
+    cuts_.push_back(run.length);
+    for (int cut : cuts_) {
+      ClassRun piece = run;
       piece.start = run.start + from;
       piece.length = cut - from;
-      out.push_back(std::move(piece));
+      scratch_runs_.push_back(piece);
       from = cut;
     }
-    Run last = run;
-    last.start = run.start + from;
-    last.length = run.length - from;
-    out.push_back(std::move(last));
   }
-  runs_ = std::move(out);
+  std::swap(runs_, scratch_runs_);
 }
 
-// The members of `run` (positions 1..length-1) at which some op's peer is in another state than
-// the previous member's, in order.
-void ClassSweep::cuts_of(const Run& run, std::vector<int>& cuts) const {
+// The members of `run` (positions 1..length-1) at which some op's peer is not the previous
+// member's peer's continuation, in order.
+void ClassSweep::cuts_of(const ClassRun& run, std::vector<int>& cuts) const {
   cuts.clear();
   if (run.length == 1) return;
   for (int i = 0; i < period_; ++i) {
     for (const RelOp& op : ops_of(run, i)) {
       int block = wrap(run.start + block_shift(i, op.offset));
       std::size_t index = run_of(block);
-      const std::vector<double>* state = &runs_[index].t;
       for (int member = 0;;) {
-        const Run& peers = runs_[index];
-        member += peers.start + peers.length - block;  // the members whose peers are in `peers`
+        const ClassRun& peers = runs_[index];
+        const int span = peers.start + peers.length - block;  // the members whose peers are in `peers`
+        if (!same_step(run, peers, std::min(span, run.length - member)))  // peers drift against them: each its own class
+          for (int m = member + 1; m < std::min(member + span, run.length); ++m) cuts.push_back(m);
+        member += span;
         if (member >= run.length) break;
         block = wrap(peers.start + peers.length);
-        index = block == 0 ? 0 : index + 1;
-        if (runs_[index].t != *state) {
-          cuts.push_back(member);
-          state = &runs_[index].t;
-        }
+        const std::size_t next = block == 0 ? 0 : index + 1;
+        if (!continues(peers, runs_[next])) cuts.push_back(member);
+        index = next;
       }
     }
   }
@@ -279,135 +224,65 @@ void ClassSweep::cuts_of(const Run& run, std::vector<int>& cuts) const {
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
 }
 
-const std::vector<RelOp>& ClassSweep::ops_of(const Run& run, int i) const {
-  return run.irregular ? run.own[static_cast<std::size_t>(i)] : template_[static_cast<std::size_t>(i)];
+// Whether class b's first block is in the state class a's blocks, continued one block past its
+// last, would be in (bit for bit: pieces of one class are; others were not merged).
+bool ClassSweep::continues(const ClassRun& a, const ClassRun& b) const {
+  if (b.length > 1 && !same_step(a, b, b.length)) return false;
+  const int next = a.start + a.length;  // past the last block, even where b wraps to block 0
+  for (int i = 0; i < period_; ++i)
+    if (base(a)[i] + (next - a.base_start) * a.delta != base(b)[i] + (b.start - b.base_start) * b.delta) return false;
+  return true;
 }
 
-// The op of rank `peer_index` of `peer_run` that pairs with `op` (the complementary kind from
-// the opposite offset, same channel and count), if it is the only op between the two.
-const RelOp* ClassSweep::partner(const Run& peer_run, int peer_index, const RelOp& op) const {
-  const int back = (nranks_ - op.offset) % nranks_;
-  const RelOp* found = nullptr;
-  for (const RelOp& o : ops_of(peer_run, peer_index)) {
-    if (o.offset != back || (o.kind == coll::OpKind::send) == (op.kind == coll::OpKind::send)) continue;
-    if (found) return nullptr;
-    found = &o;
-  }
-  if (!found || found->channel != op.channel || found->count != op.count) return nullptr;
-  return found;
-}
-
-// The route of representative rank i's sends to i + offset on `channel`, checked once: its copies
-// are rotations (else `failure` = asymmetric), and every class it crosses is its own, crossed once,
-// by one copy at a time (else refused).
-const Route* ClassSweep::route(int sender_index, int offset, std::uint16_t channel, Outcome& failure) {
-  const RouteKey key{sender_index, offset, channel};
-  if (auto it = routes_.find(key); it != routes_.end()) return &it->second;
-  const std::optional<FoldedRoute> folded = fold_.add_channel(sender_index, (sender_index + offset) % nranks_, channel);
-  if (!folded) {
-    failure = Outcome::asymmetric;
-    return nullptr;
-  }
-  class_owner_.resize(fold_.num_classes(), RouteKey{-1, -1, 0});
-  for (std::size_t h = 0; h < folded->classes.size(); ++h) {
-    const std::uint32_t c = folded->classes[h];
-    const bool twice = std::find(folded->classes.begin(), folded->classes.begin() + static_cast<std::ptrdiff_t>(h), c) !=
-                       folded->classes.begin() + static_cast<std::ptrdiff_t>(h);
-    if (fold_.multiplicity(c) != 1 || twice || (std::get<0>(class_owner_[c]) >= 0 && class_owner_[c] != key)) {
-      failure = Outcome::refused;
-      return nullptr;
-    }
-    class_owner_[c] = key;
-  }
-  return &routes_.emplace(key, Route{folded->rate, folded->latency_us, folded->classes}).first->second;
-}
-
-// A transfer of every block of `run` (sender side): its bytes and busy time on its links.
-void ClassSweep::record(const Run& run, const Route& route, double bytes, double duration) {
-  for (std::uint32_t c : route.classes) {
-    if (bytes_diff_.size() <= c) {
-      bytes_diff_.resize(c + 1);
-      busy_diff_.resize(c + 1);
-    }
-    for (auto* diff : {&bytes_diff_[c], &busy_diff_[c]}) {
-      if (diff->empty()) diff->assign(static_cast<std::size_t>(blocks_) + 1, 0.0);
-      const double v = diff == &bytes_diff_[c] ? bytes : duration;
-      (*diff)[static_cast<std::size_t>(run.start)] += v;
-      (*diff)[static_cast<std::size_t>(run.start + run.length)] -= v;
-    }
-  }
-}
-
-// Rank i of `run`'s step: when it ends (event_sim_sweep.cpp's expressions).
-ClassSweep::Outcome ClassSweep::rank_step(const Run& run, int i, double& t_new) {
-  const std::vector<RelOp>& ops = ops_of(run, i);
-  const double t = run.t[static_cast<std::size_t>(i)];
-  t_new = t;
-  if (ops.empty()) return Outcome::done;
-  const auto copies = static_cast<std::size_t>(run.length);
-  events_ += copies;  // the step's start
-  reduces_.clear();
-  for (const RelOp& op : ops) {
-    const int peer_index = (i + op.offset) % period_;
-    const Run& peer_run = runs_[run_of(wrap(run.start + block_shift(i, op.offset)))];
-    if (!partner(peer_run, peer_index, op)) return Outcome::refused;  // not lockstep
-    const bool send = op.kind == coll::OpKind::send;
-    Outcome failure = Outcome::done;
-    const Route* r = send ? route(i, op.offset, op.channel, failure)
-                          : route(peer_index, (nranks_ - op.offset) % nranks_, op.channel, failure);
-    if (!r) return failure;
-    const double start = std::max(t, peer_run.t[static_cast<std::size_t>(peer_index)]);
-    const double bytes = static_cast<double>(op.count) * static_cast<double>(options_.elem_size);
-    const double end = bytes != 0 && !r->classes.empty() ? start + bytes / r->rate : start;
-    const double arrival = end + r->latency_us;
-    if (send) {
-      events_ += 2 * copies;
-      flows_ += copies;
-      if (bytes != 0 && !r->classes.empty()) record(run, *r, bytes, end - start);
-    }
-    if (!send && op.kind == coll::OpKind::recv_reduce && gamma_[static_cast<std::size_t>(i)] > 0) {
-      events_ += copies;  // its arrival at the reduction queue
-      reduces_.emplace_back(arrival, bytes);
-    } else {
-      t_new = std::max(t_new, arrival);
-    }
-  }
-  std::stable_sort(reduces_.begin(), reduces_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  double reduce_free = t;  // the device is idle by the step's start: its earlier blocks ended earlier steps
-  for (const auto& [arrival, bytes] : reduces_) {
-    reduce_free = std::max(arrival, reduce_free) + bytes * gamma_[static_cast<std::size_t>(i)];
-    t_new = std::max(t_new, reduce_free);
-  }
-  return Outcome::done;
-}
-
-// Every run's step, from the times at its start (peers read the old times).
-ClassSweep::Outcome ClassSweep::advance(std::size_t /*step*/) {
-  std::vector<std::vector<double>> next(runs_.size());
-  for (std::size_t index = 0; index < runs_.size(); ++index) {
-    next[index].resize(static_cast<std::size_t>(period_));
-    for (int i = 0; i < period_; ++i)
-      if (const Outcome o = rank_step(runs_[index], i, next[index][static_cast<std::size_t>(i)]); o != Outcome::done)
-        return o;
-  }
-  for (std::size_t index = 0; index < runs_.size(); ++index) runs_[index].t = std::move(next[index]);
-  return Outcome::done;
-}
-
-// Adjacent runs that start the next step at the same times become one class.
+// Adjacent classes whose times continue each other become one (advance has based every class at
+// its first block).
 void ClassSweep::merge() {
-  std::vector<Run> merged;
-  merged.reserve(runs_.size());
-  for (Run& run : runs_) {
-    run.irregular = false;
-    run.own.clear();
-    if (!merged.empty() && merged.back().t == run.t) {
-      merged.back().length += run.length;
+  scratch_runs_.clear();
+  for (ClassRun& run : runs_) {
+    run.own = -1;
+    double delta = 0, slack = 0;
+    if (!scratch_runs_.empty() && mergeable(scratch_runs_.back(), run, delta, slack)) {
+      scratch_runs_.back().delta = delta;
+      scratch_runs_.back().slack = slack;
+      scratch_runs_.back().length += run.length;
     } else {
-      merged.push_back(std::move(run));
+      scratch_runs_.push_back(run);
     }
   }
-  runs_ = std::move(merged);
+  std::swap(runs_, scratch_runs_);
+}
+
+// Exact mode: the same times, block for block. Affine mode: b's first block at a's times
+// continued by a's step (a single block takes b's offset as its step), to the rounding the times
+// and the step's estimate carry, and b stepping alike; `delta` and `slack` are the merged class's
+// step and its uncertainty, re-estimated over its first and its new block (a longer base, a
+// sharper step).
+bool ClassSweep::mergeable(const ClassRun& a, const ClassRun& b, double& delta, double& slack) const {
+  const double* ta = base(a);
+  const double* tb = base(b);
+  if (!affine_) {
+    delta = slack = 0;
+    return std::equal(ta, ta + period_, tb);
+  }
+  const double a_delta = a.length == 1 ? tb[0] - ta[0] : a.delta;
+  const double a_slack = a.length == 1 ? 2 * rounding(ta[0], tb[0]) : a.slack;
+  for (int i = 0; i < period_; ++i) {
+    const double continued = ta[i] + a.length * a_delta;
+    if (std::abs(continued - tb[i]) > rounding(continued, tb[i]) + a.length * a_slack) return false;
+  }
+  delta = (tb[0] - ta[0]) / a.length;
+  slack = std::min(a_slack, 2 * rounding(ta[0], tb[0]) / a.length);
+  if (b.length == 1) return true;
+  return std::abs(b.delta - delta) * (a.length + b.length) <= rounding(ta[0], tb[0]) + (a.length + b.length) * (b.slack + slack);
+}
+
+// Whether classes a and b step alike over `span` blocks: the same delta, or (affine mode)
+// deltas whose difference over the span stays within what their estimates and the times carry.
+bool ClassSweep::same_step(const ClassRun& a, const ClassRun& b, int span) const {
+  if (a.delta == b.delta || span <= 1) return true;
+  if (!affine_) return false;
+  const double t = base(a)[0];
+  return std::abs(a.delta - b.delta) * span <= rounding(t, t) + span * (a.slack + b.slack);
 }
 
 EventSimResult ClassSweep::result() const {
@@ -417,10 +292,10 @@ EventSimResult ClassSweep::result() const {
   out.events = events_;
   out.flows = flows_;
   out.rank_finish_us.resize(static_cast<std::size_t>(nranks_));
-  for (const Run& run : runs_)
+  for (const ClassRun& run : runs_)
     for (int b = run.start; b < run.start + run.length; ++b)
       for (int i = 0; i < period_; ++i) {
-        const double finish = run.t[static_cast<std::size_t>(i)];
+        const double finish = time_of(run, b, i);
         out.rank_finish_us[static_cast<std::size_t>(b * period_ + i)] = finish;
         out.time_us = std::max(out.time_us, finish);
       }
@@ -436,6 +311,8 @@ EventSimResult ClassSweep::result() const {
   std::sort(out.links.begin(), out.links.end(), [](const LinkUsage& a, const LinkUsage& b) { return a.link < b.link; });
   return out;
 }
+
+namespace {
 
 // The block sizes worth trying: the source's structural period and its multiples dividing p,
 // below p (one block of every rank saves nothing).
@@ -458,11 +335,16 @@ std::optional<EventSimResult> sweep_by_classes(const coll::StepSource& source, c
   if (n < 2 || ranks_share_a_reducing_device(topology, n)) return std::nullopt;
   for (int period : class_periods(source)) {
     if (!ranks_rotate(source, topology, period)) continue;
-    ClassSweep sweep(source, topology, options, period);
-    switch (sweep.run()) {
-      case ClassSweep::Outcome::done: return sweep.result();
-      case ClassSweep::Outcome::asymmetric: continue;  // the machine breaks this period: a longer one
-      case ClassSweep::Outcome::refused: return std::nullopt;
+    for (bool affine : {false, true}) {
+      ClassSweep sweep(source, topology, options, period, affine);
+      switch (sweep.run()) {
+        case ClassSweep::Outcome::done: return sweep.result();
+        case ClassSweep::Outcome::affine: continue;  // too many exact classes: affine ones
+        case ClassSweep::Outcome::asymmetric:         // the machine breaks this period, or
+        case ClassSweep::Outcome::crowded: break;     // too many classes of it: a longer one
+        case ClassSweep::Outcome::refused: return std::nullopt;
+      }
+      break;
     }
   }
   return std::nullopt;
