@@ -15,6 +15,7 @@
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/pricer.hpp"
 #include "colltune/sim/pipeline_closed_form.hpp"
+#include "contention.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -78,8 +79,11 @@ std::string options_key(const coll::Algorithm& algorithm, const coll::AlgoOption
   key += o.inner;
   key += '\0';
   for (double v : {c.alpha_intra_us, c.beta_intra_us_per_byte, c.alpha_inter_us, c.beta_inter_us_per_byte,
-                   c.gamma_us_per_byte, c.beta_host_us_per_byte, c.switch_gamma_us_per_byte, c.switch_alpha_us})
+                   c.gamma_us_per_byte, c.beta_host_us_per_byte, c.switch_gamma_us_per_byte, c.switch_alpha_us,
+                   c.beta_group_us_per_byte})
     append_raw(key, v);
+  append_raw(key, c.host_group.size());
+  for (int g : c.host_group) append_raw(key, g);
   append_raw(key, o.chunk_elems);
   for (bool v : {o.nccl_simple_tree, o.ps_colocated, c.separate_level_ports, c.switch_helpers}) append_raw(key, v);
   append_raw(key, o.ps_servers);
@@ -213,6 +217,9 @@ coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& l
   levels.gamma_us_per_byte = reduce_us_per_byte(topology, levels.switch_helpers ? data : layout.nranks());
   levels.separate_level_ports = separate_level_ports(topology, layout);
   levels.beta_host_us_per_byte = host_beta(topology, layout.nranks());
+  detail::NetworkGroups groups = detail::network_groups(topology, layout);  // contention.hpp
+  levels.host_group = std::move(groups.host_group);
+  levels.beta_group_us_per_byte = groups.beta_us_per_byte;
   return levels;
 }
 

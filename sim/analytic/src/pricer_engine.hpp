@@ -81,7 +81,8 @@ class PricerEngine {
   PricerEngine(Reader& reader, Clock& clock, const RankLayout& layout, const coll::LevelCosts& costs)
       : reader_(reader), clock_(clock), layout_(layout), costs_(costs),
         ranks_(static_cast<std::size_t>(reader.header().nranks)),
-        ports_(4 * static_cast<std::size_t>(reader.header().nranks) + 2 * static_cast<std::size_t>(layout.nhosts()),
+        ports_(4 * static_cast<std::size_t>(reader.header().nranks) + 2 * static_cast<std::size_t>(layout.nhosts()) +
+                   2 * groups(costs),
                Port(&clock)),
         events_(EventLater{}) {}
 
@@ -282,6 +283,18 @@ class PricerEngine {
     return static_cast<std::uint32_t>(4 * ranks_.size() + 2 * static_cast<std::size_t>(h) + (out ? 0 : 1));
   }
 
+  // The network's groups of hosts behind one trunk (LevelCosts::host_group).
+  static std::size_t groups(const coll::LevelCosts& costs) {
+    int n = 0;
+    for (int g : costs.host_group) n = std::max(n, g + 1);
+    return static_cast<std::size_t>(n);
+  }
+  // Egress (out) or ingress port of group g's trunk: every message between groups shares it.
+  std::uint32_t group_port(int g, bool out) const {
+    return static_cast<std::uint32_t>(4 * ranks_.size() + 2 * static_cast<std::size_t>(layout_.nhosts()) +
+                                      2 * static_cast<std::size_t>(g) + (out ? 0 : 1));
+  }
+
   // A switch helper's port towards (from) or from one peer: the switch's link to that GPU.
   std::uint32_t switch_port(int self, int peer, bool inject) {
     const std::uint64_t key = (static_cast<std::uint64_t>(self) << 33) | (static_cast<std::uint64_t>(peer) << 1) |
@@ -317,6 +330,15 @@ class PricerEngine {
       const Num host_work = m.bytes * costs_.beta_host_us_per_byte;
       if (!in_switch(from)) join(host_port(layout_.host_of(from), true), host_work, id, t);
       if (!in_switch(to)) join(host_port(layout_.host_of(to), false), host_work, id, t);
+    }
+    if (has_bytes && inter && costs_.beta_group_us_per_byte > 0 && !in_switch(from) && !in_switch(to)) {
+      const int gf = costs_.host_group[static_cast<std::size_t>(layout_.host_of(from))];
+      const int gt = costs_.host_group[static_cast<std::size_t>(layout_.host_of(to))];
+      if (gf != gt) {  // the message crosses both groups' trunks
+        const Num group_work = m.bytes * costs_.beta_group_us_per_byte;
+        join(group_port(gf, true), group_work, id, t);
+        join(group_port(gt, false), group_work, id, t);
+      }
     }
     if (messages_[id].ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
   }
