@@ -50,13 +50,16 @@ class AffineClock {
  private:
   // The sign of y - x, d.a + d.b q, must stay `sign` over [lo, hi]. Forms equal up to rounding
   // are a tie at every q (two times reached along different operations): the order the values
-  // took is as good as any, the pricer's results being continuous in its times.
+  // took is as good as any, the pricer's results being continuous in its times. Each coefficient
+  // is compared on its own: a's rounding is that of v - b x0, so its scale is the forms' size at
+  // x0, not at the range's far end (scaled by a family's hi of 2^40, a difference in a of a
+  // tenth of a microsecond would pass for a tie).
   void keep(const Affine& x, const Affine& y, int sign) {
     if (lo_ == hi_) return;  // nothing left to narrow
     const Affine d = y - x;
-    const double span = std::max(std::abs(x0_), std::abs(hi_));  // the largest |q| of the range
-    if (std::abs(d.a) + std::abs(d.b) * span <=
-        kTieSlack * (std::abs(x.a) + std::abs(y.a) + (std::abs(x.b) + std::abs(y.b)) * span))
+    const double slope = std::abs(x.b) + std::abs(y.b);
+    if (std::abs(d.b) <= kTieSlack * slope &&
+        std::abs(d.a) <= kTieSlack * (std::abs(x.a) + std::abs(y.a) + slope * std::abs(x0_)))
       return;
     if (sign == 0) {
       collapse();

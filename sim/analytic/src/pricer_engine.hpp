@@ -155,6 +155,9 @@ class PricerEngine {
     double alpha = 0;
     bool reduce = false;
     int ports_left = 0;
+    // When it last left one of its ports (its start before): it arrives alpha after the last
+    // of them, whichever the queue hands out last, so their order is a decision (in_order).
+    Num left{};
   };
 
   // An op posted by a rank and not yet paired with its partner.
@@ -317,6 +320,7 @@ class PricerEngine {
     m.alpha = inter ? costs_.alpha_inter_us : costs_.alpha_intra_us;
     if (in_switch(from) || in_switch(to)) m.alpha = costs_.switch_alpha_us;  // one link to the switch
     m.reduce = reduce;
+    m.left = t;
     const auto id = static_cast<std::uint32_t>(messages_.size());
     messages_.push_back(m);
     const bool has_bytes = clock_.positive(bytes);
@@ -357,6 +361,8 @@ class PricerEngine {
 
   void left_port(std::uint32_t id, const Num& t) {
     Message& m = messages_[id];
+    clock_.in_order(m.left, t);
+    m.left = t;
     if (--m.ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
   }
 
