@@ -1,6 +1,7 @@
 // Closed forms of single-round pipelines (sim/pipeline_closed_form.hpp) against the reference
 // pricer run whole, on every algorithm that declares its pipeline pieces, several layouts and
-// both port models; and the properties the tuner relies on: one parametric run answers many
+// both port models, host NICs and group trunks shared or not (PipelineClosedFormLong: clusters up
+// to 512 ranks, under the `long` label); and the properties the tuner relies on: one parametric run answers many
 // sizes, and a price does not depend on what was priced before it.
 #include <gtest/gtest.h>
 
@@ -46,39 +47,102 @@ std::vector<std::size_t> random_counts(std::mt19937_64& rng, int n) {
   return out;
 }
 
+// Level costs with the hosts in groups of two behind a trunk of half a NIC (LevelCosts::host_group,
+// contention.hpp): a step whose messages leave a group together shares its trunk.
+coll::LevelCosts with_groups(coll::LevelCosts c, const RankLayout& l) {
+  c.host_group.clear();
+  for (int h = 0; h < l.nhosts(); ++h) c.host_group.push_back(h / 2);
+  c.beta_group_us_per_byte = 2 * c.beta_inter_us_per_byte;
+  return c;
+}
+
+// How a closed form must agree with the whole pricer: to `tolerance`, or, where `ties` is given,
+// at an isolated size where the whole pricer jumps away from both neighbours in its family (an
+// exact tie of two times, which its first-come order breaks one way: found on 512 ranks, up to
+// 0.1%), with its neighbours' line to 1e-9 instead, counted in *ties.
+struct Agreement {
+  double tolerance = 1e-12;
+  int* ties = nullptr;
+};
+
+void expect_agrees(const coll::Algorithm& a, const RankLayout& l, std::size_t count, const coll::AlgoOptions& o,
+                   const coll::LevelCosts& c, const Agreement& agreement) {
+  const double form = hint_or_price(a, l, count * 4, 4, o, c);
+  const double w = whole(a, l, count, o, c);
+  if (rel(form, w) < agreement.tolerance) return;
+  const std::size_t pieces = a.pipeline_pieces(l, o);
+  if (agreement.ties == nullptr || count < 2 * pieces) {
+    ADD_FAILURE() << "closed form " << form << ", whole " << w;
+    return;
+  }
+  const double line = (whole(a, l, count - pieces, o, c) + whole(a, l, count + pieces, o, c)) / 2;
+  EXPECT_LT(rel(form, line), 1e-9) << "closed form " << form << ", whole " << w << ", neighbours' line " << line;
+  EXPECT_GT(rel(w, line), 1e-9) << "whole " << w << " is on its neighbours' line " << line << ": not a tie";
+  ++*agreement.ties;
+}
+
+// Every pipelined algorithm on `layouts`, both port models, host NICs shared or not, trunks
+// shared or not, unchunked and with chunks that hold a piece, `counts` random sizes each: the
+// closed form's price against the whole pricer's, as `agreement` says. Returns the cases checked.
+int check_families(const std::vector<RankLayout>& layouts, int counts, std::mt19937_64& rng,
+                   const Agreement& agreement = {}) {
+  int cases = 0;
+  for (const coll::Algorithm& a : coll::algorithms()) {
+    if (!a.pipeline_pieces) continue;
+    for (const RankLayout& l : layouts) {
+      for (int variant = 0; variant < 8; ++variant) {
+        const bool separate = variant & 1;
+        const double nics = (variant >> 1) & 1 ? 1.0 : 0.0;
+        const bool groups = variant >> 2;
+        if ((separate || nics > 0 || groups) && l.nhosts() == 1) continue;
+        if (groups && l.nhosts() < 3) continue;  // one group, or two groups of one host
+        const coll::LevelCosts c = groups ? with_groups(test_costs(separate, nics), l) : test_costs(separate, nics);
+        for (std::size_t chunk : {std::size_t{0}, std::size_t{1} << 26}) {
+          coll::AlgoOptions o;
+          o.chunk_elems = chunk;
+          for (std::size_t count : random_counts(rng, counts)) {
+            if (a.not_applicable && a.not_applicable(l, count, o)) continue;
+            SCOPED_TRACE(a.id + " p=" + std::to_string(l.nranks()) + " hosts=" + std::to_string(l.nhosts()) +
+                         " count=" + std::to_string(count) + " chunk=" + std::to_string(chunk) +
+                         " variant=" + std::to_string(variant));
+            expect_agrees(a, l, count, o, c, agreement);
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
 TEST(PipelineClosedForm, SingleRoundPipelinesEqualTheWholePrice) {
   std::vector<RankLayout> layouts;
   for (int p : {2, 3, 7, 16}) layouts.push_back(RankLayout::single_host(p));
   for (auto [h, l] : {std::pair{2, 4}, {3, 3}, {8, 2}, {4, 8}}) layouts.push_back(RankLayout::uniform(h, l));
   std::mt19937_64 rng(7);
   const FamilyCounts before = family_counts();
-  int cases = 0;
-  for (const coll::Algorithm& a : coll::algorithms()) {
-    if (!a.pipeline_pieces) continue;
-    for (const RankLayout& l : layouts) {
-      for (bool separate : {false, true}) {
-        for (double nics : {0.0, 1.0}) {
-          if ((separate || nics > 0) && l.nhosts() == 1) continue;
-          const coll::LevelCosts c = test_costs(separate, nics);
-          for (std::size_t chunk : {std::size_t{0}, std::size_t{1} << 26}) {
-            coll::AlgoOptions o;
-            o.chunk_elems = chunk;
-            for (std::size_t count : random_counts(rng, 6)) {
-              if (a.not_applicable && a.not_applicable(l, count, o)) continue;
-              SCOPED_TRACE(a.id + " p=" + std::to_string(l.nranks()) + " hosts=" + std::to_string(l.nhosts()) +
-                           " count=" + std::to_string(count) + " chunk=" + std::to_string(chunk));
-              EXPECT_LT(rel(hint_or_price(a, l, count * 4, 4, o, c), whole(a, l, count, o, c)), 1e-12);
-              ++cases;
-            }
-          }
-        }
-      }
-    }
-  }
+  const int cases = check_families(layouts, 6, rng);
   const FamilyCounts after = family_counts();
-  EXPECT_GT(cases, 200);
+  EXPECT_GT(cases, 300);
+  // The trunks bind in these cases: a double binary tree over 4 hosts of 8 pays for them.
+  const RankLayout four = RankLayout::uniform(4, 8);
+  const coll::Algorithm& dbtree = coll::find_algorithm("dbtree");
+  EXPECT_GT(whole(dbtree, four, 1 << 20, {}, with_groups(test_costs(false, 0), four)),
+            whole(dbtree, four, 1 << 20, {}, test_costs(false, 0)) * 1.01);
   // The closed forms answered (nccl_nvls without a chunk is not a family: priced whole).
   EXPECT_GT(after.from_closed_form - before.from_closed_form, static_cast<std::size_t>(cases) / 2);
+}
+
+// The same on clusters up to 512 ranks and more sizes (ctest label `long`, make test-long), to
+// 1e-10 (the forms' rounding grows with the run: up to 2e-11 seen on 512 ranks), isolated ties
+// of the whole pricer allowed and counted (3 of about 2,000 cases when written).
+TEST(PipelineClosedFormLong, SingleRoundPipelinesEqualTheWholePriceOnClusters) {
+  std::vector<RankLayout> layouts;
+  for (auto [h, l] : {std::pair{5, 8}, {16, 8}, {13, 3}, {64, 8}, {33, 1}}) layouts.push_back(RankLayout::uniform(h, l));
+  std::mt19937_64 rng(1'000'007);
+  int ties = 0;
+  EXPECT_GT(check_families(layouts, 12, rng, Agreement{1e-10, &ties}), 1000);
+  EXPECT_LE(ties, 10);
 }
 
 // The tune's case in small: one run of dbtree and nccl_tree without chunks on a DGX cluster
