@@ -66,16 +66,27 @@ void Levels::add(const RankLayout& layout, int a, int b) {
   const auto hosts = static_cast<std::size_t>(layout.nhosts());
   if (out_.size() < hosts) out_.resize(hosts, 0), in_.resize(hosts, 0);
   crossing_ = std::max({crossing_, ++out_[static_cast<std::size_t>(from)], ++in_[static_cast<std::size_t>(to)]});
+  if (groups_->empty()) return;
+  const int gf = (*groups_)[static_cast<std::size_t>(from)];
+  const int gt = (*groups_)[static_cast<std::size_t>(to)];
+  if (gf == gt) return;
+  const auto n = static_cast<std::size_t>(std::max(gf, gt)) + 1;
+  if (group_out_.size() < n) group_out_.resize(n, 0), group_in_.resize(n, 0);
+  group_crossing_ = std::max({group_crossing_, ++group_out_[static_cast<std::size_t>(gf)],
+                              ++group_in_[static_cast<std::size_t>(gt)]});
 }
 
-double inter_beta(const LevelCosts& costs, int crossing) {
-  return std::max(costs.beta_inter_us_per_byte, costs.beta_host_us_per_byte * crossing);
+double inter_beta(const LevelCosts& costs, int crossing, int group_crossing) {
+  return std::max({costs.beta_inter_us_per_byte, costs.beta_host_us_per_byte * crossing,
+                   costs.beta_group_us_per_byte * group_crossing});
 }
 
 double message_time(const Levels& levels, double bytes, const LevelCosts& costs) {
   double t = 0;
   if (levels.intra()) t = std::max(t, costs.alpha_intra_us + bytes * costs.beta_intra_us_per_byte);
-  if (levels.inter()) t = std::max(t, costs.alpha_inter_us + bytes * inter_beta(costs, levels.crossing_per_host()));
+  if (levels.inter())
+    t = std::max(t, costs.alpha_inter_us +
+                        bytes * inter_beta(costs, levels.crossing_per_host(), levels.crossing_per_group()));
   return t;
 }
 

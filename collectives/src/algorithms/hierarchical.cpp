@@ -57,6 +57,7 @@ std::optional<double> inner_cost(const RankLayout& layout, std::size_t elems, st
   const RankLayout across = hosts_layout(layout.nhosts());
   LevelCosts costs = host_costs;
   costs.beta_host_us_per_byte *= copies;
+  costs.beta_group_us_per_byte *= copies;  // and its group's trunk
   if (inner.cost) {
     if (const std::optional<double> t = inner.cost(across, elems * elem_size, elem_size, options, costs)) return t;
   }

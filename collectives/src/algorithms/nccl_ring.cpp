@@ -114,8 +114,12 @@ std::optional<double> cost_nccl_ring(const RankLayout& layout, std::size_t bytes
   const std::size_t largest_segment = segment_of(0, p, largest_channel).count;
   const RankLayout two_hosts = RankLayout::uniform(2, static_cast<int>(per_host));
   const std::size_t two_host_count = largest_segment * k * 2 * per_host;
-  const double two_host_time =
-      costs.price(find_algorithm("nccl_ring"), two_hosts, two_host_count * elem_size, elem_size, options, costs);
+  // Where the network has groups of hosts, the two hosts sit in two groups, so every crossing
+  // pays a trunk's share: an upper bound, exact when every host is a group.
+  LevelCosts two_host_costs = costs;
+  if (!costs.host_group.empty()) two_host_costs.host_group = {0, 1};
+  const double two_host_time = costs.price(find_algorithm("nccl_ring"), two_hosts, two_host_count * elem_size,
+                                           elem_size, options, two_host_costs);
   return two_host_time * static_cast<double>(p - 1) / static_cast<double>(2 * per_host - 1);
 }
 

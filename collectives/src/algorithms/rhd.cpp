@@ -97,7 +97,7 @@ double span_bytes(std::size_t segments, int parts, std::size_t count, std::size_
 
 double exchange_cost(const RankLayout& layout, const Fold& f, std::size_t count, std::size_t elem_size,
                      const std::vector<int>& ds, std::size_t k, bool reduce, const LevelCosts& costs) {
-  Levels levels;
+  Levels levels(costs);
   for (int v = 0; v < f.active; ++v) levels.add(layout, f.real(v), f.real(v ^ ds[k]));
   const double bytes = span_bytes(static_cast<std::size_t>(f.active) >> (k + 1), f.active, count, elem_size);
   return message_time(levels, bytes, costs) + (reduce ? bytes * costs.gamma_us_per_byte : 0.0);
@@ -106,7 +106,7 @@ double exchange_cost(const RankLayout& layout, const Fold& f, std::size_t count,
 double fold_cost(const RankLayout& layout, const Fold& f, std::size_t count, std::size_t elem_size, bool reduce,
                  const LevelCosts& costs) {
   if (f.extra == 0 || count == 0) return 0;
-  Levels levels;
+  Levels levels(costs);
   for (int i = 0; i < f.extra; ++i) levels.add(layout, 2 * i, 2 * i + 1);
   const double bytes = static_cast<double>(count * elem_size);
   return message_time(levels, bytes, costs) + (reduce ? bytes * costs.gamma_us_per_byte : 0.0);

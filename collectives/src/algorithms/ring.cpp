@@ -26,7 +26,7 @@ double ring_phase_cost(const RankLayout& layout, const std::vector<int>& group, 
                        std::size_t elem_size, std::size_t chunk_elems, bool reduce, const LevelCosts& costs) {
   const std::size_t q = group.size();
   if (q < 2 || count == 0) return 0;
-  Levels levels;
+  Levels levels(costs);
   for (std::size_t i = 0; i < q; ++i) levels.add(layout, group[i], group[(i + 1) % q]);
   // Every step of round j moves chunk j of the largest segment on the critical path.
   const Block largest = segment_of(0, q, count);

@@ -77,12 +77,21 @@ class RingSteps final : public StepSource {
   // One ring in rank order has d = 1; NCCL's channels, each visiting every server's ranks in
   // one local order, have d = the ranks per server. Uneven segments: none declared.
   int rotation_period() const override {
+    const bool equal_segments =
+        std::all_of(rings_.begin(), rings_.end(), [](const Ring& ring) { return ring.remainder == 0; });
+    return equal_segments ? structure_period() : 0;
+  }
+
+  // As rotation_period, with segments of any sizes: a segment larger by one element (the first
+  // `remainder` of a ring's range) changes only the counts of the ranks that send or receive it,
+  // which irregular_ranks lists.
+  int structure_period() const override {
     const int p = header().nranks;
     if (rings_.empty() || p < 2) return 0;
     std::vector<std::vector<int>> succ;
     succ.reserve(rings_.size());
     for (const Ring& ring : rings_) {
-      if (ring.q != p || ring.remainder != 0) return 0;
+      if (ring.q != p) return 0;
       succ.push_back(successors(ring));
       if (succ.back().empty()) return 0;
     }
@@ -90,6 +99,28 @@ class RingSteps final : public StepSource {
       if (p % d == 0 && std::all_of(succ.begin(), succ.end(), [&](const std::vector<int>& s) { return commutes(s, d); }))
         return d;
     return 0;
+  }
+
+  // The members that send or receive one of a ring's larger segments at this step: for segment
+  // g < remainder, the member whose send segment is g (ring_send_segment solved for the member)
+  // and the next one. O(remainder) per ring.
+  void irregular_ranks(std::size_t step, std::vector<int>& out) const override {
+    out.clear();
+    if (per_round_ == 0) return;
+    int k = static_cast<int>(step % per_round_);
+    RingPhase phase = runs_reduce_scatter(shape_) ? RingPhase::reduce_scatter : RingPhase::allgather;
+    if (shape_ == RingShape::allreduce && k >= per_ring_phase()) {
+      phase = RingPhase::allgather;
+      k -= per_ring_phase();
+    }
+    for (const Ring& ring : rings_) {
+      const int shift = phase == RingPhase::reduce_scatter ? k + 1 : k;  // member = segment + shift
+      for (std::size_t g = 0; g < ring.remainder; ++g) {
+        const int sender = ring_peer(static_cast<int>(g), shift, ring.q);
+        out.push_back(ring.spec.members[static_cast<std::size_t>(sender)]);
+        out.push_back(ring.spec.members[static_cast<std::size_t>(ring_peer(sender, 1, ring.q))]);
+      }
+    }
   }
 
   std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override {

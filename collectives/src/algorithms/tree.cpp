@@ -51,14 +51,15 @@ std::vector<LevelEdge> level_edges(const RankLayout& layout, const std::vector<i
   std::vector<LevelEdge> edges(static_cast<std::size_t>(ceil_log2(q)));
   for (std::size_t k = 0; k < edges.size(); ++k) {
     LevelEdge& e = edges[k];
-    Levels crossing;  // the level's edges that leave or enter one host share its NICs
+    Levels crossing(costs);  // the level's edges that leave or enter one host share its NICs (a group, its trunk)
     for (int v = 0; v + (1 << k) < q; v += 2 << k)
       crossing.add(layout, group[static_cast<std::size_t>(v)], group[static_cast<std::size_t>(v + (1 << k))]);
     for (int v = 0; v + (1 << k) < q; v += 2 << k) {
       const int a = group[static_cast<std::size_t>(v)];
       const int b = group[static_cast<std::size_t>(v + (1 << k))];
       Wire w = wire(layout, a, b, costs);
-      if (layout.host_of(a) != layout.host_of(b)) w.beta = inter_beta(costs, crossing.crossing_per_host());
+      if (layout.host_of(a) != layout.host_of(b))
+        w.beta = inter_beta(costs, crossing.crossing_per_host(), crossing.crossing_per_group());
       e.wire.alpha = std::max(e.wire.alpha, w.alpha);
       e.wire.beta = std::max(e.wire.beta, w.beta);
       e.inter = e.inter || layout.host_of(a) != layout.host_of(b);

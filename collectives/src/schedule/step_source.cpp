@@ -22,9 +22,9 @@ ScheduleHeader header_of(const Schedule& s) {
 
 StoredSteps::StoredSteps(const Schedule& schedule) : StepSource(header_of(schedule)), schedule_(&schedule) {}
 
-StoredSteps::StoredSteps(Schedule&& schedule)
+StoredSteps::StoredSteps(Schedule&& schedule, int xor_period)
     : StepSource(header_of(schedule)), owned_(std::make_unique<Schedule>(std::move(schedule))),
-      schedule_(owned_.get()) {}
+      schedule_(owned_.get()), xor_period_(xor_period) {}
 
 std::size_t StoredSteps::num_steps(int rank) const {
   const auto r = static_cast<std::size_t>(rank);

@@ -6,9 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,14 +14,13 @@
 #include "colltune/common/error.hpp"
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/pricer.hpp"
+#include "colltune/sim/pipeline_closed_form.hpp"
+#include "contention.hpp"
 
 namespace colltune::sim {
 namespace {
 
 constexpr int kSampledHosts = 16;
-// Schedule prices price_pipeline keeps, each keyed by about 4 bytes per rank (16 MiB at most on
-// 512 ranks); past that the memo starts over.
-constexpr std::size_t kMemoEntries = std::size_t{1} << 13;
 
 // us per byte for a bandwidth in GB/s (1 GB/s = 1e3 bytes per us); 0 for an infinite one.
 double us_per_byte(double gbps) { return std::isfinite(gbps) && gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0; }
@@ -82,8 +79,11 @@ std::string options_key(const coll::Algorithm& algorithm, const coll::AlgoOption
   key += o.inner;
   key += '\0';
   for (double v : {c.alpha_intra_us, c.beta_intra_us_per_byte, c.alpha_inter_us, c.beta_inter_us_per_byte,
-                   c.gamma_us_per_byte, c.beta_host_us_per_byte, c.switch_gamma_us_per_byte, c.switch_alpha_us})
+                   c.gamma_us_per_byte, c.beta_host_us_per_byte, c.switch_gamma_us_per_byte, c.switch_alpha_us,
+                   c.beta_group_us_per_byte})
     append_raw(key, v);
+  append_raw(key, c.host_group.size());
+  for (int g : c.host_group) append_raw(key, g);
   append_raw(key, o.chunk_elems);
   for (bool v : {o.nccl_simple_tree, o.ps_colocated, c.separate_level_ports, c.switch_helpers}) append_raw(key, v);
   append_raw(key, o.ps_servers);
@@ -92,27 +92,6 @@ std::string options_key(const coll::Algorithm& algorithm, const coll::AlgoOption
     append_raw(key, order.size());
     for (int r : order) append_raw(key, r);
   }
-  return key;
-}
-
-// Schedules price_pipeline has priced, by everything the price depends on. The tuner asks for
-// the same buffer under every configuration that differs only in knobs the collective does not
-// see, and a long pipeline is priced from short ones that differ only in their number of rounds,
-// so every long buffer with the same last chunks shares them (power-of-two sizes all do).
-// Shared by every caller and thread.
-struct PricedSchedules {
-  std::mutex mutex;
-  std::unordered_map<std::string, double> times;
-};
-PricedSchedules& priced_schedules() {
-  static PricedSchedules memo;
-  return memo;
-}
-
-// Key of one priced schedule: algorithm, options, costs, layout, element size and count.
-std::string priced_key(const std::string& base, std::size_t count) {
-  std::string key = base;
-  append_raw(key, count);
   return key;
 }
 
@@ -238,6 +217,9 @@ coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& l
   levels.gamma_us_per_byte = reduce_us_per_byte(topology, levels.switch_helpers ? data : layout.nranks());
   levels.separate_level_ports = separate_level_ports(topology, layout);
   levels.beta_host_us_per_byte = host_beta(topology, layout.nranks());
+  detail::NetworkGroups groups = detail::network_groups(topology, layout);  // contention.hpp
+  levels.host_group = std::move(groups.host_group);
+  levels.beta_group_us_per_byte = groups.beta_us_per_byte;
   return levels;
 }
 
@@ -275,25 +257,13 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
                       std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
                       bool* extrapolated) {
   if (extrapolated) *extrapolated = false;
-  auto priced = [&](std::size_t n) {
-    return price_schedule(*coll::open_schedule(algorithm.id, layout, n, options), layout, elem_size, levels);
-  };
   std::string base = options_key(algorithm, options, levels);
   append_raw(base, elem_size);
   for (int h : layout.host_of_rank()) append_raw(base, h);
-  // A schedule's price, from the memo where it was priced before (the same numbers).
+  // A schedule's price: the reference pricer's, from the closed form of its family of sizes
+  // where one holds (pipeline_closed_form.hpp), else priced whole; kept either way.
   auto priced_once = [&](std::size_t n) {
-    const std::string key = priced_key(base, n);
-    PricedSchedules& memo = priced_schedules();
-    {
-      const std::lock_guard<std::mutex> lock(memo.mutex);
-      if (const auto it = memo.times.find(key); it != memo.times.end()) return it->second;
-    }
-    const double t = priced(n);
-    const std::lock_guard<std::mutex> lock(memo.mutex);
-    if (memo.times.size() >= kMemoEntries) memo.times.clear();
-    memo.times.emplace(key, t);
-    return t;
+    return price_by_family(base, algorithm, layout, n, elem_size, options, levels);
   };
   const std::size_t pieces = algorithm.pipeline_pieces ? algorithm.pipeline_pieces(layout, options) : 0;
   const std::size_t unit = pieces * options.chunk_elems;  // elements of one pipeline round

@@ -78,11 +78,12 @@ double start_of(const EventSimOptions& options, int rank) {
 }
 
 Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options,
-               int period)
+               Symmetry symmetry)
     : source_(source), header_(source.header()), topology_(topology), options_(options) {
   check_simulable(source, topology, options);
+  const int period = symmetry.period;
   const bool folded = period > 0 && period < header_.nranks;
-  if (folded) fold_.emplace(topology, header_.nranks, period);
+  if (folded) fold_.emplace(topology, header_.nranks, symmetry);
   const auto n = static_cast<std::size_t>(folded ? period : header_.nranks);
   ranks_.resize(n);
   gamma_.resize(n);
@@ -169,9 +170,8 @@ void Engine::post(int rank, std::uint32_t op_index, const coll::Op& op, double t
   if (fold_ && !is_send) {
     // The receive at a representative from `peer` is the rotation of the channel from peer's
     // representative, so both ends name one channel (sender a representative).
-    const int k = fold_->copies() - op.peer / fold_->period();
     src = fold_->representative(op.peer);
-    dst = fold_->shift(rank, k);
+    dst = fold_->shift(rank, fold_->to_representative(op.peer));
   }
   const std::uint32_t c = channel(src, dst);
   Pending other;
@@ -410,6 +410,7 @@ EventSimResult Engine::collect() {
 void Engine::unfold(EventSimResult& out) const {
   const auto copies = static_cast<std::size_t>(fold_->copies());
   out.event_fold_period = fold_->period();
+  out.fold_by_xor = fold_->symmetry().kind == Symmetry::Kind::exclusive_or;
   out.events *= copies;
   out.flows *= copies;
   for (std::size_t l = 0; l < topology_.num_links(); ++l) {
@@ -422,12 +423,13 @@ void Engine::unfold(EventSimResult& out) const {
 std::optional<EventSimResult> event_queue_folded(const coll::StepSource& source, const topo::Topology& topology,
                                                  const EventSimOptions& options) {
   const int n = source.header().nranks;
-  if (n < 2 || n > topology.num_ranks() || source.rotation_period() == 0) return std::nullopt;
+  if (n < 2 || n > topology.num_ranks() || (source.rotation_period() == 0 && source.xor_period() == 0))
+    return std::nullopt;
   if (ranks_share_a_reducing_device(topology, n)) return std::nullopt;
-  for (int period : fold_periods(n, source.rotation_period())) {
-    if (period == n || !ranks_rotate(source, topology, period)) continue;
+  for (const Symmetry symmetry : fold_symmetries(source)) {
+    if (symmetry.period == n || !ranks_rotate(source, topology, symmetry.period)) continue;
     try {
-      Engine engine(source, topology, options, period);
+      Engine engine(source, topology, options, symmetry);
       return engine.run();
     } catch (const NotFoldable&) {
       continue;  // the machine breaks this period's symmetry: try a longer one

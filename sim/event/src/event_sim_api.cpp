@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "colltune/common/error.hpp"
+#include "event_sim_classes.hpp"
 #include "event_sim_engine.hpp"
 #include "event_sim_reference.hpp"
 #include "event_sim_sweep.hpp"
@@ -16,9 +17,16 @@ EventSimResult simulate_schedule(const coll::StepSource& source, const topo::Top
   if (options.engine == EventEngine::reference) return detail::simulate_reference(source, topology, options);
   const bool one_start = std::all_of(options.rank_start_us.begin(), options.rank_start_us.end(),
                                      [](double t) { return t == 0; });
-  if (options.fast_path && !options.record_trace && one_start) {
-    if (auto result = detail::sweep_without_contention(source, topology, options)) return std::move(*result);
-    if (auto result = detail::event_queue_folded(source, topology, options)) return std::move(*result);
+  if (options.fast_path && !options.record_trace) {
+    // Late ranks, or a structure that rotates with counts that do not (uneven segments): the
+    // sweep by classes, whose cost follows the asymmetry; the other paths where it gives up.
+    const bool asymmetric = !one_start || source.rotation_period() == 0;
+    if (asymmetric && source.structure_period() > 0)
+      if (auto result = detail::sweep_by_classes(source, topology, options)) return std::move(*result);
+    if (one_start) {
+      if (auto result = detail::sweep_without_contention(source, topology, options)) return std::move(*result);
+      if (auto result = detail::event_queue_folded(source, topology, options)) return std::move(*result);
+    }
   }
   detail::Engine engine(source, topology, options);
   return engine.run();

@@ -128,10 +128,10 @@ struct NotFoldable {};
 
 class Engine {
  public:
-  // `period` in 1..nranks-1 folds the run by rotation symmetry (see event_queue_folded); 0 or
-  // nranks simulates every rank.
+  // A symmetry of period 1..nranks-1 folds the run (see event_queue_folded); period 0 or nranks
+  // simulates every rank.
   Engine(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options,
-         int period = 0);
+         Symmetry symmetry = {});
   EventSimResult run();
 
  private:
@@ -193,9 +193,10 @@ class Engine {
   std::vector<int> multiplicity_;  // by class
 };
 
-// The event queue folded by rotation symmetry: the engine's result computed on ranks 0..d-1, d
-// the smallest of the source's rotation periods (StepSource::rotation_period) that the machine
-// shares, each flow standing for its p/d rotated copies. nullopt when no period below p applies
+// The event queue folded by symmetry: the engine's result computed on ranks 0..d-1, d the
+// smallest of the source's rotation periods (StepSource::rotation_period), else of its XOR
+// periods (StepSource::xor_period), that the machine shares, each flow standing for its p/d
+// copies. nullopt when no period below p applies
 // (none declared, ranks that differ, a device whose reduction queue ranks share, routes that
 // are not rotations of each other, a link class whose links differ in bandwidth or that one
 // route crosses twice) or when the schedule is malformed (the unfolded engine then reports it).

@@ -1,58 +1,77 @@
-// Rotation symmetry of the machine, checked from the routes (see event_sim_fold.hpp).
+// Symmetry of the machine under the schedule's group, checked from the routes (see
+// event_sim_fold.hpp).
 #include "event_sim_fold.hpp"
 
 #include "event_sim_engine.hpp"
 
 namespace colltune::sim::detail {
 
-Fold::Fold(const topo::Topology& topology, int nranks, int period)
-    : topology_(topology), nranks_(nranks), period_(period), copies_(nranks / period) {
-  if (copies_ > 1) {
-    next_.assign(topology.num_links(), kNone);
-    prev_.assign(topology.num_links(), kNone);
-  }
+Fold::Fold(const topo::Topology& topology, int nranks, Symmetry symmetry)
+    : topology_(topology), nranks_(nranks), kind_(symmetry.kind), period_(symmetry.period),
+      copies_(nranks / symmetry.period) {
   class_of_.assign(topology.num_links(), kNone);
+  position_.assign(topology.num_links(), 0);
 }
 
 int Fold::shift(int rank, int k) const {
+  if (kind_ == Symmetry::Kind::exclusive_or) return rank ^ (k * period_);
   const long long r = (static_cast<long long>(rank) + static_cast<long long>(k) * period_) % nranks_;
   return static_cast<int>(r);
+}
+
+int Fold::to_representative(int rank) const {
+  const int k = rank / period_;
+  if (kind_ == Symmetry::Kind::exclusive_or) return k;  // its own inverse
+  return (copies_ - k) % copies_;
+}
+
+int Fold::compose(int k, int j) const {
+  if (kind_ == Symmetry::Kind::exclusive_or) return k ^ j;
+  return (k + j) % copies_;
 }
 
 bool Fold::same_shape(const topo::Path& a, const topo::Path& b) const {
   return a.links.size() == b.links.size() && a.bottleneck_gbps == b.bottleneck_gbps && a.latency_us == b.latency_us;
 }
 
-// Hop `hop` of copy k must map to hop `hop` of copy k+1 under one permutation of the links.
-bool Fold::link_rotation(const std::vector<const topo::Path*>& copies, std::size_t hop) {
-  const std::size_t n = copies.size();
-  for (std::size_t k = 0; k < n; ++k) {
-    const auto from = static_cast<std::uint32_t>(copies[k]->links[hop]);
-    const auto to = static_cast<std::uint32_t>(copies[(k + 1) % n]->links[hop]);
-    if (next_[from] == kNone && prev_[to] == kNone) {
-      next_[from] = to;
-      prev_[to] = from;
-    } else if (next_[from] != to || prev_[to] != from) {
-      return false;
-    }
+// A new orbit from the links the copies take at `hop`. The group acts on it only if the copies
+// that share copy 0's link (its stabilizer H) leave the whole orbit in place (orbit[k h] =
+// orbit[k]); then each of its links is taken by |H| copies.
+std::uint32_t Fold::new_class(const std::vector<const topo::Path*>& copies, std::size_t hop) {
+  const auto cls = static_cast<std::uint32_t>(class_size_.size());
+  std::vector<std::uint32_t> orbit(copies.size());
+  int distinct = 0;
+  for (std::size_t k = 0; k < copies.size(); ++k) {
+    const auto l = static_cast<std::uint32_t>(copies[k]->links[hop]);
+    orbit[k] = l;
+    if (class_of_[l] == cls) continue;
+    if (class_of_[l] != kNone) return kNone;  // one link in two orbits: not an action
+    class_of_[l] = cls;
+    position_[l] = static_cast<std::uint32_t>(k);
+    ++distinct;
   }
-  return true;
+  std::vector<int> stabilizer;
+  for (int k = 1; k < copies_; ++k)
+    if (orbit[static_cast<std::size_t>(k)] == orbit[0]) stabilizer.push_back(k);
+  for (int h : stabilizer)
+    for (int k = 0; k < copies_; ++k)
+      if (orbit[static_cast<std::size_t>(compose(k, h))] != orbit[static_cast<std::size_t>(k)]) return kNone;
+  if (distinct * static_cast<int>(stabilizer.size() + 1) != copies_) return kNone;
+  orbit_.push_back(std::move(orbit));
+  class_size_.push_back(distinct);
+  return cls;
 }
 
-// The class (link orbit) of hop `hop`, created on first sight. The orbit is the cycle of the
-// rotation through copy 0's link; its length divides the number of copies.
 std::uint32_t Fold::classify(const std::vector<const topo::Path*>& copies, std::size_t hop) {
   const auto first = static_cast<std::uint32_t>(copies[0]->links[hop]);
-  if (class_of_[first] != kNone) return class_of_[first];
-  const auto cls = static_cast<std::uint32_t>(class_size_.size());
-  int size = 0;
-  for (const topo::Path* copy : copies) {
-    const auto l = static_cast<std::uint32_t>(copy->links[hop]);
-    if (size > 0 && l == first) break;  // the orbit closed early: a shorter cycle
-    class_of_[l] = cls;
-    ++size;
-  }
-  class_size_.push_back(size);
+  const std::uint32_t cls = class_of_[first];
+  if (cls == kNone) return new_class(copies, hop);
+  const std::vector<std::uint32_t>& orbit = orbit_[cls];
+  const auto enter = static_cast<int>(position_[first]);
+  for (int k = 0; k < copies_; ++k)
+    if (static_cast<std::uint32_t>(copies[static_cast<std::size_t>(k)]->links[hop]) !=
+        orbit[static_cast<std::size_t>(compose(enter, k))])
+      return kNone;
   return cls;
 }
 
@@ -68,23 +87,29 @@ std::optional<FoldedRoute> Fold::add_channel(int src, int dst, std::uint16_t op_
   route.rate = std::max(path.bottleneck_gbps * 1e3, 1e-9);  // the engine's rate for a flow alone on its links
   route.latency_us = path.latency_us;
   for (std::size_t hop = 0; hop < path.links.size(); ++hop) {
-    if (copies_ > 1 && !link_rotation(copies, hop)) return std::nullopt;
+    const std::uint32_t cls = classify(copies, hop);
+    if (cls == kNone) return std::nullopt;
     for (const topo::Path* copy : copies)
       if (topology_.link(copy->links[hop]).bandwidth_gbps != topology_.link(path.links[hop]).bandwidth_gbps)
         route.uniform_links = false;
-    route.classes.push_back(classify(copies, hop));
+    route.classes.push_back(cls);
   }
   return route;
 }
 
-std::vector<int> fold_periods(int nranks, int declared) {
-  std::vector<int> periods;
-  if (declared > 0) {
+std::vector<Symmetry> fold_symmetries(const coll::StepSource& source) {
+  const int nranks = source.header().nranks;
+  std::vector<Symmetry> out;
+  if (const int declared = source.rotation_period(); declared > 0) {
     for (int d = declared; d < nranks; d += declared)
-      if (nranks % d == 0) periods.push_back(d);
+      if (nranks % d == 0) out.push_back({Symmetry::Kind::rotation, d});
   }
-  periods.push_back(nranks);
-  return periods;
+  if (const int declared = source.xor_period(); declared > 0) {
+    for (int d = declared; d < nranks; d *= 2)
+      if (nranks % d == 0) out.push_back({Symmetry::Kind::exclusive_or, d});
+  }
+  out.push_back({Symmetry::Kind::rotation, nranks});
+  return out;
 }
 
 bool ranks_rotate(const coll::StepSource& source, const topo::Topology& topology, int period) {

@@ -92,7 +92,8 @@ struct SweepRank {
 
 class Sweep {
  public:
-  Sweep(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options, int period);
+  Sweep(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options,
+        Symmetry symmetry);
   Outcome run();
   EventSimResult result() const;
 
@@ -123,10 +124,11 @@ class Sweep {
 };
 
 Sweep::Sweep(const coll::StepSource& source, const topo::Topology& topology, const EventSimOptions& options,
-             int period)
+             Symmetry symmetry)
     : source_(source), topology_(topology), options_(options), nranks_(source.header().nranks),
-      fold_(topology, nranks_, period) {
+      fold_(topology, nranks_, symmetry) {
   check_simulable(source, topology, options);
+  const int period = symmetry.period;
   ranks_.resize(static_cast<std::size_t>(period));
   for (int r = 0; r < period; ++r) {
     ranks_[static_cast<std::size_t>(r)].nsteps = source.num_steps(r);
@@ -189,9 +191,9 @@ std::uint32_t Sweep::channel_of(int rank, const coll::Op& op) {
   const bool is_send = op.kind == coll::OpKind::send;
   LastChannel& last = is_send ? rs.last_out : rs.last_in;
   if (last.peer == op.peer) return last.chan;
-  const int k = fold_.copies() - op.peer / fold_.period();
   const std::uint32_t c = is_send ? find_channel(rank, op.peer)
-                                  : find_channel(fold_.representative(op.peer), fold_.shift(rank, k));
+                                  : find_channel(fold_.representative(op.peer),
+                                                 fold_.shift(rank, fold_.to_representative(op.peer)));
   last = {op.peer, c};
   return c;
 }
@@ -291,6 +293,7 @@ EventSimResult Sweep::result() const {
   EventSimResult out;
   const auto copies = static_cast<std::size_t>(fold_.copies());
   out.fast_path_period = fold_.period();
+  out.fold_by_xor = fold_.symmetry().kind == Symmetry::Kind::exclusive_or;
   out.events = events_ * copies;
   out.flows = flows_ * copies;
   out.rank_finish_us.reserve(static_cast<std::size_t>(nranks_));
@@ -314,8 +317,8 @@ std::optional<EventSimResult> sweep_without_contention(const coll::StepSource& s
   if (source.header().nranks < 1) return std::nullopt;
   if (source.header().nranks <= topology.num_ranks() && ranks_share_a_reducing_device(topology, source.header().nranks))
     return std::nullopt;
-  for (int period : fold_periods(source.header().nranks, source.rotation_period())) {
-    Sweep sweep(source, topology, options, period);
+  for (const Symmetry symmetry : fold_symmetries(source)) {
+    Sweep sweep(source, topology, options, symmetry);
     switch (sweep.run()) {
       case Outcome::done: return sweep.result();
       case Outcome::asymmetric: continue;  // try a longer period; the last one is no folding

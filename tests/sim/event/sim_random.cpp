@@ -216,11 +216,12 @@ namespace {
 
 std::size_t random_count(Rng& rng, int nranks, const Sizes& sizes) {
   const auto p = static_cast<std::size_t>(nranks);
-  switch (uniform_int(rng, 0, 5)) {
+  switch (uniform_int(rng, 0, 6)) {
     case 0: return static_cast<std::size_t>(uniform_int(rng, 0, 2));
     case 1:
     case 2: return p * static_cast<std::size_t>(uniform_int(rng, 1, 64));  // equal segments: ring symmetry
     case 3: return p * static_cast<std::size_t>(uniform_int(rng, 1, 64)) + static_cast<std::size_t>(uniform_int(rng, 1, nranks));
+    case 4: return p * static_cast<std::size_t>(uniform_int(rng, 1, 64)) + 1;  // one element more (64 MiB + 4 B)
     default: return static_cast<std::size_t>(uniform_int(rng, 0, static_cast<int>(sizes.max_count)));
   }
 }

@@ -87,8 +87,63 @@ TEST(FastPath, RingOnASymmetricMachineFoldsToFewRanks) {
   EXPECT_EQ(64 % d, 0);
 }
 
-TEST(FastPath, UnevenSegmentsAreNotFoldedButStillFast) {
-  EXPECT_EQ(period_of("flat:ranks=64", "ring", 64 * 100 + 1), 64);
+// Uneven segments leave no symmetry to fold: the sweep by classes takes them (event_sim_classes.cpp).
+TEST(FastPath, UnevenSegmentsAreNotFoldedButSweptByClasses) {
+  EXPECT_EQ(period_of("flat:ranks=64", "ring", 64 * 100 + 1), 0);
+  const topo::Topology t = topo::load_topology("flat:ranks=64");
+  const auto source = coll::open_schedule("ring", t.rank_layout(), 64 * 100 + 1);
+  EXPECT_GT(run(*source, t, true).class_period, 0);
+}
+
+// The sweep by classes against the event queue: late ranks and one larger segment, on machines
+// with slack (a fat-tree: exact classes) and without (flat: a staircase of delays, affine classes
+// of two or more ranks), few classes each. Exact classes give the queue's times bit for bit.
+EventSimResult by_classes(const std::string& spec, std::size_t count, double late, std::size_t chunk = 0) {
+  const topo::Topology t = topo::load_topology(spec);
+  coll::AlgoOptions options;
+  options.chunk_elems = chunk;
+  const auto source = coll::open_schedule("ring", t.rank_layout(), count, options);
+  EventSimOptions o;
+  if (late > 0) {
+    o.rank_start_us.assign(static_cast<std::size_t>(t.num_ranks()), 0.0);
+    o.rank_start_us[5] = late;
+  }
+  const EventSimResult classes = simulate_schedule(*source, t, o);
+  o.fast_path = false;
+  const EventSimResult queue = simulate_schedule(*source, t, o);
+  expect_same(classes, queue);
+  EXPECT_GT(classes.class_period, 0);
+  EXPECT_GT(classes.max_classes, 1u);
+  EXPECT_LE(classes.max_classes, 40u);
+  return classes;
+}
+
+TEST(FastPath, LateRanksAndUnevenSegmentsGoByClasses) {
+  const std::string tree = "fat-tree:nodes=32,gpus=4,nics=4,leaf_ports=8,oversub=4";  // 128 ranks
+  EXPECT_EQ(by_classes(tree, 128 * 512 + 1, 0).time_us,
+            run(*coll::open_schedule("ring", topo::load_topology(tree).rank_layout(), 128 * 512 + 1),
+                topo::load_topology(tree), false).time_us);  // exact classes: the same bits
+  by_classes(tree, 128 * 512, 5.0);
+  by_classes(tree, 128 * 512 + 1, 5.0, 100);
+  for (int p : {512, 768}) {  // affine classes: more than max(32, blocks / 64) exact ones
+    const std::string flat = "flat:ranks=" + std::to_string(p);
+    by_classes(flat, static_cast<std::size_t>(p) * 512 + 1, 0);
+    by_classes(flat, static_cast<std::size_t>(p) * 512, 3.0);
+  }
+}
+
+// Links shared by several channels (nccl_ring's rings share every GPU's NVLink port) are
+// contention the sweep by classes does not follow: it gives way to the event queue.
+TEST(FastPath, ClassesRefuseSharedLinks) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  const auto source = coll::open_schedule("nccl_ring", t.rank_layout(), 16 * 64 + 1);
+  EventSimOptions o;
+  o.rank_start_us.assign(16, 0.0);
+  o.rank_start_us[3] = 2.0;
+  const EventSimResult fast = simulate_schedule(*source, t, o);
+  EXPECT_EQ(fast.class_period, 0);
+  o.fast_path = false;
+  expect_same(fast, simulate_schedule(*source, t, o));
 }
 
 TEST(FastPath, ContentionFallsBackToTheEventQueue) {

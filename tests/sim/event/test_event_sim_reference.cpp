@@ -73,6 +73,10 @@ struct Coverage {
   int unfolded = 0;      // sweep over every rank
   int queue = 0;         // event queue by default (contention, or no sweep possible)
   int queue_folded = 0;  // of those, the event queue over fewer ranks (rotation folding)
+  int by_xor = 0;        // folded (sweep or event queue) by XOR of the ranks rather than rotation
+  int classes = 0;       // the sweep by classes (event_sim_classes.cpp), with every rank on time
+  int classes_late = 0;  // the same with late ranks
+  int classes_split = 0; // of both, runs that held more than one class at once
   std::size_t incremental = 0;  // event-queue solves, default and forced runs together
   std::size_t recalled = 0;
   std::size_t full = 0;
@@ -80,7 +84,11 @@ struct Coverage {
 
   void add(const EventSimResult& fast, const EventSimResult& queued, int nranks) {
     ++cases;
-    if (fast.fast_path_period == 0) {
+    if (fast.fold_by_xor) ++by_xor;
+    if (fast.class_period > 0) {
+      ++classes;
+      if (fast.max_classes > 1) ++classes_split;
+    } else if (fast.fast_path_period == 0) {
       ++queue;
       if (fast.event_fold_period > 0 && fast.event_fold_period < nranks) ++queue_folded;
     } else if (fast.fast_path_period < nranks) {
@@ -97,7 +105,9 @@ struct Coverage {
   std::string summary() const {
     return std::to_string(cases) + " cases: sweep folded " + std::to_string(folded) + ", unfolded " +
            std::to_string(unfolded) + ", event queue " + std::to_string(queue) + " (folded " +
-           std::to_string(queue_folded) + "); solves incremental " +
+           std::to_string(queue_folded) + "), by XOR " + std::to_string(by_xor) + ", by classes " +
+           std::to_string(classes) + " (late " + std::to_string(classes_late) + ", split " +
+           std::to_string(classes_split) + "); solves incremental " +
            std::to_string(incremental) + ", recalled " + std::to_string(recalled) + ", full " + std::to_string(full);
   }
 };
@@ -143,6 +153,49 @@ Case draw_ring_case(std::uint64_t seed, const Sizes& sizes) {
   return c;
 }
 
+// Late starts for a case (as `colltune simulate --late` sets them): one rank, the ranks of one
+// host, or about a third of the ranks, each late by up to about the run's own length.
+std::vector<double> late_starts(std::uint64_t seed, const topo::Topology& topology, int nranks, double span) {
+  Rng rng(seed ^ 0x1a7eu);
+  std::vector<double> starts(static_cast<std::size_t>(nranks), 0.0);
+  auto late = [&] { return std::uniform_real_distribution<double>(0, std::max(span, 1.0))(rng); };
+  switch (std::uniform_int_distribution<int>(0, 2)(rng)) {
+    case 0: starts[std::uniform_int_distribution<std::size_t>(0, starts.size() - 1)(rng)] = late(); break;
+    case 1: {
+      const int host = topology.host_of_rank(std::uniform_int_distribution<int>(0, nranks - 1)(rng));
+      const double t = late();
+      for (int r = 0; r < nranks; ++r)
+        if (topology.host_of_rank(r) == host) starts[static_cast<std::size_t>(r)] = t;
+      break;
+    }
+    default:
+      for (double& t : starts)
+        if (std::bernoulli_distribution(0.3)(rng)) t = late();
+  }
+  return starts;
+}
+
+// The case with late ranks (every other seed): the default engine against the reference.
+void check_late(std::uint64_t seed, const Case& c, double span, Coverage& coverage, const std::string& what) {
+  if (seed % 2 != 0) return;
+  const coll::StepSource& source = *c.work.source;
+  EventSimOptions options;
+  options.elem_size = c.work.elem_size;
+  options.rank_start_us = late_starts(seed, c.machine.topology, source.header().nranks, span);
+  const EventSimResult fast = simulate_schedule(source, c.machine.topology, options);
+  options.engine = EventEngine::reference;
+  const EventSimResult ref = simulate_schedule(source, c.machine.topology, options);
+  EXPECT_TRUE(agree(fast, ref)) << "late ranks, default engine (class_period " << fast.class_period << "), " << what;
+  const bool late = std::any_of(options.rank_start_us.begin(), options.rank_start_us.end(), [](double t) { return t > 0; });
+  if (late) {
+    EXPECT_EQ(fast.fast_path_period, 0) << what;  // late ranks never take the one-start sweep
+  }
+  if (late && fast.class_period > 0) {
+    ++coverage.classes_late;
+    if (fast.max_classes > 1) ++coverage.classes_split;
+  }
+}
+
 void check_case(std::uint64_t seed, const Sizes& sizes, Coverage& coverage, Case (*draw)(std::uint64_t, const Sizes&) = draw_case) {
   const Case c = draw(seed, sizes);
   const coll::StepSource& source = *c.work.source;
@@ -155,18 +208,19 @@ void check_case(std::uint64_t seed, const Sizes& sizes, Coverage& coverage, Case
   const EventSimResult ref = simulate_schedule(source, c.machine.topology, options);
   const std::string what = "seed " + std::to_string(seed) + ": " + c.machine.what + ", " + c.work.what;
   EXPECT_TRUE(agree(fast, ref)) << "default engine (fast_path_period " << fast.fast_path_period << ", event_fold_period "
-                                 << fast.event_fold_period << "), " << what;
+                                 << fast.event_fold_period << ", class_period " << fast.class_period << "), " << what;
   EXPECT_TRUE(agree(queued, ref)) << "event queue, " << what;
   EXPECT_EQ(ref.fast_path_period, 0) << what;
   coverage.add(fast, queued, source.header().nranks);
+  if (source.header().nranks > 0) check_late(seed, c, ref.time_us, coverage, what);
 }
 
 // Runs `seeds` cases and checks that each fast path was taken at least `at_least` times.
-void run_cases(std::uint64_t first_seed, int seeds, const Sizes& sizes, int at_least) {
+Coverage run_cases(std::uint64_t first_seed, int seeds, const Sizes& sizes, int at_least) {
   Coverage coverage;
   for (int i = 0; i < seeds; ++i) {
     check_case(first_seed + static_cast<std::uint64_t>(i), sizes, coverage);
-    if (::testing::Test::HasFailure()) return;  // one case is enough to debug; coverage of a cut run says nothing
+    if (::testing::Test::HasFailure()) return coverage;  // one case is enough to debug; coverage of a cut run says nothing
   }
   std::cout << coverage.summary() << "\n";
   const auto n = static_cast<std::size_t>(at_least);
@@ -176,12 +230,16 @@ void run_cases(std::uint64_t first_seed, int seeds, const Sizes& sizes, int at_l
   EXPECT_GE(coverage.incremental, n) << coverage.summary();
   EXPECT_GE(coverage.recalled, n) << coverage.summary();
   EXPECT_GE(coverage.full, n) << coverage.summary();
+  return coverage;
 }
 
 TEST(ReferenceEngine, FastEngineAgreesOnRandomMachinesAndSchedules) {
   Sizes sizes;
   sizes.max_preset_ranks = 48;
-  run_cases(1, 5000, sizes, 50);
+  const Coverage coverage = run_cases(1, 5000, sizes, 50);
+  // Recursive halving-doubling on a power of two of ranks declares its XOR symmetry, which flat
+  // and fat-tree presets share.
+  EXPECT_GE(coverage.by_xor, 25) << coverage.summary();
 }
 
 // The event queue folded by rotation symmetry (shared links, a declared rotation): ring-family
@@ -197,6 +255,10 @@ TEST(ReferenceEngine, FoldedEventQueueAgreesWithTheReference) {
   EXPECT_GE(coverage.queue_folded, 150) << coverage.summary();
   EXPECT_GE(coverage.queue - coverage.queue_folded, 50) << coverage.summary();  // asymmetric or uneven: unfolded
   EXPECT_GE(coverage.folded, 50) << coverage.summary();
+  // Uneven segments and late ranks on symmetric machines: the sweep by classes, splitting them.
+  EXPECT_GE(coverage.classes, 100) << coverage.summary();
+  EXPECT_GE(coverage.classes_late, 100) << coverage.summary();
+  EXPECT_GE(coverage.classes_split, 100) << coverage.summary();
 }
 
 // Ranks that start at different times (EventSimOptions::rank_start_us): the event queue against
@@ -253,7 +315,10 @@ TEST(ReferenceEngine, RatesThatMoveByRoundingAreTakenAsTheReferenceTakesThem) {
   check_case(1'000'315, sizes, coverage);
 }
 
-TEST(ReferenceEngineLong, FastEngineAgreesOnBigShapes) { run_cases(1'000'000, 2000, big_shapes(), 25); }
+TEST(ReferenceEngineLong, FastEngineAgreesOnBigShapes) {
+  const Coverage coverage = run_cases(1'000'000, 2000, big_shapes(), 25);
+  EXPECT_GE(coverage.by_xor, 10) << coverage.summary();
+}
 
 }  // namespace
 }  // namespace colltune::sim

@@ -60,6 +60,13 @@ struct LevelCosts {
   // behind one NIC share that NIC. 0 when a host's external links add nothing to the routes'
   // own bottlenecks (no such sharing, or one rank per host).
   double beta_host_us_per_byte = 0;
+  // The network's groups of hosts behind one shared trunk (a leaf switch's uplinks to its spine,
+  // a rack's backbone link): host_group[h] is host h's group, and every message between hosts of
+  // different groups shares its sender's group egress and its receiver's group ingress with every
+  // such message of the group, at beta_group_us_per_byte (1 / the narrowest group's trunk, in the
+  // weaker direction). Empty, or 0: no trunk narrower than the hosts behind it.
+  std::vector<int> host_group;
+  double beta_group_us_per_byte = 0;
   // The schedule's helpers are a switch that reduces in the network (nccl_nvls's NVSwitch):
   // a helper has a port pair per peer (one link to every GPU) instead of one, and reduces at
   // switch_gamma_us_per_byte (0: at line rate, no time beyond the transfer). The cost model sets

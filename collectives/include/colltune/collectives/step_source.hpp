@@ -49,6 +49,22 @@ class StepSource {
   // the ops of rank r's step s with every peer q replaced by (q + d) mod p and the same kinds,
   // channels and element counts (offsets may differ). 0 when the source declares none.
   virtual int rotation_period() const { return 0; }
+  // The same for XOR: the smallest power of two d > 0 such that for every multiple m of d below
+  // p (a power of two), rank r xor m has as many steps as rank r and its step s has the ops of
+  // rank r's step s with every peer q replaced by q xor m, the same kinds, channels and element
+  // counts (recursive halving-doubling on equal segments: d = 1). 0 when none is declared.
+  virtual int xor_period() const { return 0; }
+  // The rotation the schedule's structure is invariant under, counts aside: the smallest d > 0
+  // dividing p such that rank (r + d) mod p has as many steps as rank r and its step s has the
+  // ops of rank r's step s, in order, with every peer q replaced by (q + d) mod p, the same
+  // kinds and channels, and the same element counts except at the ranks irregular_ranks lists
+  // for that step (whose ops may also be fewer: empty chunks are dropped). rotation_period()
+  // where one is declared (then no rank is irregular); 0 when none is.
+  virtual int structure_period() const { return rotation_period(); }
+  // The ranks whose ops at `step` may differ from the others' (see structure_period): every rank
+  // not listed has the ops of every other unlisted rank at the same offset within its block of
+  // structure_period() ranks, rotated. A rank may be listed more than once. Cleared first.
+  virtual void irregular_ranks(std::size_t /*step*/, std::vector<int>& out) const { out.clear(); }
 
  private:
   ScheduleHeader header_;
@@ -59,9 +75,11 @@ class StepSource {
 class StoredSteps final : public StepSource {
  public:
   explicit StoredSteps(const Schedule& schedule);
-  explicit StoredSteps(Schedule&& schedule);
+  // `xor_period`: the symmetry its builder declares for it (StepSource::xor_period).
+  explicit StoredSteps(Schedule&& schedule, int xor_period = 0);
   std::size_t num_steps(int rank) const override;
   std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override;
+  int xor_period() const override { return xor_period_; }
   // True when it owns its schedule (it was moved in); take() then moves it out, leaving the
   // source empty.
   bool owns() const { return owned_ != nullptr; }
@@ -70,6 +88,7 @@ class StoredSteps final : public StepSource {
  private:
   std::unique_ptr<Schedule> owned_;
   const Schedule* schedule_;
+  int xor_period_ = 0;
 };
 
 // The stored Schedule of a source: every rank's steps in order, empty steps dropped.

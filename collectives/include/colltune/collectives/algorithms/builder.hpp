@@ -52,22 +52,30 @@ Wire wire(const RankLayout& layout, int a, int b, const LevelCosts& costs);
 // of them leave or enter one host at most (they share its NICs: LevelCosts::beta_host).
 class Levels {
  public:
+  // `costs` gives the network's groups of hosts (LevelCosts::host_group), if any.
+  explicit Levels(const LevelCosts& costs) : groups_(&costs.host_group) {}
   void add(const RankLayout& layout, int a, int b);
   bool intra() const { return intra_; }
   bool inter() const { return crossing_ > 0; }
   // Most messages crossing out of, or into, one host.
   int crossing_per_host() const { return crossing_; }
+  // Most messages crossing out of, or into, one group of hosts (its trunk).
+  int crossing_per_group() const { return group_crossing_; }
 
  private:
+  const std::vector<int>* groups_;
   bool intra_ = false;
   int crossing_ = 0;
-  std::vector<int> out_, in_;  // per host
+  int group_crossing_ = 0;
+  std::vector<int> out_, in_;              // per host
+  std::vector<int> group_out_, group_in_;  // per group
 };
 // Slowest single message of `bytes` over the levels present: max_l (alpha_l + bytes * beta_l),
-// an inter-host message taking at least its share of its host's NICs.
+// an inter-host message taking at least its share of its host's NICs and of its group's trunk.
 double message_time(const Levels& levels, double bytes, const LevelCosts& costs);
-// us per byte of an inter-host message when `crossing` messages share its host's NICs.
-double inter_beta(const LevelCosts& costs, int crossing);
+// us per byte of an inter-host message when `crossing` messages share its host's NICs and
+// `group_crossing` its group's trunk.
+double inter_beta(const LevelCosts& costs, int crossing, int group_crossing = 0);
 
 // Elements of a cost request: bytes / elem_size rounded up (elem_size 0 counts as 1).
 std::size_t elements_of(std::size_t bytes, std::size_t elem_size);

@@ -23,6 +23,10 @@
 // - An inter-host message also passes its sender host's egress and its receiver host's ingress
 //   (LevelCosts::beta_host: the hosts' NICs together), each shared the same way by every
 //   inter-host message of that host in service: eight GPUs behind one NIC share it.
+// - A message between hosts of different network groups (LevelCosts::host_group: the hosts
+//   behind one leaf switch of an oversubscribed fat-tree, one rack on a shared backbone) passes
+//   its sender group's trunk egress and its receiver group's trunk ingress too
+//   (LevelCosts::beta_group), shared the same way by every such message of the group.
 // - A message arrives alpha after it has passed all of its ports. The send and the receive
 //   complete at the arrival.
 // - A step ends when all of its messages have arrived and its reduced blocks are combined: one

@@ -102,6 +102,14 @@ struct EventSimResult {
   // The event queue folded by rotation symmetry (event_queue_folded in event_sim_engine.hpp):
   // d > 0 = it ran ranks 0..d-1, each flow standing for its rotations by d; 0 = not folded.
   int event_fold_period = 0;
+  // Whether that fold (of the sweep or of the event queue) was by XOR of the ranks
+  // (StepSource::xor_period) rather than by rotation.
+  bool fold_by_xor = false;
+  // The sweep by classes of identical ranks (event_sim_classes.cpp: late ranks, uneven
+  // segments): d > 0 = blocks of d ranks, each class of identical blocks simulated once; 0 = not
+  // taken. max_classes: the most classes it held at once (its cost per step, in blocks).
+  int class_period = 0;
+  std::size_t max_classes = 0;
   // How the event queue re-solved the max-min rates where links are shared (0 for the sweep and
   // the reference engine): replayed incrementally (event_sim_solver.cpp), a remembered
   // solution (event_sim_recall.cpp), or progressive filling of the changed components.

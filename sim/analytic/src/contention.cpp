@@ -1,0 +1,90 @@
+// The network's groups of hosts behind one trunk (network_groups, contention.hpp): the link
+// class the analytic model shares among the messages that leave or enter a group.
+#include "contention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace colltune::sim::detail {
+namespace {
+
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
+// Per layout host: the one device outside every host its links reach (its leaf switch), or kNone
+// when it has none or several (a rail-optimised host: no groups).
+std::vector<std::size_t> first_switches(const topo::Topology& topology, const RankLayout& layout) {
+  std::vector<int> topo_host(static_cast<std::size_t>(layout.nhosts()));
+  for (int h = 0; h < layout.nhosts(); ++h) topo_host[static_cast<std::size_t>(h)] = topology.host_of_rank(layout.ranks_on_host(h).front());
+  std::map<int, std::size_t> layout_host;  // topology host -> layout host
+  for (std::size_t h = 0; h < topo_host.size(); ++h) layout_host.emplace(topo_host[h], h);
+  std::vector<std::size_t> out(topo_host.size(), kNone);
+  std::vector<bool> several(topo_host.size(), false);
+  for (std::size_t l = 0; l < topology.num_links(); ++l) {
+    const topo::Device& a = topology.device(topology.link_source(l));
+    const topo::Device& b = topology.device(topology.link_target(l));
+    const bool out_of_host = a.host >= 0 && b.host < 0;
+    const bool into_host = b.host >= 0 && a.host < 0;
+    if (!out_of_host && !into_host) continue;
+    const auto it = layout_host.find(out_of_host ? a.host : b.host);
+    if (it == layout_host.end()) continue;
+    const std::size_t sw = out_of_host ? topology.link_target(l) : topology.link_source(l);
+    std::size_t& first = out[it->second];
+    if (first != kNone && first != sw) several[it->second] = true;
+    first = sw;
+  }
+  for (std::size_t h = 0; h < out.size(); ++h)
+    if (several[h]) out[h] = kNone;
+  return out;
+}
+
+// A group's capacities, GB/s: its trunk to and from the rest of the network, and its hosts' links
+// to and from its switch.
+struct Capacity {
+  double trunk_out = 0, trunk_in = 0, hosts_out = 0, hosts_in = 0;
+};
+
+// The capacities of the given switches, in one pass over the links.
+std::map<std::size_t, Capacity> capacities(const topo::Topology& topology, const std::vector<std::size_t>& switches) {
+  std::map<std::size_t, Capacity> out;
+  for (std::size_t s : switches) out.emplace(s, Capacity{});
+  for (std::size_t l = 0; l < topology.num_links(); ++l) {
+    const std::size_t from = topology.link_source(l);
+    const std::size_t to = topology.link_target(l);
+    const double gbps = topology.link(l).bandwidth_gbps;
+    if (auto it = out.find(from); it != out.end())  // leaving the switch: to a host, or up its trunk
+      (topology.device(to).host >= 0 ? it->second.hosts_in : it->second.trunk_out) += gbps;
+    if (auto it = out.find(to); it != out.end())
+      (topology.device(from).host >= 0 ? it->second.hosts_out : it->second.trunk_in) += gbps;
+  }
+  return out;
+}
+
+}  // namespace
+
+NetworkGroups network_groups(const topo::Topology& topology, const RankLayout& layout) {
+  if (layout.nhosts() < 2) return {};
+  const std::vector<std::size_t> sw = first_switches(topology, layout);
+  if (std::find(sw.begin(), sw.end(), kNone) != sw.end()) return {};
+  NetworkGroups g;
+  std::vector<std::size_t> switches;  // group -> its switch, in order of first host
+  for (std::size_t s : sw) {
+    auto it = std::find(switches.begin(), switches.end(), s);
+    if (it == switches.end()) it = switches.insert(switches.end(), s);
+    g.host_group.push_back(static_cast<int>(it - switches.begin()));
+  }
+  if (switches.size() < 2) return {};
+  double narrowest = std::numeric_limits<double>::infinity();
+  bool oversubscribed = false;
+  for (const auto& [s, c] : capacities(topology, switches)) {
+    if (!(c.trunk_out > 0) || !(c.trunk_in > 0)) return {};  // no way out but through hosts: not a tree
+    narrowest = std::min({narrowest, c.trunk_out, c.trunk_in});
+    oversubscribed = oversubscribed || c.trunk_out < c.hosts_out || c.trunk_in < c.hosts_in;
+  }
+  if (!oversubscribed || !std::isfinite(narrowest)) return {};  // a trunk never narrower than its hosts
+  g.beta_us_per_byte = 1.0 / (narrowest * 1e3);
+  return g;
+}
+
+}  // namespace colltune::sim::detail

@@ -1,0 +1,418 @@
+#pragma once
+// The reference pricer's event loop (pricer.hpp states the machine model), written once for two
+// kinds of numbers: plain doubles (price_schedule) and the parametric numbers of
+// parametric_pricer.hpp, which carry with each time its affine form in a size parameter.
+//
+// A small event-driven run of the schedule in time order. Three kinds of events: a message
+// leaves one of its two ports, a message arrives, a step ends after its reductions. Ports serve
+// their messages by processor sharing, kept with a virtual clock per port: while m messages are
+// in service the clock runs at 1/m, and a message of work w that joins at virtual time v leaves
+// when the clock reaches v + w.
+//
+// Every decision of the loop (which message leaves a port first, the later of two times, which
+// of a pair's ops came first) is a comparison made through the Clock, so that the parametric
+// clock can record the range of the parameter over which each decision stays the same; and
+// every piece of state (a port, a rank, a pair's queue) tells the clock the times it is touched
+// at (Clock::in_order), which must keep their order. The order in which the event queue hands
+// out events that touch no common state does not change any number, so the queue compares
+// quietly (Clock::quiet_less): a parametric run is valid wherever each piece of state sees its
+// events in the same order and every decision goes the same way. The plain clock compares
+// doubles, as the loop always did.
+#include <algorithm>
+#include <cstdint>
+#include <queue>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "colltune/collectives/step_source.hpp"
+#include "colltune/common/error.hpp"
+#include "colltune/common/rank_layout.hpp"
+
+namespace colltune::sim::detail {
+
+// An op as the pricer reads it: its size in bytes as the clock's number.
+template <class Num>
+struct PricedOp {
+  coll::OpKind kind = coll::OpKind::send;
+  int peer = 0;
+  std::size_t count = 0;  // elements (at the query, for the messages)
+  Num bytes{};
+};
+
+// Plain doubles: the reference pricer itself.
+struct PlainClock {
+  using Num = double;
+  bool less(double x, double y) { return x < y; }
+  bool equal(double x, double y) { return x == y; }
+  bool positive(double x) { return x > 0; }
+  void in_order(double /*earlier*/, double /*later*/) {}
+  static bool quiet_less(double x, double y) { return x < y; }
+  static bool quiet_equal(double x, double y) { return x == y; }
+};
+
+// Reads a source's ops for the plain pricer.
+class PlainReader {
+ public:
+  PlainReader(const coll::StepSource& source, std::size_t elem_size) : source_(source), elem_(elem_size) {}
+  const coll::ScheduleHeader& header() const { return source_.header(); }
+  std::size_t num_steps(int rank) const { return source_.num_steps(rank); }
+  void ops(int rank, std::size_t step, std::vector<PricedOp<double>>& out) {
+    out.clear();
+    for (const coll::Op& op : source_.ops(rank, step, scratch_))
+      out.push_back({op.kind, op.peer, op.block.count, static_cast<double>(op.block.count * elem_)});
+  }
+
+ private:
+  const coll::StepSource& source_;
+  std::size_t elem_;
+  std::vector<coll::Op> scratch_;
+};
+
+// The loop over a Reader (PlainReader, or parametric_pricer's reader of two sources) with a
+// Clock's numbers.
+template <class Clock, class Reader>
+class PricerEngine {
+ public:
+  using Num = typename Clock::Num;
+
+  PricerEngine(Reader& reader, Clock& clock, const RankLayout& layout, const coll::LevelCosts& costs)
+      : reader_(reader), clock_(clock), layout_(layout), costs_(costs),
+        ranks_(static_cast<std::size_t>(reader.header().nranks)),
+        ports_(4 * static_cast<std::size_t>(reader.header().nranks) + 2 * static_cast<std::size_t>(layout.nhosts()) +
+                   2 * groups(costs),
+               Port(&clock)),
+        events_(EventLater{}) {}
+
+  Num run() {
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) post(r, Num{});
+    while (!events_.empty()) {
+      const Event ev = events_.top();
+      events_.pop();
+      handle(ev);
+    }
+    Num last{};
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      if (!ranks_[r].done)
+        throw Error("schedule '" + reader_.header().algorithm + "' deadlocks: rank " + std::to_string(r) +
+                    " waits forever in step " + std::to_string(ranks_[r].step));
+      last = max(last, ranks_[r].finish);
+    }
+    return last;
+  }
+
+ private:
+  Num max(const Num& x, const Num& y) { return clock_.less(x, y) ? y : x; }
+
+  // A port shared equally among the messages in service (processor sharing).
+  class Port {
+   public:
+    explicit Port(Clock* clock) : queue_(EntryLater{clock}) {}
+    bool idle() const { return queue_.empty(); }
+    // The real time at which the next message leaves (not idle).
+    Num next_leave(Clock& clock) const {
+      const Num t = now_ + (queue_.top().first - clock_) * static_cast<double>(queue_.size());
+      return clock.less(now_, t) ? t : now_;
+    }
+    void join(Clock& clock, const Num& t, const Num& work, std::uint32_t message) {
+      advance(clock, t);
+      queue_.emplace(clock_ + work, message);
+    }
+    std::uint32_t leave(Clock& clock, const Num& t) {
+      advance(clock, t);
+      const std::uint32_t message = queue_.top().second;
+      queue_.pop();
+      return message;
+    }
+    std::uint64_t version = 0;  // bumped whenever the set in service changes
+
+   private:
+    void advance(Clock& clock, const Num& t) {
+      clock.in_order(now_, t);
+      if (!queue_.empty()) clock_ = clock_ + (t - now_) / static_cast<double>(queue_.size());
+      now_ = t;
+    }
+    using Entry = std::pair<Num, std::uint32_t>;  // (virtual leave time, message)
+    struct EntryLater {
+      Clock* clock;
+      bool operator()(const Entry& x, const Entry& y) const {
+        if (clock->less(y.first, x.first)) return true;
+        if (clock->less(x.first, y.first)) return false;
+        return x.second > y.second;
+      }
+    };
+    std::priority_queue<Entry, std::vector<Entry>, EntryLater> queue_;
+    Num clock_{};
+    Num now_{};
+  };
+
+  struct Message {
+    int from = 0;
+    int to = 0;
+    Num bytes{};
+    double alpha = 0;
+    bool reduce = false;
+    int ports_left = 0;
+    // When it last left one of its ports (its start before): it arrives alpha after the last
+    // of them, whichever the queue hands out last, so their order is a decision (in_order).
+    Num left{};
+  };
+
+  // An op posted by a rank and not yet paired with its partner.
+  struct Posted {
+    int rank = 0;
+    std::size_t count = 0;
+    Num bytes{};
+    bool reduce = false;  // a recv_reduce
+    Num at{};             // when it was posted
+  };
+
+  // Posted ops of one ordered rank pair (a -> b): all sends or all receives, oldest first.
+  struct PairQueue {
+    std::vector<Posted> waiting;
+    std::size_t head = 0;
+    bool sends = false;
+  };
+
+  struct RankState {
+    Num touched{};         // when an event last touched it (the clock's order check)
+    std::size_t step = 0;  // index of the current (or next) step in the source
+    Num start{};
+    std::size_t pending = 0;  // messages of the current step not yet arrived
+    Num last_arrival{};
+    std::vector<std::pair<Num, Num>> reduces;  // (arrival, bytes) of the step's reduced blocks
+    bool done = false;
+    Num finish{};
+  };
+
+  enum class EventKind : std::uint8_t { port, arrival, step_end };
+
+  struct Event {
+    Num t{};
+    std::uint64_t seq = 0;  // insertion order: equal times are handled first come, first served
+    EventKind kind = EventKind::port;
+    std::uint32_t id = 0;
+    std::uint64_t version = 0;
+  };
+  struct EventLater {
+    bool operator()(const Event& x, const Event& y) const {
+      return !Clock::quiet_equal(x.t, y.t) ? Clock::quiet_less(y.t, x.t) : x.seq > y.seq;
+    }
+  };
+
+  // A rank's events must keep their order.
+  void touch(RankState& st, const Num& t) {
+    clock_.in_order(st.touched, t);
+    st.touched = t;
+  }
+
+  void push(const Num& t, EventKind kind, std::uint32_t id, std::uint64_t version = 0) {
+    events_.push(Event{t, seq_++, kind, id, version});
+  }
+
+  void handle(const Event& ev) {
+    switch (ev.kind) {
+      case EventKind::port: {
+        Port& port = ports_[ev.id];
+        if (ev.version != port.version) return;  // the set in service changed since
+        const std::uint32_t m = port.leave(clock_, ev.t);
+        reschedule(ev.id);
+        left_port(m, ev.t);
+        return;
+      }
+      case EventKind::arrival: arrive(messages_[ev.id], ev.t); return;  // a copy: arrive() may add messages
+      case EventKind::step_end: end_step(static_cast<int>(ev.id), ev.t); return;
+    }
+  }
+
+  // Starts rank r's next non-empty step at time t (or finishes the rank).
+  void post(int r, const Num& t) {
+    RankState& st = ranks_[static_cast<std::size_t>(r)];
+    touch(st, t);
+    const std::size_t steps = reader_.num_steps(r);
+    std::vector<PricedOp<Num>>& mine = mine_;  // pairing reads no other step
+    for (; st.step < steps; ++st.step) {
+      reader_.ops(r, st.step, mine);
+      if (!mine.empty()) break;
+    }
+    if (st.step >= steps) {
+      st.done = true;
+      st.finish = t;
+      return;
+    }
+    st.start = t;
+    st.pending = mine.size();
+    st.last_arrival = t;
+    st.reduces.clear();
+    for (const PricedOp<Num>& op : mine) pair(r, op, t);
+  }
+
+  // Pairs op of rank r with its partner (FIFO per ordered pair) and begins the message when
+  // the partner has posted.
+  void pair(int r, const PricedOp<Num>& op, const Num& t) {
+    const bool send = op.kind == coll::OpKind::send;
+    const int from = send ? r : op.peer;
+    const int to = send ? op.peer : r;
+    if (op.peer < 0 || op.peer >= static_cast<int>(ranks_.size()))
+      throw Error("schedule '" + reader_.header().algorithm + "': rank " + std::to_string(r) + " names peer " +
+                  std::to_string(op.peer) + ", not a rank");
+    PairQueue& q = pairs_[(static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to)];
+    const Posted me{r, op.count, op.bytes, op.kind == coll::OpKind::recv_reduce, t};
+    if (q.head == q.waiting.size() || q.sends == send) {
+      if (q.head == q.waiting.size()) q.waiting.clear(), q.head = 0;
+      q.sends = send;
+      q.waiting.push_back(me);
+      return;
+    }
+    const Posted other = q.waiting[q.head++];
+    clock_.in_order(other.at, t);  // the waiting op was posted first
+    if (other.count != me.count || !clock_.equal(other.bytes, me.bytes))
+      throw Error("schedule '" + reader_.header().algorithm + "': a message from rank " + std::to_string(from) +
+                  " to rank " + std::to_string(to) + " pairs blocks of " + std::to_string(send ? me.count : other.count) +
+                  " and " + std::to_string(send ? other.count : me.count) + " elements");
+    begin(from, to, me.bytes, send ? other.reduce : me.reduce, t);
+  }
+
+  // Port of rank r: injection (sends) or ejection (receives), per level when they are separate.
+  std::uint32_t port_of(int r, bool inject, bool inter) const {
+    const std::size_t level = costs_.separate_level_ports && inter ? 1 : 0;
+    return static_cast<std::uint32_t>(4 * static_cast<std::size_t>(r) + (inject ? 0 : 2) + level);
+  }
+
+  // Egress (out) or ingress port of host h: every inter-host message of the host shares it.
+  std::uint32_t host_port(int h, bool out) const {
+    return static_cast<std::uint32_t>(4 * ranks_.size() + 2 * static_cast<std::size_t>(h) + (out ? 0 : 1));
+  }
+
+  // The network's groups of hosts behind one trunk (LevelCosts::host_group).
+  static std::size_t groups(const coll::LevelCosts& costs) {
+    int n = 0;
+    for (int g : costs.host_group) n = std::max(n, g + 1);
+    return static_cast<std::size_t>(n);
+  }
+  // Egress (out) or ingress port of group g's trunk: every message between groups shares it.
+  std::uint32_t group_port(int g, bool out) const {
+    return static_cast<std::uint32_t>(4 * ranks_.size() + 2 * static_cast<std::size_t>(layout_.nhosts()) +
+                                      2 * static_cast<std::size_t>(g) + (out ? 0 : 1));
+  }
+
+  // A switch helper's port towards (from) or from one peer: the switch's link to that GPU.
+  std::uint32_t switch_port(int self, int peer, bool inject) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(self) << 33) | (static_cast<std::uint64_t>(peer) << 1) |
+                              (inject ? 1U : 0U);
+    const auto [it, added] = switch_ports_.emplace(key, static_cast<std::uint32_t>(ports_.size()));
+    if (added) ports_.emplace_back(&clock_);
+    return it->second;
+  }
+  bool in_switch(int r) const {
+    return costs_.switch_helpers && r >= reader_.header().nranks - reader_.header().helpers;
+  }
+
+  void begin(int from, int to, const Num& bytes, bool reduce, const Num& t) {
+    const bool inter = layout_.host_of(from) != layout_.host_of(to);
+    const double beta = inter ? costs_.beta_inter_us_per_byte : costs_.beta_intra_us_per_byte;
+    Message m;
+    m.from = from;
+    m.to = to;
+    m.bytes = bytes;
+    m.alpha = inter ? costs_.alpha_inter_us : costs_.alpha_intra_us;
+    if (in_switch(from) || in_switch(to)) m.alpha = costs_.switch_alpha_us;  // one link to the switch
+    m.reduce = reduce;
+    m.left = t;
+    const auto id = static_cast<std::uint32_t>(messages_.size());
+    messages_.push_back(m);
+    const bool has_bytes = clock_.positive(bytes);
+    if (has_bytes && beta > 0) {
+      const Num work = m.bytes * beta;
+      join(in_switch(from) ? switch_port(from, to, true) : port_of(from, true, inter), work, id, t);
+      join(in_switch(to) ? switch_port(to, from, false) : port_of(to, false, inter), work, id, t);
+    }
+    if (has_bytes && inter && costs_.beta_host_us_per_byte > 0) {
+      // A network switch's own ports are per link (switch_port), not a host's NICs.
+      const Num host_work = m.bytes * costs_.beta_host_us_per_byte;
+      if (!in_switch(from)) join(host_port(layout_.host_of(from), true), host_work, id, t);
+      if (!in_switch(to)) join(host_port(layout_.host_of(to), false), host_work, id, t);
+    }
+    if (has_bytes && inter && costs_.beta_group_us_per_byte > 0 && !in_switch(from) && !in_switch(to)) {
+      const int gf = costs_.host_group[static_cast<std::size_t>(layout_.host_of(from))];
+      const int gt = costs_.host_group[static_cast<std::size_t>(layout_.host_of(to))];
+      if (gf != gt) {  // the message crosses both groups' trunks
+        const Num group_work = m.bytes * costs_.beta_group_us_per_byte;
+        join(group_port(gf, true), group_work, id, t);
+        join(group_port(gt, false), group_work, id, t);
+      }
+    }
+    if (messages_[id].ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
+  }
+
+  void join(std::uint32_t p, const Num& work, std::uint32_t message, const Num& t) {
+    ++messages_[message].ports_left;
+    ports_[p].join(clock_, t, work, message);
+    reschedule(p);
+  }
+
+  void reschedule(std::uint32_t p) {
+    Port& port = ports_[p];
+    ++port.version;
+    if (!port.idle()) push(port.next_leave(clock_), EventKind::port, p, port.version);
+  }
+
+  void left_port(std::uint32_t id, const Num& t) {
+    Message& m = messages_[id];
+    clock_.in_order(m.left, t);
+    m.left = t;
+    if (--m.ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
+  }
+
+  void arrive(Message m, const Num& t) {
+    for (int r : {m.from, m.to}) {
+      RankState& st = ranks_[static_cast<std::size_t>(r)];
+      touch(st, t);
+      st.last_arrival = max(st.last_arrival, t);
+      if (r == m.to && m.reduce) st.reduces.emplace_back(t, m.bytes);
+      if (--st.pending == 0) finish_step(r, t);
+    }
+  }
+
+  // Every message of rank r's step has arrived at time t: combine the reduced blocks in arrival
+  // order from the step's start, then end the step.
+  void finish_step(int r, const Num& t) {
+    RankState& st = ranks_[static_cast<std::size_t>(r)];
+    std::sort(st.reduces.begin(), st.reduces.end(), [this](const auto& x, const auto& y) {
+      if (clock_.less(x.first, y.first)) return true;
+      if (clock_.less(y.first, x.first)) return false;
+      return clock_.less(x.second, y.second);
+    });
+    Num free = st.start;
+    const double gamma = in_switch(r) ? costs_.switch_gamma_us_per_byte : costs_.gamma_us_per_byte;
+    for (const auto& [arrival, bytes] : st.reduces) free = max(free, arrival) + bytes * gamma;
+    const Num end = max(st.last_arrival, free);
+    if (clock_.less(t, end)) {
+      push(end, EventKind::step_end, static_cast<std::uint32_t>(r));
+    } else {
+      end_step(r, t);
+    }
+  }
+
+  void end_step(int r, const Num& t) {
+    ++ranks_[static_cast<std::size_t>(r)].step;
+    post(r, t);
+  }
+
+  Reader& reader_;
+  Clock& clock_;
+  const RankLayout& layout_;
+  const coll::LevelCosts& costs_;
+  std::vector<RankState> ranks_;
+  std::vector<Port> ports_;
+  std::vector<Message> messages_;
+  std::unordered_map<std::uint64_t, PairQueue> pairs_;
+  std::unordered_map<std::uint64_t, std::uint32_t> switch_ports_;  // (switch, peer, direction) -> port
+  std::priority_queue<Event, std::vector<Event>, EventLater> events_;
+  std::uint64_t seq_ = 0;
+  std::vector<PricedOp<Num>> mine_;  // the ops of the step being posted
+};
+
+}  // namespace colltune::sim::detail
