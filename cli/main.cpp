@@ -8,8 +8,8 @@
 
 #include "colltune/common/error.hpp"
 #include "commands.hpp"
-#include "options.hpp"
-#include "output_guard.hpp"
+#include "options/options.hpp"
+#include "options/output_guard.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 // host (the least any model of the machine reads), and colltune's analytical CostModel built
 // on the same topology. BM_NcclSweepVsBaseline times the sweep and the trivial pass in every
 // iteration and reports their ratio. BM_SimulateNcclCommand4096 is the command's own work
-// (cli/simulate_nccl.cpp, compiled in): loading the preset, the checks of the options, the
+// (cli/commands/simulate_nccl.cpp, compiled in): loading the preset, the checks of the options, the
 // model and the 23 choices, all but printing; BM_LoadTopology4096 is its preset-loading part,
 // and BM_SimulateNcclVsLoad their ratio in one loop. BM_NcclPricedVsModel: issue 20's price path
 // against NCCL's model alone, for one size.
@@ -20,7 +20,7 @@
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/priced_machine.hpp"
 #include "colltune/topology/topology.hpp"
-#include "simulate_nccl.hpp"
+#include "commands/simulate_nccl.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The rules every command follows (cli/options.cpp): integer options read plain decimals and
+// The rules every command follows (cli/options/options.cpp): integer options read plain decimals and
 // unsigned ones refuse a minus sign, real ones finite decimals; exceptions map to the
 // documented exit statuses.
 #include <gtest/gtest.h>
@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "colltune/common/error.hpp"
-#include "options.hpp"
-#include "output_guard.hpp"
+#include "options/options.hpp"
+#include "options/output_guard.hpp"
 
 namespace {
 

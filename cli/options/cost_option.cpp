@@ -1,4 +1,4 @@
-#include "cost_option.hpp"
+#include "options/cost_option.hpp"
 
 namespace colltune::cli {
 

@@ -1,5 +1,5 @@
 // Option rules and exit statuses (see options.hpp).
-#include "options.hpp"
+#include "options/options.hpp"
 
 #include <cstdlib>
 #include <iostream>
@@ -12,7 +12,7 @@
 #include "colltune/common/limits.hpp"
 #include "colltune/common/parse.hpp"
 #include "colltune/common/units.hpp"
-#include "output_guard.hpp"
+#include "options/output_guard.hpp"
 
 namespace colltune::cli {
 namespace {

@@ -13,9 +13,9 @@
 #include "colltune/tuner/size_sweep.hpp"
 #include "colltune/tuner/sweep.hpp"
 #include "commands.hpp"
-#include "compute_option.hpp"
-#include "cost_option.hpp"
-#include "options.hpp"
+#include "options/compute_option.hpp"
+#include "options/cost_option.hpp"
+#include "options/options.hpp"
 
 namespace colltune::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "colltune/common/finite.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "commands.hpp"
-#include "options.hpp"
+#include "options/options.hpp"
 
 namespace colltune::cli {
 namespace {

@@ -27,9 +27,9 @@
 #include "colltune/topology/subset.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
-#include "options.hpp"
-#include "simulate_bottleneck.hpp"
-#include "simulate_nccl.hpp"
+#include "options/options.hpp"
+#include "commands/simulate_bottleneck.hpp"
+#include "commands/simulate_nccl.hpp"
 
 namespace colltune::cli {
 namespace {

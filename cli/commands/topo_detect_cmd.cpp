@@ -15,8 +15,8 @@
 #include "colltune/topology/detect.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "commands.hpp"
-#include "options.hpp"
-#include "output_guard.hpp"
+#include "options/options.hpp"
+#include "options/output_guard.hpp"
 #ifdef COLLTUNE_HAVE_MPI
 #include "colltune/collectives/mpi.hpp"
 #endif

@@ -12,7 +12,7 @@
 #include "colltune/topology/topology.hpp"
 #include "colltune/calibrate/compare.hpp"
 #include "commands.hpp"
-#include "options.hpp"
+#include "options/options.hpp"
 #ifdef COLLTUNE_HAVE_MPI
 #include "colltune/bench/bench_mpi.hpp"
 #endif

@@ -1,6 +1,6 @@
 // simulate --algo nccl: the options turned into NCCL's model (version, CPU, NCCL_ALGO,
 // NCCL_PROTO, CollNet), and one clear line when NCCL would run nothing under them.
-#include "simulate_nccl.hpp"
+#include "commands/simulate_nccl.hpp"
 
 #include <string>
 #include <vector>

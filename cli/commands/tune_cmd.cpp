@@ -25,9 +25,9 @@
 #include "colltune/tuner/measured.hpp"
 #include "colltune/tuner/tuner.hpp"
 #include "commands.hpp"
-#include "compute_option.hpp"
-#include "cost_option.hpp"
-#include "options.hpp"
+#include "options/compute_option.hpp"
+#include "options/cost_option.hpp"
+#include "options/options.hpp"
 
 #ifdef COLLTUNE_HAVE_MPI
 #include "colltune/collectives/mpi.hpp"

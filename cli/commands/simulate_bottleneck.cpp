@@ -1,4 +1,4 @@
-#include "simulate_bottleneck.hpp"
+#include "commands/simulate_bottleneck.hpp"
 
 #include "colltune/collectives/registry.hpp"
 

@@ -15,7 +15,7 @@
 #include "colltune/calibrate/compare.hpp"
 #include "colltune/calibrate/measurements.hpp"
 #include "commands.hpp"
-#include "options.hpp"
+#include "options/options.hpp"
 
 namespace colltune::cli {
 namespace {

@@ -1,7 +1,7 @@
 // The finite-answer check of standard output (output_guard.hpp). stdout is replaced by a
 // fopencookie stream whose write function checks complete lines and forwards them to file
 // descriptor 1; std::cout writes into the same stream, so printf and std::cout keep their order.
-#include "output_guard.hpp"
+#include "options/output_guard.hpp"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // `colltune step` what-if options (step_whatif.hpp): uneven data and failures.
-#include "step_whatif.hpp"
+#include "commands/step_whatif.hpp"
 
 #include <algorithm>
 #include <cctype>

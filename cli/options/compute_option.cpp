@@ -1,4 +1,4 @@
-#include "compute_option.hpp"
+#include "options/compute_option.hpp"
 
 #include <charconv>
 #include <cmath>

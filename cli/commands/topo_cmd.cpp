@@ -9,8 +9,8 @@
 #include "colltune/topology/report.hpp"
 #include "colltune/topology/topology.hpp"
 #include "commands.hpp"
-#include "options.hpp"
-#include "output_guard.hpp"
+#include "options/options.hpp"
+#include "options/output_guard.hpp"
 
 namespace colltune::cli {
 namespace {

@@ -22,10 +22,10 @@
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/runtime_model.hpp"
 #include "commands.hpp"
-#include "compute_option.hpp"
-#include "cost_option.hpp"
-#include "options.hpp"
-#include "step_whatif.hpp"
+#include "options/compute_option.hpp"
+#include "options/cost_option.hpp"
+#include "options/options.hpp"
+#include "commands/step_whatif.hpp"
 
 namespace colltune::cli {
 namespace {
