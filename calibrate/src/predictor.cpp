@@ -249,7 +249,11 @@ std::optional<NcclPick> Predictor::nccl_pick(const Measurement& row) const {
   NcclPick p{std::string(sim::nccl_env_name(r.cell.algo)), std::string(sim::nccl_env_name(r.cell.proto)),
              r.cell.channels, r.cell.time_us, ""};
   if (!row.algorithm.empty()) p.env = "NCCL_ALGO=" + row.algorithm;
-  if (!row.protocol.empty()) p.env += (p.env.empty() ? "" : " ") + std::string("NCCL_PROTO=") + row.protocol;
+  if (!row.protocol.empty()) {
+    if (!p.env.empty()) p.env += ' ';
+    p.env += "NCCL_PROTO=";
+    p.env += row.protocol;
+  }
   return p;
 }
 

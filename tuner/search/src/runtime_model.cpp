@@ -53,7 +53,10 @@ RuntimeSpec parse_runtime_spec(std::string_view text) {
 
 std::string to_string(const RuntimeSpec& spec) {
   std::string s(coll::to_string(spec.runtime));
-  if (spec.runtime == coll::Runtime::ps) s += ":" + sim::to_string(spec.ps);
+  if (spec.runtime == coll::Runtime::ps) {
+    s += ':';  // appended piece by piece: GCC 12 warns (-Wrestrict) on ":" + std::string here
+    s += sim::to_string(spec.ps);
+  }
   return s;
 }
 
