@@ -18,6 +18,9 @@ struct Target {
   Entry entry;
   // Tokens the mutation pass inserts (a libFuzzer dictionary in spirit).
   std::vector<std::string_view> tokens;
+  // Mutations the replay makes (COLLTUNE_FUZZ_MUTATIONS overrides it for every target): fewer
+  // where each input runs a whole command (a calibration fit, a step), to stay CI-sized.
+  std::size_t mutations = 3000;
 };
 
 const std::vector<Target>& targets();
@@ -26,5 +29,7 @@ const Target& find_target(std::string_view name);
 // Runs `target` on the bytes; returns 0 (libFuzzer's convention) when the parser accepted the
 // input or refused it with colltune::Error.
 int run(const Target& target, const std::uint8_t* data, std::size_t size);
+// The same, telling whether the input was accepted (and so went through the oracle).
+bool accepted(const Target& target, const std::uint8_t* data, std::size_t size);
 
 }  // namespace colltune::fuzz
