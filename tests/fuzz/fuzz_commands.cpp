@@ -38,11 +38,6 @@
 namespace colltune::fuzz {
 namespace {
 
-void expect_finite(double value, const std::string& what) {
-  if (!std::isfinite(value) || value < 0)
-    throw finite::InternalError("fuzz oracle: " + what + " = " + std::to_string(value) + " from an accepted input");
-}
-
 // Bounds the fuzzer keeps to stay CI-sized (the CLI's own limits are larger): simulated jitter
 // steps, run steps and batches per rank.
 constexpr long kMaxSteps = 50;

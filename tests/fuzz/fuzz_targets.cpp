@@ -26,13 +26,13 @@
 #include "colltune/topology/presets.hpp"
 
 namespace colltune::fuzz {
-namespace {
 
-// Throws finite::InternalError unless `value` is finite and >= 0.
 void expect_finite(double value, const std::string& what) {
   if (!std::isfinite(value) || value < 0)
     throw finite::InternalError("fuzz oracle: " + what + " = " + std::to_string(value) + " from an accepted input");
 }
+
+namespace {
 
 // Machines up to this size are also priced (larger accepted presets are only built: pricing
 // them per mutation would not keep the replay CI-sized).

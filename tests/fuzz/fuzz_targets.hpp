@@ -6,6 +6,7 @@
 // as a crash; the replay driver fails the test), and so does a crash or a hang.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -31,5 +32,9 @@ const Target& find_target(std::string_view name);
 int run(const Target& target, const std::uint8_t* data, std::size_t size);
 // The same, telling whether the input was accepted (and so went through the oracle).
 bool accepted(const Target& target, const std::uint8_t* data, std::size_t size);
+
+// The finite-answer oracle: throws finite::InternalError (not a colltune::Error, so the input
+// counts as a failure) unless `value` is finite and >= 0.
+void expect_finite(double value, const std::string& what);
 
 }  // namespace colltune::fuzz
