@@ -176,8 +176,17 @@ std::size_t mutations_of(const Target& target) {
 
 class FuzzReplay : public ::testing::TestWithParam<std::size_t> {
  protected:
+  // The handler runs on its own stack, so that a stack overflow is reported too.
   static void SetUpTestSuite() {
-    for (int signo : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(signo, report_crash);
+    static std::vector<char> alternate(1 << 16);
+    stack_t ss{};
+    ss.ss_sp = alternate.data();
+    ss.ss_size = alternate.size();
+    sigaltstack(&ss, nullptr);
+    struct sigaction action {};
+    action.sa_handler = report_crash;
+    action.sa_flags = SA_ONSTACK;
+    for (int signo : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(signo, &action, nullptr);
   }
 };
 
