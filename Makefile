@@ -46,15 +46,20 @@ test-tsan: deps
 	  ctest --test-dir build-tsan --output-on-failure -R '^test_(runtime|bench_runtime)$$'
 
 # libFuzzer on every parser for FUZZ_SECONDS each (needs clang; docs/hardening.md). New inputs
-# go to build-fuzz/corpus/, never into the checked-in corpus.
+# go to build-fuzz/corpus/, never into the checked-in corpus. Then the nothing-written-on-error
+# replay through the colltune binary, FUZZ_CLI_RUNS runs from seed FUZZ_SEED.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = topology_json nccl_xml workload_json horovod_timeline nccl_tests_log bench_json preset_spec size_string time_string
-fuzz:
+FUZZ_CLI_RUNS ?= 3000
+FUZZ_SEED ?= 1
+FUZZ_TARGETS = topology_json nccl_xml workload_json horovod_timeline nccl_tests_log bench_json preset_spec size_string \
+  time_string calibrate_nccl_tests_log calibrate_bench_json compare_horovod_timeline step_whatif sweep_vary
+fuzz: build
 	cmake --preset fuzz >/dev/null
 	cmake --build build-fuzz -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do mkdir -p build-fuzz/corpus/$$t; echo "== fuzz_$$t"; \
 	  build-fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 \
 	    build-fuzz/corpus/$$t tests/fuzz/corpus/$$t || exit 1; done
+	python3 tests/fuzz/cli_no_files.py $(COLLTUNE) . $(FUZZ_CLI_RUNS) $(FUZZ_SEED)
 
 # The main job on a built-in default: describe the machine, predict allreduce and a training
 # step on it, then tune Horovod/NCCL settings for ResNet-50 and write the config files.

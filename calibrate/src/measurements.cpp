@@ -4,9 +4,12 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "colltune/collectives/dtype.hpp"
 #include "colltune/common/atomic_file.hpp"
@@ -40,9 +43,29 @@ std::optional<std::size_t> nccl_tests_type_size(const std::string& name) {
 
 // The label a launcher puts before each line of a rank's output: srun --label (" 0: ") and
 // mpirun --tag-output ("[1,0]<stdout>:").
+// std::regex (libstdc++) recurses once per character a repetition matches, so a long enough
+// run (a 100 kB host name, digits or NCCL_ALGO value) overflows the stack: each pattern below is
+// matched on a bounded window of the line, one longer than any real label, host name or setting.
+constexpr std::size_t kLabelWindow = 64;
+constexpr std::size_t kSettingWindow = 512;
+
+// Searches `pattern` in the `window` characters of `line` from `from`; the match's groups are
+// copied out (they must not point into a temporary).
+std::optional<std::vector<std::string>> search_window(const std::string& line, const std::regex& pattern,
+                                                      std::size_t from, std::size_t window) {
+  if (from >= line.size()) return std::nullopt;
+  const std::string text = line.substr(from, window);
+  std::smatch m;
+  if (!std::regex_search(text, m, pattern)) return std::nullopt;
+  std::vector<std::string> groups;
+  for (const auto& g : m) groups.push_back(g.str());
+  return groups;
+}
+
 std::string without_launcher_prefix(const std::string& line) {
   static const std::regex prefix(R"(^\s*(\d+:|\[\d+,\d+\]<std(out|err)>:)\s?)");
-  return std::regex_replace(line, prefix, "", std::regex_constants::format_first_only);
+  const auto m = search_window(line, prefix, 0, kLabelWindow);
+  return m ? line.substr(m->front().size()) : line;
 }
 
 // The table's columns, from its "#  size  count  type  redop  root  time  algbw ..." line:
@@ -107,14 +130,19 @@ void scan_run_text(const std::string& line, const std::string& where, NcclTestsR
   static const std::regex binary(R"(\b(all_reduce|reduce_scatter|all_gather|broadcast|reduce|alltoall|sendrecv|gather|scatter|hypercube)_perf\b)");
   static const std::regex algo_env(R"(NCCL_ALGO(?:=|\s+set by environment to\s+)([A-Za-z0-9_^,:;]+))");
   static const std::regex proto_env(R"(NCCL_PROTO(?:=|\s+set by environment to\s+)([A-Za-z0-9_^,:;]+))");
-  std::smatch m;
-  if (std::regex_search(line, m, rank_line)) {
+  if (const auto m = search_window(line, rank_line, 0, kSettingWindow)) {
     // Beyond any machine (limits.hpp): a garbled line, not a rank.
-    run.ranks.insert(parse::integer<int>(m[1].str(), where + ": '#  Rank' line: rank", 0, limits::kMaxTopologyRanks - 1));
+    run.ranks.insert(parse::integer<int>((*m)[1], where + ": '#  Rank' line: rank", 0, limits::kMaxTopologyRanks - 1));
   }
+  std::smatch m;  // the binary's pattern has no repetition: the whole line is safe
   if (run.binary.empty() && std::regex_search(line, m, binary)) run.binary = m[1].str() + "_perf";
-  if (run.algo.empty() && std::regex_search(line, m, algo_env)) run.algo = m[1];
-  if (run.proto.empty() && std::regex_search(line, m, proto_env)) run.proto = m[1];
+  const auto setting = [&line](const std::regex& pattern, const char* name) -> std::string {
+    for (std::size_t at = line.find(name); at != std::string::npos; at = line.find(name, at + 1))
+      if (const auto found = search_window(line, pattern, at, kSettingWindow)) return (*found)[1];
+    return "";
+  };
+  if (run.algo.empty()) run.algo = setting(algo_env, "NCCL_ALGO");
+  if (run.proto.empty()) run.proto = setting(proto_env, "NCCL_PROTO");
 }
 
 std::optional<coll::Collective> collective_of_binary(const std::string& binary, const std::string& where) {

@@ -81,6 +81,25 @@ TEST(NcclTestsLog, OlderColumnLayoutsAndInference) {
   EXPECT_NE(cut.skipped[0].find("cut.txt:4"), std::string::npos);
 }
 
+// Lines of 300,000 characters in the places the reader matches with std::regex (a host name,
+// launcher digits, an NCCL_ALGO value, a command line): once a stack overflow (SIGSEGV, found by
+// the fuzz replay's calibrate target); now read as short lines are.
+TEST(NcclTestsLog, LongLinesDoNotOverflowTheStack) {
+  const std::string table =
+      "#  size   count  type   redop     time  algbw  busbw  error     time  algbw  busbw  error\n"
+      "   1024     256  float    sum    20.00   0.05   0.08  0e+00    20.00   0.05   0.08  0e+00\n";
+  const std::string run(300000, 'h');
+  const MeasurementSet host =
+      parse_nccl_tests_log("#  Rank  0 Group  0 Pid 1 on " + run + " device  0\n" + table, "host.txt");
+  EXPECT_EQ(host.rows.size(), 1u);
+  const MeasurementSet digits = parse_nccl_tests_log(" " + std::string(300000, '1') + ": x\n" + table, "digits.txt");
+  EXPECT_EQ(digits.rows.size(), 1u);
+  const MeasurementSet algo = parse_nccl_tests_log("NCCL_ALGO=" + run + "\n" + table, "algo.txt");
+  EXPECT_EQ(algo.rows.front().algorithm.size(), 512u - std::string("NCCL_ALGO=").size());
+  const MeasurementSet binary = parse_nccl_tests_log("# " + run + " NCCL_ALGO=Ring all_reduce_perf\n" + table, "bin.txt");
+  EXPECT_EQ(binary.rows.front().algorithm, "Ring");
+}
+
 TEST(NcclTestsLog, BadLogsAreOneClearError) {
   const auto message = [](const std::string& file) {
     try {

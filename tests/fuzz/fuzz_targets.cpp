@@ -8,6 +8,8 @@
 // finite::InternalError, which is not a colltune::Error: the replay reports it as a failure.
 #include "fuzz_targets.hpp"
 
+#include "fuzz_commands.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -24,13 +26,13 @@
 #include "colltune/topology/presets.hpp"
 
 namespace colltune::fuzz {
-namespace {
 
-// Throws finite::InternalError unless `value` is finite and >= 0.
 void expect_finite(double value, const std::string& what) {
   if (!std::isfinite(value) || value < 0)
     throw finite::InternalError("fuzz oracle: " + what + " = " + std::to_string(value) + " from an accepted input");
 }
+
+namespace {
 
 // Machines up to this size are also priced (larger accepted presets are only built: pricing
 // them per mutation would not keep the replay CI-sized).
@@ -85,10 +87,8 @@ void size_string(std::string_view input) {
 }
 void time_string(std::string_view input) { expect_finite(parse_time_us(input, "--time"), "time_us"); }
 
-}  // namespace
-
-const std::vector<Target>& targets() {
-  static const std::vector<Target> all{
+std::vector<Target> reader_targets() {
+  return {
       {"topology_json", topology_json,
        {"{", "}", "[", "]", ",", ":", "\"", "\"devices\"", "\"links\"", "\"ranks\"", "\"hosts\"", "\"kind\"",
         "\"gpu\"", "\"nvlink\"", "\"bandwidth_gbps\"", "\"latency_us\"", "1e308", "-1", "0", "1e400", "null", "true"}},
@@ -114,6 +114,16 @@ const std::vector<Target>& targets() {
       {"size_string", size_string, {"KiB", "MiB", "GiB", "TiB", "K", "M", "G", "T", "B", "e308", ".", "-", "9999999"}},
       {"time_string", time_string, {"us", "ms", "s", "ns", "e308", ".", "-", "inf", "nan", "9999999"}},
   };
+}
+
+}  // namespace
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> all = [] {
+    std::vector<Target> t = reader_targets();
+    add_command_targets(t);
+    return t;
+  }();
   return all;
 }
 
@@ -123,12 +133,17 @@ const Target& find_target(std::string_view name) {
   throw Error("no fuzz target '" + std::string(name) + "'");
 }
 
-int run(const Target& target, const std::uint8_t* data, std::size_t size) {
+bool accepted(const Target& target, const std::uint8_t* data, std::size_t size) {
   try {
     target.entry(std::string_view(reinterpret_cast<const char*>(data), size));
+    return true;
   } catch (const Error&) {
-    // Refused with a message: the expected end for bad input.
+    return false;  // refused with a message: the expected end for bad input
   }
+}
+
+int run(const Target& target, const std::uint8_t* data, std::size_t size) {
+  (void)accepted(target, data, size);
   return 0;
 }
 

@@ -29,9 +29,10 @@ std::string describe_values(const std::vector<SweepAxis>& axes, const std::vecto
   return out;
 }
 
+// nccl-tests' allreduce bus bandwidth; 0 for 0 bytes (no time: nothing moved), as simulate says.
 double busbw(std::size_t bytes, double time_us, int ranks) {
   const double factor = ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0;
-  return static_cast<double>(bytes) / (time_us * 1e3) * factor;
+  return gbps(bytes, time_us) * factor;
 }
 
 void check_spec(const SizeSweepSpec& spec) {
