@@ -1,4 +1,5 @@
 // colltune step: predicted training step (Horovod's loop over a workload on a topology).
+#include <algorithm>
 #include <iomanip>
 #include <cstdint>
 #include <iostream>
@@ -142,13 +143,17 @@ void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorklo
       << "scaling efficiency  " << percent(r.scaling_efficiency) << "\n"
       << "bottleneck          " << limit.line() << "\n";
   if (r.buffers.empty()) return;
+  // The algorithm column as wide as its longest label ("nccl NVLSTree/Simple (nccl_nvls_tree)").
+  std::size_t width = 14;
+  for (const sim::BufferRecord& b : r.buffers) width = std::max(width, b.algorithm.size() + 2);
+  const int column = static_cast<int>(width);
   out << "\n" << r.buffers.size() << " fusion buffer(s), times from the start of the backward pass:\n"
       << std::setw(5) << "#" << std::setw(14) << "bytes" << std::setw(9) << "tensors" << "  " << std::left
-      << std::setw(24) << "algorithm" << std::right << std::setw(12) << "start" << std::setw(12) << "end" << "\n";
+      << std::setw(column) << "algorithm" << std::right << std::setw(12) << "start" << std::setw(12) << "end" << "\n";
   for (std::size_t i = 0; i < r.buffers.size(); ++i) {
     const sim::BufferRecord& b = r.buffers[i];
     out << std::setw(5) << i << std::setw(14) << format_bytes(b.bytes) << std::setw(9) << b.tensors << "  "
-        << std::left << std::setw(24) << b.algorithm << std::right << std::setw(12) << format_time_us(b.start_us)
+        << std::left << std::setw(column) << b.algorithm << std::right << std::setw(12) << format_time_us(b.start_us)
         << std::setw(12) << format_time_us(b.end_us) << "\n";
   }
 }
