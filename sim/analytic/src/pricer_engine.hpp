@@ -7,7 +7,9 @@
 // leaves one of its two ports, a message arrives, a step ends after its reductions. Ports serve
 // their messages by processor sharing, kept with a virtual clock per port: while m messages are
 // in service the clock runs at 1/m, and a message of work w that joins at virtual time v leaves
-// when the clock reaches v + w.
+// when the clock reaches v + w. Each busy port has one pending leave (port_leaves.hpp), replaced
+// whenever its set in service changes, and numbered as a fresh event would be; arrivals and step
+// ends wait in the event queue; the loop takes whichever of the two comes first.
 //
 // Every decision of the loop (which message leaves a port first, the later of two times, which
 // of a pair's ops came first) is a comparison made through the Clock, so that the parametric
@@ -30,6 +32,7 @@
 #include "colltune/collectives/step_source.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/rank_layout.hpp"
+#include "port_leaves.hpp"
 
 namespace colltune::sim::detail {
 
@@ -88,7 +91,12 @@ class PricerEngine {
 
   Num run() {
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) post(r, Num{});
-    while (!events_.empty()) {
+    while (!events_.empty() || !leaves_.empty()) {
+      if (!leaves_.empty() && (events_.empty() || !EventLater{}(leaves_.top(), events_.top()))) {
+        const Event ev = leaves_.top();
+        leave_port(ev.id, ev.t);
+        continue;
+      }
       const Event ev = events_.top();
       events_.pop();
       handle(ev);
@@ -126,7 +134,6 @@ class PricerEngine {
       queue_.pop();
       return message;
     }
-    std::uint64_t version = 0;  // bumped whenever the set in service changes
 
    private:
     void advance(Clock& clock, const Num& t) {
@@ -187,14 +194,13 @@ class PricerEngine {
     Num finish{};
   };
 
-  enum class EventKind : std::uint8_t { port, arrival, step_end };
+  enum class EventKind : std::uint8_t { arrival, step_end };
 
   struct Event {
     Num t{};
     std::uint64_t seq = 0;  // insertion order: equal times are handled first come, first served
-    EventKind kind = EventKind::port;
-    std::uint32_t id = 0;
-    std::uint64_t version = 0;
+    EventKind kind = EventKind::arrival;
+    std::uint32_t id = 0;  // the message, rank or port
   };
   struct EventLater {
     bool operator()(const Event& x, const Event& y) const {
@@ -208,23 +214,20 @@ class PricerEngine {
     st.touched = t;
   }
 
-  void push(const Num& t, EventKind kind, std::uint32_t id, std::uint64_t version = 0) {
-    events_.push(Event{t, seq_++, kind, id, version});
-  }
+  void push(const Num& t, EventKind kind, std::uint32_t id) { events_.push(Event{t, seq_++, kind, id}); }
 
   void handle(const Event& ev) {
     switch (ev.kind) {
-      case EventKind::port: {
-        Port& port = ports_[ev.id];
-        if (ev.version != port.version) return;  // the set in service changed since
-        const std::uint32_t m = port.leave(clock_, ev.t);
-        reschedule(ev.id);
-        left_port(m, ev.t);
-        return;
-      }
       case EventKind::arrival: arrive(messages_[ev.id], ev.t); return;  // a copy: arrive() may add messages
       case EventKind::step_end: end_step(static_cast<int>(ev.id), ev.t); return;
     }
+  }
+
+  // The next message leaves port p at time t.
+  void leave_port(std::uint32_t p, const Num& t) {
+    const std::uint32_t m = ports_[p].leave(clock_, t);
+    reschedule(p);
+    left_port(m, t);
   }
 
   // Starts rank r's next non-empty step at time t (or finishes the rank).
@@ -303,7 +306,7 @@ class PricerEngine {
     const std::uint64_t key = (static_cast<std::uint64_t>(self) << 33) | (static_cast<std::uint64_t>(peer) << 1) |
                               (inject ? 1U : 0U);
     const auto [it, added] = switch_ports_.emplace(key, static_cast<std::uint32_t>(ports_.size()));
-    if (added) ports_.emplace_back(&clock_);
+    if (added) ports_.emplace_back(&clock_), leaves_.grow(ports_.size());
     return it->second;
   }
   bool in_switch(int r) const {
@@ -353,10 +356,15 @@ class PricerEngine {
     reschedule(p);
   }
 
+  // Port p's next leave, after the set in service changed: its one entry in leaves_, with the
+  // next insertion number, as if a fresh event replaced the old one.
   void reschedule(std::uint32_t p) {
     Port& port = ports_[p];
-    ++port.version;
-    if (!port.idle()) push(port.next_leave(clock_), EventKind::port, p, port.version);
+    if (port.idle()) {
+      leaves_.erase(p);
+    } else {
+      leaves_.set(p, Event{port.next_leave(clock_), seq_++, EventKind::arrival, p});
+    }
   }
 
   void left_port(std::uint32_t id, const Num& t) {
@@ -410,7 +418,8 @@ class PricerEngine {
   std::vector<Message> messages_;
   std::unordered_map<std::uint64_t, PairQueue> pairs_;
   std::unordered_map<std::uint64_t, std::uint32_t> switch_ports_;  // (switch, peer, direction) -> port
-  std::priority_queue<Event, std::vector<Event>, EventLater> events_;
+  std::priority_queue<Event, std::vector<Event>, EventLater> events_;  // arrivals and step ends
+  PortLeaves<Event, EventLater> leaves_{ports_.size()};  // each busy port's next leave
   std::uint64_t seq_ = 0;
   std::vector<PricedOp<Num>> mine_;  // the ops of the step being posted
 };
