@@ -7,9 +7,9 @@
 #include <limits>
 #include <map>
 #include <mutex>
-#include <tuple>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/once_map.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/topology/subset.hpp"
 
@@ -79,8 +79,23 @@ struct NcclPricer::Impl {
   };
   mutable std::mutex mutex;
   mutable std::map<std::pair<int, int>, std::unique_ptr<Slot>> machines;
-  using Key = std::tuple<int, int, int, std::size_t, std::size_t>;
-  mutable std::map<Key, NcclPrice> cache;
+  // (collective, algorithm, protocol, bytes, element size) of exact()'s prices, each priced once
+  // however many threads ask (the tuner's parallel grid).
+  struct Key {
+    int coll = 0, algo = 0, proto = 0;
+    std::size_t bytes = 0, elem_size = 0;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      std::size_t h = 0;
+      for (std::size_t v : {static_cast<std::size_t>(k.coll), static_cast<std::size_t>(k.algo),
+                            static_cast<std::size_t>(k.proto), k.bytes, k.elem_size})
+        h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      return h;
+    }
+  };
+  mutable OnceMap<Key, NcclPrice, KeyHash> cache{kMaxCachedPrices};
 
   Impl(topo::Topology priced, const topo::Topology& measured, const NcclOptions& options)
       : model(measured, options), priced_topology(std::move(priced)) {
@@ -247,15 +262,7 @@ NcclPrice NcclPricer::Impl::exact(NcclColl coll, const NcclChoice& choice, std::
                                   const MachineFigures* f) const {
   if (f) return priced(coll, choice, bytes, elem_size, f);
   const Key key{index_of(coll), index_of(choice.algo), index_of(choice.proto), bytes, elem_size};
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  NcclPrice p = priced(coll, choice, bytes, elem_size, nullptr);
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (cache.size() >= kMaxCachedPrices) cache.clear();
-  cache.emplace(key, p);
-  return p;
+  return cache.get(key, [&] { return priced(coll, choice, bytes, elem_size, nullptr); });
 }
 
 NcclPrice NcclPricer::price(NcclColl coll, std::size_t bytes, std::size_t elem_size, const MachineFigures* f) const {

@@ -27,14 +27,13 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
-#include <unordered_map>
 
 #include "colltune/collectives/fusion.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/once_map.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/sim/priced_machine.hpp"
@@ -276,22 +275,14 @@ struct StepSimulator::Impl {
   StepCosts costs;           // resolved by resolve_costs()
   std::vector<const coll::Algorithm*> allreduce;  // the registry's allreduce entries
   double negotiation = 0;    // per cycle
-  mutable std::mutex mutex;  // guards prices: run() may be called from several threads
-  mutable std::unordered_map<PriceKey, Priced, PriceKeyHash> prices;
+  // run() may be called from several threads (the tuner's parallel grid): each price once.
+  mutable OnceMap<PriceKey, Priced, PriceKeyHash> prices{kMaxCachedPrices};
 };
 
 // Cached by key; +infinity (not applicable) is cached too.
 template <typename Compute>
 Priced StepSimulator::Impl::cached(PriceKey key, Compute compute) const {
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = prices.find(key); it != prices.end()) return it->second;
-  }
-  const Priced p = compute();
-  std::lock_guard<std::mutex> lock(mutex);
-  if (prices.size() >= kMaxCachedPrices) prices.clear();
-  prices.emplace(std::move(key), p);
-  return p;
+  return prices.get(key, compute);
 }
 
 Priced StepSimulator::Impl::algorithm_price(const StepConfig& c, const coll::Algorithm& a, Engine engine,

@@ -166,10 +166,10 @@ bool RuntimeModel::runs_nccl_allreduce(const Candidate& c) const {
 }
 
 std::shared_ptr<const std::vector<SizeRange>> RuntimeModel::table_for(const std::string& algorithm) const {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = tables_.find(algorithm); it != tables_.end()) return it->second;
-  }
+  return tables_.get(algorithm, [&] { return build_table(algorithm); });
+}
+
+std::shared_ptr<const std::vector<SizeRange>> RuntimeModel::build_table(const std::string& algorithm) const {
   const std::vector<std::string> ids =
       algorithm == kAutoAlgorithm ? flat_algorithms() : std::vector<std::string>{algorithm};
   std::vector<SizeRange> table;
@@ -185,9 +185,7 @@ std::shared_ptr<const std::vector<SizeRange>> RuntimeModel::table_for(const std:
     options.hierarchical = false;
     table = build_algo_table(cost_, options);
   }
-  auto shared = std::make_shared<const std::vector<SizeRange>>(std::move(table));
-  std::lock_guard<std::mutex> lock(mutex_);
-  return tables_.emplace(algorithm, std::move(shared)).first->second;
+  return std::make_shared<const std::vector<SizeRange>>(std::move(table));
 }
 
 sim::StepConfig RuntimeModel::step_config(const Candidate& c) const {

@@ -24,15 +24,14 @@
 // of the same algorithms, and "nccl" is then not offered. The baseline is Horovod's defaults
 // with NCCL's own choice, or, where NCCL's model does not fit, with colltune's ring (fallback()
 // says why).
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "colltune/collectives/registry.hpp"
+#include "colltune/common/once_map.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/horovod_hierarchical.hpp"
 #include "colltune/sim/nccl_model.hpp"
@@ -141,11 +140,12 @@ class RuntimeModel {
   std::string fallback_;
   std::optional<sim::HorovodHierarchical> horovod_hierarchical_;
   std::string hierarchical_fallback_;
-  mutable std::mutex mutex_;  // guards tables_: objectives may run from several threads
-  mutable std::map<std::string, std::shared_ptr<const std::vector<SizeRange>>> tables_;
+  // Per algorithm, each built once however many threads ask (the tuner's parallel grid).
+  mutable OnceMap<std::string, std::shared_ptr<const std::vector<SizeRange>>> tables_{1024};
 
   bool runs_nccl_allreduce(const Candidate& c) const;
   std::shared_ptr<const std::vector<SizeRange>> table_for(const std::string& algorithm) const;
+  std::shared_ptr<const std::vector<SizeRange>> build_table(const std::string& algorithm) const;
   std::vector<SizeRange> ps_table() const;
 };
 

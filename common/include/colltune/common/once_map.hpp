@@ -1,0 +1,68 @@
+#pragma once
+// A memo that several threads may share and that computes each key once: the first thread to ask
+// for a key computes its value while later askers of the same key wait for that value instead of
+// computing it again (the tuner evaluates candidates in parallel, and neighbouring candidates ask
+// for the same allreduce prices at the same moment). A value is what its computation returns, or
+// the exception it throws, given to every asker.
+//
+// Bounded: when it holds `max_entries` keys it starts over (values already handed out stay
+// valid). The prices memoised with it depend on the key alone, so starting over changes no
+// result, only time.
+//
+// A computation may ask the memo for other keys but must never, through any chain, ask for its
+// own key (it would wait for itself).
+#include <cstddef>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+namespace colltune {
+
+template <class Key, class Value, class Hash = std::hash<Key>>
+class OnceMap {
+ public:
+  explicit OnceMap(std::size_t max_entries) : max_entries_(max_entries) {}
+
+  // The value of `key`, computed by `compute()` (a callable returning Value) unless another
+  // thread has computed it or is computing it.
+  template <class Compute>
+  Value get(const Key& key, Compute&& compute) {
+    std::promise<Value> promise;
+    std::shared_future<Value> value;
+    bool mine = false;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (const auto it = values_.find(key); it != values_.end()) {
+        value = it->second;
+      } else {
+        if (values_.size() >= max_entries_) values_.clear();
+        value = promise.get_future().share();
+        values_.emplace(key, value);
+        mine = true;
+      }
+    }
+    if (mine) {
+      try {
+        promise.set_value(compute());
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+      }
+    }
+    return value.get();
+  }
+
+  // Keys held now (for tests).
+  std::size_t size() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return values_.size();
+  }
+
+ private:
+  std::size_t max_entries_;
+  mutable std::mutex mutex_;
+  std::unordered_map<Key, std::shared_future<Value>, Hash> values_;
+};
+
+}  // namespace colltune
