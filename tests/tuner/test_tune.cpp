@@ -141,6 +141,32 @@ TEST(Tune, SameSeedSameAnswer) {
   for (std::size_t i = 0; i < a.history.size(); ++i) EXPECT_EQ(a.history[i].candidate, b.history[i].candidate);
 }
 
+// The grid on several threads gives the serial grid's history, candidate for candidate and bit
+// for bit, for the runtimes whose prices come from different caches (NCCL's price path, the
+// colltune schedules' pipelines, parameter servers). The threaded run goes first, so it fills
+// the caches the serial one then reads.
+TEST(Tune, ParallelGridGivesTheSerialHistory) {
+  const auto workload = sim::load_workload("resnet50");
+  const topo::Topology fat = topo::load_topology("fat-tree:nodes=4,gpus=4,oversub=2");
+  for (const char* runtime : {"horovod", "colltune", "ps:servers=2"}) {
+    SCOPED_TRACE(runtime);
+    const auto run = [&](std::size_t threads) {
+      SimulatedObjective objective(fat, workload, sim::Engine::analytic, parse_runtime_spec(runtime));
+      TuneOptions options;
+      options.threads = threads;
+      return tune(fat, workload, objective, options);
+    };
+    const TuneResult parallel = run(4);
+    const TuneResult serial = run(1);
+    ASSERT_EQ(parallel.history.size(), serial.history.size());
+    for (std::size_t i = 0; i < serial.history.size(); ++i) {
+      EXPECT_EQ(parallel.history[i].candidate, serial.history[i].candidate) << i;
+      EXPECT_EQ(parallel.history[i].step_time_us, serial.history[i].step_time_us) << i;
+    }
+    EXPECT_EQ(parallel.best.candidate, serial.best.candidate);
+  }
+}
+
 TEST(Tune, Fp16RejectedOverTheErrorLimit) {
   const auto workload = sim::load_workload("vgg16");
   TuneOptions options;

@@ -12,6 +12,7 @@
 
 #include "colltune/collectives/step_source.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/parallel.hpp"
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/pricer.hpp"
 #include "colltune/sim/pipeline_closed_form.hpp"
@@ -278,9 +279,9 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
   for (std::size_t short_rounds = 8 + 2 * static_cast<std::size_t>(height); short_rounds + 2 < rounds;
        short_rounds *= 2) {
     const std::size_t n0 = count - (rounds - short_rounds) * unit;  // same count % unit: the same last chunks
-    const double t0 = priced_once(n0);
-    const double t1 = priced_once(n0 + unit);
-    const double t2 = priced_once(n0 + 2 * unit);
+    // Three independent runs of the pricer, on several threads.
+    const std::vector<double> t = parallel_map(3, [&](std::size_t i) { return priced_once(n0 + i * unit); });
+    const double t0 = t[0], t1 = t[1], t2 = t[2];
     const double step = t2 - t1;
     // Extending by `step` for the remaining rounds errs by about their number times this
     // settling, which is then a fraction 1e-10 of the steady round: far below 1e-9 of the total.

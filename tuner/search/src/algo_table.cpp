@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parallel.hpp"
 #include "colltune/tuner/space.hpp"
 
 namespace colltune::tuner {
@@ -62,10 +63,15 @@ void add_sample(std::vector<SizeRange>& table, SizeRange best, std::size_t bytes
 
 std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoTableOptions& options) {
   const auto choices = choices_of(options);
-  std::vector<SizeRange> table;
-  std::size_t previous = 0;
+  std::vector<std::size_t> sizes;
   for (std::size_t s = std::max<std::size_t>(options.min_bytes, 1); s <= options.max_bytes; s *= 2) {
-    SizeRange best{table.empty() ? 0 : previous + 1, s, {}, "simple", s, std::numeric_limits<double>::infinity(), -1, ""};
+    sizes.push_back(s);
+    if (s > std::numeric_limits<std::size_t>::max() / 2) break;
+  }
+  // Each size's fastest choice, the sizes on several threads (the cost model's memo is shared safely).
+  const std::vector<SizeRange> fastest = parallel_map(sizes.size(), [&](std::size_t i) {
+    const std::size_t s = sizes[i];
+    SizeRange best{0, s, {}, "simple", s, std::numeric_limits<double>::infinity(), -1, ""};
     for (const auto& c : choices) {
       const double t = time_of(model, c, s, options.fp16);
       if (sim::clearly_faster(t, best.time_us)) {
@@ -74,9 +80,13 @@ std::vector<SizeRange> build_algo_table(const sim::CostModel& model, const AlgoT
       }
     }
     if (!std::isfinite(best.time_us)) throw Error("no allreduce algorithm applies at " + format_bytes(s));
-    add_sample(table, best, s, previous);
-    previous = s;
-    if (s > std::numeric_limits<std::size_t>::max() / 2) break;
+    return best;
+  });
+  std::vector<SizeRange> table;
+  std::size_t previous = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    add_sample(table, fastest[i], sizes[i], previous);
+    previous = sizes[i];
   }
   if (table.empty()) throw Error("algorithm table: empty size range");
   table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);

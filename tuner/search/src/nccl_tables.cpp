@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parallel.hpp"
 #include "colltune/tuner/space.hpp"
 
 namespace colltune::tuner {
@@ -38,14 +39,18 @@ SizeRange fastest_cell(const sim::NcclPricer& pricer, const std::vector<sim::Ncc
   return best;
 }
 
-// Samples powers of two from 1 KiB to 1 GiB; `sample(bytes)` gives the row at each.
+// Samples powers of two from 1 KiB to 1 GiB; `sample(bytes)` gives the row at each (the sizes
+// are priced on several threads: the pricer's caches are shared safely).
 template <typename Sample>
 std::vector<SizeRange> sampled_table(Sample sample) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) sizes.push_back(s);
+  const std::vector<SizeRange> rows = parallel_map(sizes.size(), [&](std::size_t i) { return sample(sizes[i]); });
   std::vector<SizeRange> table;
   std::size_t previous = 0;
-  for (std::size_t s = 1 * KiB; s <= 1 * GiB; s *= 2) {
-    add_sample(table, sample(s), s, previous);
-    previous = s;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    add_sample(table, rows[i], sizes[i], previous);
+    previous = sizes[i];
   }
   table.back().max_bytes = std::max(table.back().max_bytes, kTableMaxBytes);
   return table;

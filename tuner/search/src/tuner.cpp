@@ -190,6 +190,7 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
   search_options.budget = options.budget;
   search_options.seed = options.seed;
   search_options.progress = options.progress;
+  search_options.threads = options.threads;
   search_options.accept = [&](const Candidate& c) {
     return !c.fp16 || fp16_estimate(runtime, c, layout, options.max_fp16_error).accepted;
   };

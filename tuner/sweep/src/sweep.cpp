@@ -222,6 +222,8 @@ SweepResult run_sweep(const SweepSpec& spec,
   // The points are independent tuning runs: one worker per core, results in point order.
   TuneOptions options = spec.tune;
   options.progress = nullptr;
+  const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, combos.size());
+  options.threads = std::max<std::size_t>(1, std::thread::hardware_concurrency() / workers);  // the rest per grid
   const auto tune_point = [&](std::size_t i) {
     const sim::Workload& workload = workloads[i].workload;
     SimulatedObjective objective(topologies[i], workload, sim::Engine::analytic, runtimes[i], spec.costs);
@@ -263,7 +265,6 @@ SweepResult run_sweep(const SweepSpec& spec,
     }
   };
   {
-    const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, combos.size());
     std::vector<std::jthread> pool;
     for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
     work();

@@ -28,6 +28,9 @@ class Objective {
   virtual double evaluate(const Candidate& candidate) = 0;
   // The runtime the objective prices (nullptr: colltune's executors without NCCL's model).
   virtual const RuntimeModel* runtime_model() const { return nullptr; }
+  // Whether evaluate() may run on several threads at once (a grid search then uses them); an
+  // objective that measures the machine must not.
+  virtual bool concurrent() const { return false; }
 };
 
 // The training-step model with the analytical cost model (Engine::analytic, microseconds per
@@ -45,6 +48,8 @@ class SimulatedObjective : public Objective {
   std::string name() const override;
   double evaluate(const Candidate& candidate) override;
   const RuntimeModel* runtime_model() const override { return &runtime_; }
+  // A model: its caches are shared safely (OnceMap) and a price depends on its inputs alone.
+  bool concurrent() const override { return true; }
   // The full step (buffers with their start/end times) for the report's timeline.
   sim::StepResult step(const Candidate& candidate) const;
   sim::Engine engine() const { return engine_; }

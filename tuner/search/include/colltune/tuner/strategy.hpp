@@ -26,8 +26,12 @@ struct SearchOptions {
   std::vector<Candidate> initial;
   // When set, candidates it rejects are not searched (fp16 over the error limit).
   std::function<bool(const Candidate&)> accept;
-  // Called after every evaluation with (done, total, best so far).
+  // Called after every evaluation with (done, total, best so far); under the grid's threads one
+  // call at a time, in the order evaluations finish.
   std::function<void(std::size_t, std::size_t, const Evaluation&)> progress;
+  // Threads evaluating the grid where the objective may run concurrently (Objective::concurrent):
+  // 0 = one per hardware thread. The result does not depend on it.
+  std::size_t threads = 0;
 };
 
 inline constexpr std::size_t kDefaultBudget = 30;

@@ -30,6 +30,7 @@ struct TuneOptions {
   double max_fp16_error = kDefaultMaxFp16Error;
   std::size_t top_n = 10;
   std::function<void(std::size_t, std::size_t, const Evaluation&)> progress;
+  std::size_t threads = 0;  // see SearchOptions
 };
 
 // Step time (analytical model) over fusion threshold x cycle time, other knobs as in the best
