@@ -39,12 +39,15 @@ test-asan: deps
 	$(SAN_ENV_MPI) ctest --test-dir build-asan --output-on-failure -j$(JOBS) -L mpi -LE long
 
 # ThreadSanitizer: the threads transport's tests (not BenchInputs: single-threaded arithmetic at
-# 65,536 ranks, and 1,024 threads that TSan makes minutes long; ASan runs them).
+# 65,536 ranks, and 1,024 threads that TSan makes minutes long; ASan runs them), then the shared
+# memos and the tuner's parallel grid over three runtimes' price paths.
 test-tsan: deps
 	cmake --preset ci-tsan >/dev/null
-	cmake --build build-tsan -j$(JOBS) --target test_runtime test_bench_runtime
+	cmake --build build-tsan -j$(JOBS) --target test_runtime test_bench_runtime test_common test_tuner
 	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER=-BenchInputs.* \
 	  ctest --test-dir build-tsan --output-on-failure -R '^test_(runtime|bench_runtime)$$'
+	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER='OnceMap.*:ParallelMap.*:Tune.ParallelGrid*' \
+	  ctest --test-dir build-tsan --output-on-failure -R '^test_(common|tuner)$$'
 
 # libFuzzer on every parser for FUZZ_SECONDS each (needs clang; docs/hardening.md). New inputs
 # go to build-fuzz/corpus/, never into the checked-in corpus. Then the nothing-written-on-error

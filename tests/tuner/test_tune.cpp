@@ -154,6 +154,7 @@ TEST(Tune, ParallelGridGivesTheSerialHistory) {
       SimulatedObjective objective(fat, workload, sim::Engine::analytic, parse_runtime_spec(runtime));
       TuneOptions options;
       options.threads = threads;
+      options.fixes = {"cycle-time=5ms"};  // a few hundred candidates: the test also runs under TSan
       return tune(fat, workload, objective, options);
     };
     const TuneResult parallel = run(4);
