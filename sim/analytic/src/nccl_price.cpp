@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/once_map.hpp"
@@ -20,9 +21,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Prices kept per pricer (the tuner asks for the same buffers under thousands of configurations).
 constexpr std::size_t kMaxCachedPrices = std::size_t{1} << 16;
 
-// A machine the schedules run on: the priced topology itself, or with its switches as ranks.
+// A machine the schedules run on (the priced topology itself, a prefix of its hosts, or either
+// with its switches as ranks), as the cost model derives it; the topology is not kept (a copy of
+// a 4,096-GPU graph was most of a pricer's construction).
 struct Machine {
-  topo::Topology topology;
   CostModel cost;
 };
 
@@ -109,21 +111,17 @@ struct NcclPricer::Impl {
 
   // The machine of `kind` on NCCL's ranks, or on its first `first_hosts` hosts (0: all).
   Machine build(MachineKind kind, int first_hosts) const {
-    topo::Topology t = priced_topology;
-    const int ranks = model.system().nranks;
+    std::optional<topo::Topology> prefix;
     if (first_hosts > 0) {
       std::vector<int> drop;
-      for (int h = first_hosts; h < t.num_hosts(); ++h) drop.push_back(h);
-      t = topo::without_hosts(t, drop);
+      for (int h = first_hosts; h < priced_topology.num_hosts(); ++h) drop.push_back(h);
+      prefix = topo::without_hosts(priced_topology, drop);
     }
-    const int data_ranks = first_hosts > 0 ? t.num_ranks() : ranks;
-    if (kind == MachineKind::plain) {
-      CostModel cost(t, data_ranks, schedule_channels());
-      return Machine{std::move(t), std::move(cost)};
-    }
-    topo::Topology with = kind == MachineKind::sharp ? topo::with_sharp_switch(t) : topo::with_nvls_switch(t);
-    CostModel cost(with, with.num_ranks(), schedule_channels());
-    return Machine{std::move(with), std::move(cost)};
+    const topo::Topology& t = prefix ? *prefix : priced_topology;
+    const int data_ranks = prefix ? t.num_ranks() : model.system().nranks;
+    if (kind == MachineKind::plain) return Machine{CostModel(t, data_ranks, schedule_channels())};
+    const topo::Topology with = kind == MachineKind::sharp ? topo::with_sharp_switch(t) : topo::with_nvls_switch(t);
+    return Machine{CostModel(with, with.num_ranks(), schedule_channels())};
   }
 
   const Machine* machine(MachineKind kind, int first_hosts, std::string* why) const {
