@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parallel.hpp"
 #include "colltune/sim/calibration.hpp"
 
 namespace colltune::tuner {
@@ -154,9 +155,12 @@ class Fit {
   }
   Eigen::VectorXd residuals(const Eigen::VectorXd& x) const {
     const CalibValues v = values(x);
+    // Each row priced on its own (the rows on several threads: the predictor and the pricers'
+    // memos are shared safely), so the residuals are a serial loop's.
+    const std::vector<double> t =
+        parallel_map(rows_.size(), [&](std::size_t i) { return predictor_.time_us(*rows_[i]->m, v); });
     Eigen::VectorXd r(static_cast<long>(rows_.size()));
-    for (std::size_t i = 0; i < rows_.size(); ++i)
-      r[static_cast<long>(i)] = std::log(predictor_.time_us(*rows_[i]->m, v) / rows_[i]->m->time_us);
+    for (std::size_t i = 0; i < rows_.size(); ++i) r[static_cast<long>(i)] = std::log(t[i] / rows_[i]->m->time_us);
     return r;
   }
   // Forward differences in log space from the residuals at x (which the fit has already):

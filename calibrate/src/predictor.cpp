@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <tuple>
 
 #include "colltune/calibrate/calibrate.hpp"
@@ -146,12 +147,16 @@ struct Predictor::Impl {
   mutable std::map<std::pair<std::string, std::string>, std::string> nccl_error;
   using Key = std::tuple<int, int, std::string, std::string, std::size_t, std::size_t, std::size_t>;
   mutable std::map<Key, Resolved> cache;
+  // Guards cache, pricers and nccl_error: the fit prices its rows on several threads. A row is
+  // resolved once (under the lock); its pricing runs outside it.
+  mutable std::mutex mutex;
 
   Impl(const topo::Topology& t, int n) : topology(t), nranks(n), priced(sim::priced_machine(t)), model(priced, n) {}
 
   const Resolved& resolved(const Measurement& row) const {
     const Key key{static_cast<int>(row.runtime), static_cast<int>(row.collective), row.algorithm, row.protocol,
                   row.bytes, row.elem_size, row.chunk_elems};
+    const std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
     if (it == cache.end()) it = cache.emplace(key, row.runtime == MeasuredRuntime::colltune ? colltune_row(row) : nccl_row(row)).first;
     return it->second;

@@ -241,6 +241,23 @@ TEST(Calibrate, RecoversKnownParametersFromNoisyMeasurements) {
   EXPECT_LT(r.median_abs_error, 0.05);
 }
 
+// The fit prices its rows on several threads: a published log fits to the same numbers every
+// time, the first run with cold memos, the second with warm ones (and under ThreadSanitizer in
+// `make test-tsan`: the predictor's and the NCCL price path's shared state).
+TEST(Calibrate, APublishedLogFitsTheSameEveryTime) {
+  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2,transport=roce");
+  const MeasurementSet set = read_measurements(kLogs + "oci-a100-2node-roce-allreduce.txt");
+  const CalibrationResult a = calibrate(t, set);
+  const CalibrationResult b = calibrate(t, set);
+  ASSERT_FALSE(a.fitted.empty());
+  EXPECT_EQ(a.fitted, b.fitted);
+  for (const std::string& name : a.fitted) {
+    const int i = calibration_parameter_index(name);
+    EXPECT_EQ(a.after.at(i), b.after.at(i)) << name;
+  }
+  EXPECT_EQ(a.median_abs_error, b.median_abs_error);
+}
+
 TEST(Calibrate, OutliersAndWarmupRowsAreReportedAndDoNotMoveTheFit) {
   const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
   const CalibValues truth = shifted(values_of(t, t.num_ranks()));
