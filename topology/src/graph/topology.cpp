@@ -24,11 +24,14 @@ Topology::Topology(const Topology& other)
       calibration(other.calibration),
       gpu(other.gpu),
       transport(other.transport),
-      store_(std::make_unique<GraphStore>(GraphStore{other.store_->graph, {}})),
+      store_(std::make_unique<GraphStore>()),
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
       rank_map_count_(other.rank_map_count_),
       cache_(std::make_unique<RouteCache>()) {
+  // Assigned in place: boost::adjacency_list has no move constructor, so a GraphStore built
+  // from a temporary copied the whole graph twice.
+  store_->graph = other.store_->graph;
   store_->links.assign(boost::num_edges(store_->graph), EdgeId{});
   for (auto [it, end] = boost::edges(store_->graph); it != end; ++it) store_->links[store_->graph[*it].index] = *it;
 }
@@ -206,11 +209,17 @@ void Topology::set_reduce_gbps(VertexId device, double gbps) {
 }
 
 Topology Topology::with_scaled_bandwidth(LinkKind kind, double factor) const {
+  return with_scaled_bandwidth(std::vector<LinkKind>{kind}, factor);
+}
+
+Topology Topology::with_scaled_bandwidth(const std::vector<LinkKind>& kinds, double factor) const {
   if (!(factor > 0) || !std::isfinite(factor))
     throw Error("bandwidth scale factor must be positive and finite, got " + std::to_string(factor));
   Topology copy(*this);
-  for (const EdgeId& e : copy.store_->links)
-    if (copy.store_->graph[e].kind == kind) copy.store_->graph[e].bandwidth_gbps *= factor;
+  for (const EdgeId& e : copy.store_->links) {
+    Link& link = copy.store_->graph[e];
+    if (std::find(kinds.begin(), kinds.end(), link.kind) != kinds.end()) link.bandwidth_gbps *= factor;
+  }
   return copy;
 }
 
