@@ -10,7 +10,11 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
 
+#include "colltune/common/parallel.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/topology/hardware.hpp"
 
@@ -157,21 +161,32 @@ StepCosts halved_overheads(const StepCosts& c) {
 }
 
 std::vector<WhatIfMachine> whatif_machines(const topo::Topology& topology) {
-  std::vector<WhatIfMachine> out;
-  for (topo::LinkKind kind : kLinkKinds)
-    if (has_links(topology, kind)) out.push_back({link_whatif(topology, kind), topology.with_scaled_bandwidth(kind, kFaster)});
+  // What each machine is, then the machines themselves: each a copy of the whole topology (tens
+  // of megabytes at 16,384 GPUs), made on several threads.
+  std::vector<WhatIf> whatifs;
+  std::vector<std::function<topo::Topology()>> make;
+  std::vector<topo::LinkKind> kinds;
+  std::string classes;
+  for (topo::LinkKind kind : kLinkKinds) {
+    if (!has_links(topology, kind)) continue;
+    whatifs.push_back(link_whatif(topology, kind));
+    make.emplace_back([&topology, kind] { return topology.with_scaled_bandwidth(kind, kFaster); });
+    kinds.push_back(kind);
+    if (whatifs.back().rate_gbps > 0) classes += (classes.empty() ? "" : "; ") + whatifs.back().label;
+  }
   // Every link class at once: two links that limit together (a NIC behind a PCIe link of about
   // its rate) move nothing alone.
-  topo::Topology all = topology;
-  std::string classes;
-  for (const WhatIfMachine& m : out) {
-    all = all.with_scaled_bandwidth(topo::parse_link_kind(m.whatif.resource), kFaster);
-    if (m.whatif.rate_gbps > 0) classes += (classes.empty() ? "" : "; ") + m.whatif.label;
+  if (kinds.size() > 1) {
+    whatifs.push_back({"links", "every link class at once, none alone (" + classes + ")", 0, 0});
+    make.emplace_back([&topology, kinds] { return topology.with_scaled_bandwidth(kinds, kFaster); });
   }
-  if (out.size() > 1)
-    out.push_back({{"links", "every link class at once, none alone (" + classes + ")", 0, 0}, std::move(all)});
-  out.push_back({{"latency", "link latency (every hop's alpha)", 0, 0}, with_scaled_latency(topology, 1 / kFaster)});
-  out.push_back({{"reduction", reduction_label(topology), 0, 0}, with_scaled_reduction(topology, kFaster)});
+  whatifs.push_back({"latency", "link latency (every hop's alpha)", 0, 0});
+  make.emplace_back([&topology] { return with_scaled_latency(topology, 1 / kFaster); });
+  whatifs.push_back({"reduction", reduction_label(topology), 0, 0});
+  make.emplace_back([&topology] { return with_scaled_reduction(topology, kFaster); });
+  std::vector<topo::Topology> machines = parallel_map(make.size(), [&](std::size_t i) { return make[i](); });
+  std::vector<WhatIfMachine> out;
+  for (std::size_t i = 0; i < whatifs.size(); ++i) out.push_back({std::move(whatifs[i]), std::move(machines[i])});
   return out;
 }
 

@@ -177,6 +177,8 @@ class Topology {
 
   // A copy with every link of `kind` scaled by `factor` in bandwidth ("what if 4x NIC?").
   Topology with_scaled_bandwidth(LinkKind kind, double factor) const;
+  // The same for every link of any of `kinds`, in one copy.
+  Topology with_scaled_bandwidth(const std::vector<LinkKind>& kinds, double factor) const;
 
  private:
   std::unique_ptr<GraphStore> store_;      // never null: every constructor makes one
