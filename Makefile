@@ -40,14 +40,16 @@ test-asan: deps
 
 # ThreadSanitizer: the threads transport's tests (not BenchInputs: single-threaded arithmetic at
 # 65,536 ranks, and 1,024 threads that TSan makes minutes long; ASan runs them), then the shared
-# memos, the tuner's parallel grid over three runtimes' price paths and the fit's parallel rows.
+# memos, the tuner's parallel grid over three runtimes' price paths, the fit's parallel rows and
+# the bottleneck's what-if machines.
 test-tsan: deps
 	cmake --preset ci-tsan >/dev/null
-	cmake --build build-tsan -j$(JOBS) --target test_runtime test_bench_runtime test_common test_tuner test_calibrate
+	cmake --build build-tsan -j$(JOBS) --target test_runtime test_bench_runtime test_common test_tuner test_calibrate \
+	  test_whatif
 	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER=-BenchInputs.* \
 	  ctest --test-dir build-tsan --output-on-failure -R '^test_(runtime|bench_runtime)$$'
-	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER='OnceMap.*:ParallelMap.*:Tune.ParallelGrid*:Calibrate.APublishedLog*' \
-	  ctest --test-dir build-tsan --output-on-failure -R '^test_(common|tuner|calibrate)$$'
+	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER='OnceMap.*:ParallelMap.*:Tune.ParallelGrid*:Calibrate.APublishedLog*:Bottleneck.*' \
+	  ctest --test-dir build-tsan --output-on-failure -R '^test_(common|tuner|calibrate|whatif)$$'
 
 # libFuzzer on every parser for FUZZ_SECONDS each (needs clang; docs/hardening.md). New inputs
 # go to build-fuzz/corpus/, never into the checked-in corpus. Then the nothing-written-on-error
