@@ -24,22 +24,21 @@ AllreduceBottlenecks::AllreduceBottlenecks(const topo::Topology& topology, const
 AllreduceBottlenecks::~AllreduceBottlenecks() = default;
 
 sim::Bottleneck AllreduceBottlenecks::at(const std::string& algorithm, std::size_t bytes, double time_us) const {
-  // Each what-if machine priced on its own (on several threads: a large machine's schedule is
-  // seconds of the reference pricer on each).
-  std::vector<sim::WhatIf> priced = parallel_map(machines_.size(), [&](std::size_t i) {
-    sim::WhatIf w = machines_[i].whatif;
-    if (!nccl_.empty()) {
-      w.time_us = nccl_[i]->choose(sim::NcclColl::allreduce, bytes).time_us;
-    } else {
-      const coll::Algorithm& algo = coll::find_algorithm(algorithm);
-      w.time_us = costs_[i]->time_us(algo, request_(algorithm, bytes));
-    }
-    return w;
+  // Each what-if machine priced on its own, and colltune's rows on the machine itself too (the
+  // analytic price: an event row's time is another model's), all on several threads: a large
+  // machine's schedule is seconds of the reference pricer on each.
+  const std::size_t n = machines_.size();
+  const std::vector<double> times = parallel_map(n + 1, [&](std::size_t i) {
+    if (!nccl_.empty()) return i < n ? nccl_[i]->choose(sim::NcclColl::allreduce, bytes).time_us : time_us;
+    const sim::CostModel& model = i < n ? *costs_[i] : *base_;
+    return model.time_us(coll::find_algorithm(algorithm), request_(algorithm, bytes));
   });
-  // colltune's rows against the analytic price on the machine itself (an event row's time is
-  // another model's).
-  const double base = nccl_.empty() ? base_->time_us(coll::find_algorithm(algorithm), request_(algorithm, bytes)) : time_us;
-  return sim::pick_bottleneck(base, std::move(priced), !nccl_.empty());
+  std::vector<sim::WhatIf> priced;
+  for (std::size_t i = 0; i < n; ++i) {
+    priced.push_back(machines_[i].whatif);
+    priced.back().time_us = times[i];
+  }
+  return sim::pick_bottleneck(times[n], std::move(priced), !nccl_.empty());
 }
 
 }  // namespace colltune::cli
