@@ -2,7 +2,6 @@
 #include "colltune/tuner/strategy.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -10,7 +9,6 @@
 #include <numeric>
 #include <optional>
 #include <random>
-#include <thread>
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/parallel.hpp"
@@ -88,10 +86,22 @@ std::size_t grid_workers(const Objective& objective, const SearchOptions& option
   return objective.concurrent() ? worker_count(n, options.threads) : 1;
 }
 
+// 0..n-1 cut into one block per worker and handed out block by block in turn (the first of each
+// block, then the second of each, ...): neighbouring candidates share buffers, so threads that
+// took neighbours would wait on each other's prices.
+std::vector<std::size_t> interleaved_blocks(std::size_t n, std::size_t workers) {
+  const std::size_t block = (n + workers - 1) / workers;
+  std::vector<std::size_t> order;
+  for (std::size_t offset = 0; offset < block; ++offset)
+    for (std::size_t b = 0; b < workers; ++b)
+      if (b * block + offset < n) order.push_back(b * block + offset);
+  return order;
+}
+
 // Every candidate, evaluated by several threads where the objective allows it. The history is in
 // the candidates' order and holds the same numbers however many threads ran (each candidate's
-// time depends on the candidate alone); an objective's error is the first candidate's in order
-// that raised one, as a serial run would raise it. Progress counts evaluations as they finish.
+// time depends on the candidate alone); where evaluations raise errors, the first candidate's in
+// order is raised, as a serial run would. Progress counts evaluations as they finish.
 std::vector<Evaluation> run_grid(const std::vector<Candidate>& all, Objective& objective,
                                  const SearchOptions& options) {
   const std::size_t workers = grid_workers(objective, options, all.size());
@@ -100,41 +110,38 @@ std::vector<Evaluation> run_grid(const std::vector<Candidate>& all, Objective& o
     for (const auto& c : all) runner.evaluate(c);
     return std::move(runner.history());
   }
-  std::vector<Evaluation> history(all.size());
-  std::vector<std::exception_ptr> errors(all.size());
-  // Neighbouring candidates share buffers, so threads that took neighbours would wait on each
-  // other's prices: the grid is cut into one block per worker and handed out block by block in
-  // turn (the first of each block, then the second of each, ...).
-  const std::size_t block = (all.size() + workers - 1) / workers;
-  std::vector<std::size_t> order;
-  for (std::size_t offset = 0; offset < block; ++offset)
-    for (std::size_t b = 0; b < workers; ++b)
-      if (b * block + offset < all.size()) order.push_back(b * block + offset);
-  std::atomic<std::size_t> next{0};
+  struct Outcome {
+    Evaluation evaluation;
+    std::exception_ptr error;
+  };
+  const std::vector<std::size_t> order = interleaved_blocks(all.size(), workers);
   std::mutex progress_mutex;
   std::size_t finished = 0;
   std::optional<Evaluation> best;
-  const auto work = [&] {
-    for (std::size_t j = next++; j < order.size(); j = next++) {
-      const std::size_t i = order[j];
-      try {
-        history[i] = Evaluation{all[i], objective.evaluate(all[i])};
-      } catch (...) {
-        errors[i] = std::current_exception();
-        next = order.size();  // a serial run stops at its first error: stop taking candidates
-        continue;
-      }
-      if (!options.progress) continue;
-      const std::lock_guard<std::mutex> lock(progress_mutex);
-      if (!best || history[i].step_time_us < best->step_time_us) best = history[i];
-      options.progress(++finished, all.size(), *best);
-    }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
-    work();
-  }  // joined
+  const std::vector<Outcome> outcomes = parallel_map(
+      order.size(),
+      [&](std::size_t j) {
+        Outcome o{Evaluation{all[order[j]]}, nullptr};
+        try {
+          o.evaluation.step_time_us = objective.evaluate(o.evaluation.candidate);
+        } catch (...) {
+          o.error = std::current_exception();
+          return o;
+        }
+        if (options.progress) {
+          const std::lock_guard<std::mutex> lock(progress_mutex);
+          if (!best || o.evaluation.step_time_us < best->step_time_us) best = o.evaluation;
+          options.progress(++finished, all.size(), *best);
+        }
+        return o;
+      },
+      workers);
+  std::vector<Evaluation> history(all.size());
+  std::vector<std::exception_ptr> errors(all.size());
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    history[order[j]] = outcomes[j].evaluation;
+    errors[order[j]] = outcomes[j].error;
+  }
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
   return history;
