@@ -28,6 +28,12 @@ ProtocolCost protocol_cost(const NcclModel& nccl, NcclColl coll, NcclAlgo algo, 
   c.intra_steps = cell.intra_steps;
   c.inter_steps = cell.inter_steps;
   c.efficiency = efficiency.of(proto);
+  // NVLS inside one host moves its bytes with the switch's multimem loads and stores, which NCCL's
+  // model grants a fraction of the link (nvlsEfficiency); nccl_nvls prices its traffic at line
+  // rate, so it takes that fraction. Not NVLSTree: there nccl_nvls_tree's NVLink phases already
+  // bind where NCCL's model and the published logs have the network binding (docs/nccl-model.md,
+  // "NVLS's share of the link"), and the fraction would compound that miss.
+  if (algo == NcclAlgo::nvls) c.intra_fraction = nccl.nvls_link_fraction(algo);
   return c;
 }
 
@@ -39,7 +45,7 @@ double latency_us(const ProtocolCost& cost, const coll::LevelCosts& machine) {
 coll::LevelCosts bandwidth_levels(const coll::LevelCosts& machine, const ProtocolCost& cost) {
   coll::LevelCosts l = machine;
   l.alpha_intra_us = l.alpha_inter_us = l.switch_alpha_us = 0;
-  l.beta_intra_us_per_byte /= cost.efficiency;
+  l.beta_intra_us_per_byte /= cost.efficiency * cost.intra_fraction;
   l.beta_inter_us_per_byte /= cost.efficiency;
   l.beta_host_us_per_byte /= cost.efficiency;
   return l;

@@ -26,6 +26,17 @@ NcclLatencyParts NcclModel::latency_parts(NcclColl coll, NcclAlgo algo, NcclProt
   return cell(lat_parts_, coll, algo, proto);
 }
 
+double NcclModel::nvls_link_fraction(NcclAlgo algo) const {
+  if (algo != NcclAlgo::nvls && algo != NcclAlgo::nvls_tree) return 1.0;
+  if (!constants_->rules.nvls_efficiency) return 5.0 / 6.0;
+  const int cc = system_.cc_min;
+  const std::size_t generation = cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;  // tuning.cc's compCapIndex
+  const int nch = system_.nvls_channels;
+  const double efficiency = constants_->nvls_efficiency[generation];
+  if (nch < 2 || efficiency <= 0) return 1.0;  // NCCL runs no NVLS there
+  return efficiency * (nch - 1) / nch;
+}
+
 // ncclTopoGetAlgoTime for one operation: -1 when the cell is off.
 float NcclModel::algo_time(NcclColl coll, NcclAlgo algo, NcclProto proto, std::size_t bytes) const {
   float bw = bandwidth(coll, algo, proto);

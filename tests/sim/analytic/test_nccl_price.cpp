@@ -75,6 +75,31 @@ TEST(NcclPrice, AProtocolsEfficiencyScalesItsBandwidthPart) {
             slower.price(AR, NcclAlgo::ring, NcclProto::simple, big).time_us);
 }
 
+TEST(NcclPrice, NvlsTakesNcclsShareOfTheNvlinkRate) {
+  const topo::Topology t = topo::load_topology("dgx-h100");
+  NcclOptions v28;
+  v28.version = NcclVersion::parse("2.28");
+  const NcclPricer p = pricer(t, v28);
+  // NCCL's nvlsEfficiency on Hopper x (nCh-1)/nCh at the 16 channels NVLS runs on sm90.
+  const double fraction = p.model().nvls_link_fraction(NcclAlgo::nvls);
+  EXPECT_DOUBLE_EQ(fraction, static_cast<double>(0.85f) * 15.0 / 16.0);
+  EXPECT_EQ(p.model().nvls_link_fraction(NcclAlgo::ring), 1.0);
+  const ProtocolCost nvls = protocol_cost(p.model(), AR, NcclAlgo::nvls, NcclProto::simple, {});
+  EXPECT_EQ(nvls.intra_fraction, fraction);
+  EXPECT_EQ(protocol_cost(p.model(), AR, NcclAlgo::ring, NcclProto::simple, {}).intra_fraction, 1.0);
+  // Only the bandwidth inside a host moves: NVLS's NVLink transfers take 1/fraction as long.
+  const CostModel machine(t);
+  const coll::LevelCosts levels = bandwidth_levels(machine.levels, nvls);
+  EXPECT_DOUBLE_EQ(levels.beta_intra_us_per_byte, machine.levels.beta_intra_us_per_byte / fraction);
+  EXPECT_EQ(levels.beta_inter_us_per_byte, machine.levels.beta_inter_us_per_byte);
+  // A release without nvlsEfficiency (2.21) takes its 5/6; NVLSTree across hosts keeps line rate.
+  NcclOptions v21;
+  v21.version = NcclVersion::parse("2.21");
+  EXPECT_DOUBLE_EQ(NcclModel(t, v21).nvls_link_fraction(NcclAlgo::nvls), 5.0 / 6.0);
+  const NcclPricer two = pricer(topo::load_topology("dgx-h100:nodes=2"), v28);
+  EXPECT_EQ(protocol_cost(two.model(), AR, NcclAlgo::nvls_tree, NcclProto::simple, {}).intra_fraction, 1.0);
+}
+
 TEST(NcclPrice, MachineFiguresReplaceTheMachines) {
   const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
   const NcclPricer p = pricer(t);

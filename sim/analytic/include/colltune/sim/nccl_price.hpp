@@ -46,7 +46,9 @@ struct ProtocolEfficiency {
 //    level, never below 0), and NCCL's base latency once per call (kernel launch and setup);
 //  - bandwidth: the colltune schedule priced with no latency (every transfer, port share,
 //    NIC share and reduction of the schedule), its bandwidths divided by the protocol's payload
-//    efficiency.
+//    efficiency; NVLS's NVLink transfers (inside the host) also by the fraction of the link
+//    NCCL's model grants NVLS (NcclModel::nvls_link_fraction: the multimem loads and stores do
+//    not run at a copy's rate).
 // NCCL's kernels keep up to NCCL_STEPS transfers in flight, so a step's latency is paid once
 // along the pipeline, not once per chunk as the schedule's rendezvous steps would pay it.
 struct ProtocolCost {
@@ -56,13 +58,14 @@ struct ProtocolCost {
   double intra_steps = 0;
   double inter_steps = 0;
   double efficiency = 1;
+  double intra_fraction = 1;  // NVLS's share of the NVLink rate (inside a host only)
 };
 ProtocolCost protocol_cost(const NcclModel& nccl, NcclColl coll, NcclAlgo algo, NcclProto proto,
                            const ProtocolEfficiency& efficiency);
 // The latency part on a machine (its alpha_intra_us, alpha_inter_us).
 double latency_us(const ProtocolCost& cost, const coll::LevelCosts& machine);
 // The machine for the bandwidth part: no latencies, every bandwidth (links, host NICs) divided
-// by the protocol's efficiency.
+// by the protocol's efficiency, the bandwidth inside a host also by intra_fraction.
 coll::LevelCosts bandwidth_levels(const coll::LevelCosts& machine, const ProtocolCost& cost);
 
 // The figures of a machine that calibration fits (calibrate/), as the pricer applies them to

@@ -149,6 +149,13 @@ class NcclModel {
   float bandwidth(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
   float latency(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
   NcclLatencyParts latency_parts(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
+  // The fraction of the NVLink rate NCCL's model grants NVLS and NVLSTree inside a node, where
+  // the switch's multimem loads and stores move the data (tuning.cc): nvlsEfficiency of the GPU
+  // generation x (nCh-1)/nCh, or 5/6 where the release has no nvlsEfficiency (2.21); 1 for
+  // every other algorithm. nCh is the channels NVLS runs on (16 on sm90: 0.85 x 15/16), not
+  // tuning.cc's search graph (one channel per GPU), with which NCCL's own model misses NVLS on
+  // 2 to 6 GPUs (docs/nccl-model.md, "NVLS's share of the link").
+  double nvls_link_fraction(NcclAlgo algo) const;
   // ncclTopoGetAlgoTime for one pipelined operation; +infinity where NCCL would not run it.
   double time_us(NcclAlgo algo, NcclProto proto, NcclColl coll, std::size_t bytes) const;
   // The table NCCL hands a tuner plugin for this call (updateCollCostTable).

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""NCCL's NVLS on one H100 node as a user prices it, against published nccl-tests runs.
+
+For every published row of tests/data/nccl-published where NCCL runs NVLS inside one node and the
+link sets the time (the Azure ND H100 v5 default run from 1 GiB; nccl#1455's NCCL_ALGO=NVLS runs
+on 3 to 8 GPUs at 4 GiB), runs `colltune simulate --json --topology T [--ranks N] --algo nccl
+[--nccl-algo NVLS] --bytes B --nccl-version V` (V: the release the file is compared with) and holds its busbw within the row's band of the published one:
+10% for the full node (1.06-1.08 at the file's release, 2.21, whose NVLS factor is 5/6),
+15% for the partial ones (docs/nccl-model.md, "NVLS's share of the link",
+has the table and the rows left out: mid sizes, and NVLS on 2 GPUs).
+
+Usage: nvls_published.py path/to/colltune path/to/tests/data/nccl-published
+"""
+import json
+import os
+import subprocess
+import sys
+
+colltune, data = sys.argv[1], sys.argv[2]
+
+# (file, case name, smallest size, band)
+CASES = [("azure-nd-h100-v5.json", "default", 1 << 30, 0.10)] + [
+    ("nccl-1455-h100-gpu-count.json", f"nvls-{n}gpus", 0, 0.15) for n in range(3, 9)]
+
+failed = 0
+checked = 0
+for name, case_name, smallest, band in CASES:
+    with open(os.path.join(data, name)) as f:
+        published = json.load(f)
+    case = next(c for c in published["cases"] if c["name"] == case_name)
+    for row in case["rows"]:
+        if row["bytes"] < smallest:
+            continue
+        cmd = [colltune, "simulate", "--json", "--topology", published["topology"], "--algo", "nccl",
+               "--bytes", str(row["bytes"]), "--nccl-version", published["model_version"]]
+        if "ranks" in case:
+            cmd += ["--ranks", str(case["ranks"])]
+        if case["env"].get("NCCL_ALGO"):
+            cmd += ["--nccl-algo", case["env"]["NCCL_ALGO"]]
+        out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        ratio = out["busbw_gbps"] / row["busbw"]
+        ok = out["algorithm"] == "NVLS" and out["priced_by"] == "nccl_nvls" and abs(ratio - 1) <= band
+        print(f"| {name} | {case_name} | {row['bytes']} | {row['busbw']} | {out['busbw_gbps']:.1f} | {ratio:.2f} | "
+              f"{'ok' if ok else 'FAILED'} |")
+        failed += not ok
+        checked += 1
+if checked < 7:
+    print(f"FAILED: only {checked} rows checked")
+    sys.exit(1)
+sys.exit(1 if failed else 0)
