@@ -137,4 +137,11 @@ int nccl_nvls_tree_depth(const RankLayout& layout, const AlgoOptions& options) {
   return 1 + in_order_tree(nhosts).height;  // both trees have its height
 }
 
+std::size_t nccl_nvls_tree_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options) {
+  // A round is one chunk of every segment only when the chunk is the caller's (the default one
+  // depends on the size); the segments are 2L whatever the number of hosts.
+  if (options.chunk_elems == 0 || layout.nranks() < 2 || nccl_nvls_tree_not_applicable(layout, 0, options)) return 0;
+  return 2 * (layout.ranks_on_host(0).size() - 1);
+}
+
 }  // namespace colltune::coll::algo

@@ -65,6 +65,14 @@ bool scales(int hosts) { return hosts > kScaleHosts && (hosts & (hosts - 1)) == 
 // a size the same way. Tests hold the interpolation within 2% of the size priced exactly.
 constexpr std::size_t kExactBytes = std::size_t{64} << 10;
 
+// The NCCL cell a schedule prices: algorithm, protocol, NCCL's channels for the size, the size.
+struct Cell {
+  NcclAlgo algo = NcclAlgo::ring;
+  NcclProto proto = NcclProto::simple;
+  int channels = 0;
+  std::size_t bytes = 0;
+};
+
 }  // namespace
 
 struct NcclPricer::Impl {
@@ -143,43 +151,53 @@ struct NcclPricer::Impl {
     return slot->machine ? &*slot->machine : nullptr;
   }
 
-  // The schedule's options for a protocol: NCCL's channels (CostModel::options_for); NCCL's
-  // tree moves the protocol's chunk per step.
-  coll::AlgoOptions options_for(const Machine& m, const coll::Algorithm& algorithm, NcclProto proto,
+  // The schedule's options for a cell: NCCL's channels (CostModel::options_for); NCCL's tree
+  // moves the protocol's chunk per step; NVLS and NVLSTree move, per round, the chunk NCCL's
+  // kernels move on every channel for every head (NcclModel::nvls_chunk_bytes), as the same
+  // bytes per round spread over the schedule's shards (nccl_nvls: one per GPU; nccl_nvls_tree:
+  // two per GPU, one per tree), so the schedule runs as many rounds as NCCL's loop.
+  coll::AlgoOptions options_for(const Machine& m, const coll::Algorithm& algorithm, const Cell& cell,
                                 std::size_t elem_size) const {
     coll::AlgoOptions o;
-    if (algorithm.nccl_tree_channels) o.chunk_elems = std::max<std::size_t>(1, tree_chunk_bytes(model.constants(), proto) / elem_size);
+    if (algorithm.nccl_tree_channels)
+      o.chunk_elems = std::max<std::size_t>(1, tree_chunk_bytes(model.constants(), cell.proto) / elem_size);
+    if (const std::size_t chunk = model.nvls_chunk_bytes(cell.algo, cell.bytes, cell.channels); chunk > 0) {
+      const std::size_t per_round = chunk * static_cast<std::size_t>(std::max(cell.channels, 1));
+      const std::size_t shards_per_head = cell.algo == NcclAlgo::nvls_tree ? 2 : 1;
+      o.chunk_elems = std::max<std::size_t>(1, per_round / shards_per_head / elem_size);
+    }
     return m.cost.options_for(algorithm, o);
   }
 
   // The schedule without latency on `m`, at `f` (null: the machine's own figures).
-  double bandwidth_us(const Machine& m, const coll::Algorithm& algorithm, NcclProto proto, const ProtocolCost& cost,
+  double bandwidth_us(const Machine& m, const coll::Algorithm& algorithm, const Cell& cell, const ProtocolCost& cost,
                       std::size_t count, std::size_t elem, const MachineFigures* f) const {
     const coll::LevelCosts levels = bandwidth_levels(f ? with_figures(m.cost.levels, *f) : m.cost.levels, cost);
-    return hint_or_price(algorithm, m.cost.layout, count * elem, elem, options_for(m, algorithm, proto, elem), levels);
+    return hint_or_price(algorithm, m.cost.layout, count * elem, elem, options_for(m, algorithm, cell, elem), levels);
   }
 
   // The bandwidth part on the whole machine: NCCL's trees across many hosts extended from two
   // smaller machines (kScaleHosts), everything else priced whole.
-  double scaled_bandwidth_us(const Machine& whole, const coll::Algorithm& algorithm, NcclProto proto,
+  double scaled_bandwidth_us(const Machine& whole, const coll::Algorithm& algorithm, const Cell& cell,
                              const ProtocolCost& cost, std::size_t count, std::size_t elem,
                              const MachineFigures* f) const {
-    const bool tree = (algorithm.nccl_tree_channels && options_for(whole, algorithm, proto, elem).nccl_simple_tree) ||
+    const bool tree = (algorithm.nccl_tree_channels && options_for(whole, algorithm, cell, elem).nccl_simple_tree) ||
                       (algorithm.in_switch && !algorithm.in_network_switch);
     if (!tree || !scales(hosts) || !algorithm.summation_depth)
-      return bandwidth_us(whole, algorithm, proto, cost, count, elem, f);
+      return bandwidth_us(whole, algorithm, cell, cost, count, elem, f);
     const MachineKind kind = kind_of(algorithm);
     const Machine* small = machine(kind, kScaleHosts / 2, nullptr);
     const Machine* large = machine(kind, kScaleHosts, nullptr);
-    if (!small || !large) return bandwidth_us(whole, algorithm, proto, cost, count, elem, f);
+    if (!small || !large) return bandwidth_us(whole, algorithm, cell, cost, count, elem, f);
     const auto depth = [&](const Machine& m) {
-      return algorithm.summation_depth(m.cost.layout, options_for(m, algorithm, proto, elem));
+      return algorithm.summation_depth(m.cost.layout, options_for(m, algorithm, cell, elem));
     };
     const int d_small = depth(*small), d_large = depth(*large), d_whole = depth(whole);
-    if (d_large <= d_small) return bandwidth_us(whole, algorithm, proto, cost, count, elem, f);
-    // The same bytes per host: each machine's share of the buffer is the whole buffer.
-    const double t_small = bandwidth_us(*small, algorithm, proto, cost, count, elem, f);
-    const double t_large = bandwidth_us(*large, algorithm, proto, cost, count, elem, f);
+    if (d_large <= d_small) return bandwidth_us(whole, algorithm, cell, cost, count, elem, f);
+    // The same bytes per host: each machine's share of the buffer is the whole buffer (and NCCL's
+    // chunk on the whole machine).
+    const double t_small = bandwidth_us(*small, algorithm, cell, cost, count, elem, f);
+    const double t_large = bandwidth_us(*large, algorithm, cell, cost, count, elem, f);
     return t_large + (t_large - t_small) * static_cast<double>(d_whole - d_large) / static_cast<double>(d_large - d_small);
   }
 
@@ -206,8 +224,9 @@ NcclPrice NcclPricer::Impl::priced(NcclColl coll, const NcclChoice& choice, std:
   const Machine* m = algorithm ? machine(kind_of(*algorithm), 0, &why) : nullptr;
   const std::size_t elem = elem_size == 0 ? 1 : elem_size;
   const std::size_t count = bytes / elem;
+  const Cell cell{choice.algo, choice.proto, model.channels_for(choice.algo, choice.proto, bytes), bytes};
   if (m && algorithm->not_applicable)
-    if (auto reason = algorithm->not_applicable(m->cost.layout, count, options_for(*m, *algorithm, choice.proto, elem)))
+    if (auto reason = algorithm->not_applicable(m->cost.layout, count, options_for(*m, *algorithm, cell, elem)))
       why = *id + ": " + *reason, m = nullptr;
   if (!m) {
     out.fallback = why + "; NCCL's own time stands in";
@@ -216,7 +235,7 @@ NcclPrice NcclPricer::Impl::priced(NcclColl coll, const NcclChoice& choice, std:
   const ProtocolCost cost = protocol_cost(model, coll, choice.algo, choice.proto, f ? f->efficiency : figures.efficiency);
   out.schedule = *id;
   out.time_us = latency_us(cost, f ? with_figures(m->cost.levels, *f) : m->cost.levels) +
-                scaled_bandwidth_us(*m, *algorithm, choice.proto, cost, count, elem, f);
+                scaled_bandwidth_us(*m, *algorithm, cell, cost, count, elem, f);
   return out;
 }
 

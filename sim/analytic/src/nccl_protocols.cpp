@@ -28,12 +28,10 @@ ProtocolCost protocol_cost(const NcclModel& nccl, NcclColl coll, NcclAlgo algo, 
   c.intra_steps = cell.intra_steps;
   c.inter_steps = cell.inter_steps;
   c.efficiency = efficiency.of(proto);
-  // NVLS inside one host moves its bytes with the switch's multimem loads and stores, which NCCL's
-  // model grants a fraction of the link (nvlsEfficiency); nccl_nvls prices its traffic at line
-  // rate, so it takes that fraction. Not NVLSTree: there nccl_nvls_tree's NVLink phases already
-  // bind where NCCL's model and the published logs have the network binding (docs/nccl-model.md,
-  // "NVLS's share of the link"), and the fraction would compound that miss.
-  if (algo == NcclAlgo::nvls) c.intra_fraction = nccl.nvls_link_fraction(algo);
+  // NVLS and NVLSTree move their bytes inside a host with the switch's multimem loads and stores,
+  // which NCCL's model grants a fraction of the link (nvlsEfficiency); their schedules price the
+  // traffic at line rate, so they take that fraction.
+  c.intra_fraction = nccl.nvls_link_fraction(algo);
   return c;
 }
 

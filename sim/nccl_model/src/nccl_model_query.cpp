@@ -1,6 +1,7 @@
 // NcclModel queries: the time of one cell (src/graph/tuning.cc, ncclTopoGetAlgoTime), the
 // cost table handed to a tuner plugin (src/enqueue.cc, updateCollCostTable) and NCCL's pick
 // with its channel count (topoGetAlgoInfo), and why an algorithm is not on the table.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -31,10 +32,38 @@ double NcclModel::nvls_link_fraction(NcclAlgo algo) const {
   if (!constants_->rules.nvls_efficiency) return 5.0 / 6.0;
   const int cc = system_.cc_min;
   const std::size_t generation = cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;  // tuning.cc's compCapIndex
-  const int nch = system_.nvls_channels;
+  const int nch = channels(algo).channels;
   const double efficiency = constants_->nvls_efficiency[generation];
   if (nch < 2 || efficiency <= 0) return 1.0;  // NCCL runs no NVLS there
   return efficiency * (nch - 1) / nch;
+}
+
+std::size_t NcclModel::nvls_chunk_bytes(NcclAlgo algo, std::size_t bytes, int channels) const {
+  if (algo != NcclAlgo::nvls && algo != NcclAlgo::nvls_tree) return 0;
+  const NcclConstants& k = *constants_;
+  // concurrentOps: every channel runs a chunk for every head at once.
+  const auto ops = static_cast<std::uint64_t>(std::max(channels, 1)) *
+                   static_cast<std::uint64_t>(std::max(this->channels(NcclAlgo::nvls).channels, 1));
+  const auto n = static_cast<std::uint64_t>(bytes);
+  auto chunk = static_cast<std::uint64_t>(k.nvls_chunk_size);
+  // Shrinks the chunk to `to` while the buffer is under `times` rounds of every op's chunk.
+  const auto shrink = [&](std::uint64_t times, std::uint64_t to) {
+    if (n < times * ops * chunk && chunk > to) chunk = to;
+  };
+  if (algo == NcclAlgo::nvls) {
+    // (Across nodes with an NVLS bandwidth under 150 GB/s NCCL caps it at 32 KiB; colltune
+    // prices no multi-node NVLS, NCCL's own time stands in there.)
+    shrink(64, 65536);
+    shrink(8, 32768);
+    shrink(2, 16384);
+  } else {
+    if (system_.nnodes >= k.nvls_tree_small_chunk_nodes) chunk = std::min<std::uint64_t>(chunk, 65536);
+    shrink(32, 262144);
+    shrink(16, 131072);
+    shrink(4, 65536);
+    shrink(1, 32768);
+  }
+  return static_cast<std::size_t>(chunk);
 }
 
 // ncclTopoGetAlgoTime for one operation: -1 when the cell is off.

@@ -10,6 +10,9 @@
 #include "colltune/sim/calibration.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/nccl_price.hpp"
+#include "colltune/sim/pricer.hpp"
+#include "colltune/collectives/step_source.hpp"
+#include "colltune/collectives/registry.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace {
@@ -80,9 +83,10 @@ TEST(NcclPrice, NvlsTakesNcclsShareOfTheNvlinkRate) {
   NcclOptions v28;
   v28.version = NcclVersion::parse("2.28");
   const NcclPricer p = pricer(t, v28);
-  // NCCL's nvlsEfficiency on Hopper x (nCh-1)/nCh at the 16 channels NVLS runs on sm90.
+  // NCCL's nvlsEfficiency on Hopper x (nCh-1)/nCh, nCh the NVLS search's channels: one per GPU.
   const double fraction = p.model().nvls_link_fraction(NcclAlgo::nvls);
-  EXPECT_DOUBLE_EQ(fraction, static_cast<double>(0.85f) * 15.0 / 16.0);
+  ASSERT_EQ(p.model().channels(NcclAlgo::nvls).channels, 8);
+  EXPECT_DOUBLE_EQ(fraction, static_cast<double>(0.85f) * 7.0 / 8.0);
   EXPECT_EQ(p.model().nvls_link_fraction(NcclAlgo::ring), 1.0);
   const ProtocolCost nvls = protocol_cost(p.model(), AR, NcclAlgo::nvls, NcclProto::simple, {});
   EXPECT_EQ(nvls.intra_fraction, fraction);
@@ -92,12 +96,63 @@ TEST(NcclPrice, NvlsTakesNcclsShareOfTheNvlinkRate) {
   const coll::LevelCosts levels = bandwidth_levels(machine.levels, nvls);
   EXPECT_DOUBLE_EQ(levels.beta_intra_us_per_byte, machine.levels.beta_intra_us_per_byte / fraction);
   EXPECT_EQ(levels.beta_inter_us_per_byte, machine.levels.beta_inter_us_per_byte);
-  // A release without nvlsEfficiency (2.21) takes its 5/6; NVLSTree across hosts keeps line rate.
+  // A release without nvlsEfficiency (2.21) takes its 5/6; NVLSTree's part inside a host takes it too.
   NcclOptions v21;
   v21.version = NcclVersion::parse("2.21");
   EXPECT_DOUBLE_EQ(NcclModel(t, v21).nvls_link_fraction(NcclAlgo::nvls), 5.0 / 6.0);
   const NcclPricer two = pricer(topo::load_topology("dgx-h100:nodes=2"), v28);
-  EXPECT_EQ(protocol_cost(two.model(), AR, NcclAlgo::nvls_tree, NcclProto::simple, {}).intra_fraction, 1.0);
+  EXPECT_EQ(protocol_cost(two.model(), AR, NcclAlgo::nvls_tree, NcclProto::simple, {}).intra_fraction,
+            two.model().nvls_link_fraction(NcclAlgo::nvls_tree));
+  EXPECT_LT(two.model().nvls_link_fraction(NcclAlgo::nvls_tree), 1.0);
+}
+
+TEST(NcclPrice, NvlsChunksAsNcclsKernelsDo) {
+  // enqueue.cc on an 8-GPU H100 node (16 channels x 8 heads = 128 chunks in flight): 128 KiB,
+  // 64 KiB under 1 GiB, 32 KiB under 64 MiB, 16 KiB under 8 MiB; NVLSTree's 128 KiB (64 KiB from
+  // 4 nodes), 64 KiB under 64 MiB, 32 KiB under 8 MiB.
+  NcclOptions v28;
+  v28.version = NcclVersion::parse("2.28");
+  const NcclPricer one = pricer(topo::load_topology("dgx-h100"), v28);
+  const auto nvls = [&](std::size_t bytes) { return one.model().nvls_chunk_bytes(NcclAlgo::nvls, bytes, 16); };
+  EXPECT_EQ(nvls(std::size_t{8} << 30), 131072u);
+  EXPECT_EQ(nvls(std::size_t{1} << 30), 131072u);
+  EXPECT_EQ(nvls((std::size_t{1} << 30) - 1), 65536u);
+  EXPECT_EQ(nvls(std::size_t{16} << 20), 32768u);
+  EXPECT_EQ(nvls(std::size_t{4} << 20), 16384u);
+  EXPECT_EQ(one.model().nvls_chunk_bytes(NcclAlgo::ring, std::size_t{1} << 30, 16), 0u);
+  const NcclPricer two = pricer(topo::load_topology("dgx-h100:nodes=2"), v28);
+  const auto tree2 = [&](std::size_t bytes) { return two.model().nvls_chunk_bytes(NcclAlgo::nvls_tree, bytes, 16); };
+  EXPECT_EQ(tree2(std::size_t{1} << 30), 131072u);
+  EXPECT_EQ(tree2(std::size_t{32} << 20), 65536u);
+  EXPECT_EQ(tree2(std::size_t{4} << 20), 32768u);
+  const NcclPricer four = pricer(topo::load_topology("dgx-h100:nodes=4"), v28);
+  EXPECT_EQ(four.model().nvls_chunk_bytes(NcclAlgo::nvls_tree, std::size_t{1} << 30, 16), 65536u);
+  // The schedule then runs NCCL's loop count: 8 GiB / (128 x 128 KiB) = 512 rounds, priced from
+  // a short pipeline and extended (sim::price_pipeline) within 1e-9 of the whole.
+  const CostModel m(topo::with_nvls_switch(topo::load_topology("dgx-h100")));
+  const coll::Algorithm& a = coll::find_algorithm("nccl_nvls");
+  coll::AlgoOptions o;
+  o.chunk_elems = 131072 * 16 / 4;
+  const std::size_t count = (std::size_t{1} << 30) / 4;  // 64 rounds: extended, and still priced whole here
+  bool extrapolated = false;
+  const double fast = price_pipeline(a, m.layout, count, 4, o, m.levels, &extrapolated);
+  EXPECT_TRUE(extrapolated);
+  const double whole =
+      price_schedule(*coll::open_schedule(a.id, m.layout, count, o), m.layout, 4, m.levels);
+  EXPECT_NEAR(fast / whole, 1.0, 1e-9);
+  // nccl_nvls_tree declares its 2L pieces for the same shortcut: 24 rounds on two hosts, with an
+  // uneven last chunk.
+  const CostModel m2(topo::with_nvls_switch(topo::load_topology("dgx-h100:nodes=2")));
+  const coll::Algorithm& t = coll::find_algorithm("nccl_nvls_tree");
+  coll::AlgoOptions o2;
+  o2.chunk_elems = 131072 * 16 / 2 / 4;
+  ASSERT_EQ(t.pipeline_pieces(m2.layout, o2), 16u);
+  const std::size_t count2 = 24 * 16 * o2.chunk_elems + 12345;
+  extrapolated = false;
+  const double fast2 = price_pipeline(t, m2.layout, count2, 4, o2, m2.levels, &extrapolated);
+  EXPECT_TRUE(extrapolated);
+  const double whole2 = price_schedule(*coll::open_schedule(t.id, m2.layout, count2, o2), m2.layout, 4, m2.levels);
+  EXPECT_NEAR(fast2 / whole2, 1.0, 1e-9);
 }
 
 TEST(NcclPrice, MachineFiguresReplaceTheMachines) {
@@ -202,6 +257,10 @@ double exact_price(const NcclPricer& p, const CostModel& m, const coll::Algorith
     if (proto == NcclProto::ll128) step = step / 128 * 120;
     opts.chunk_elems = step / 4;
   }
+  // NVLS and NVLSTree: NCCL's chunk on every channel for every head, per round.
+  const int channels = p.model().channels_for(algo, proto, bytes);
+  if (const std::size_t chunk = p.model().nvls_chunk_bytes(algo, bytes, channels); chunk > 0)
+    opts.chunk_elems = chunk * static_cast<std::size_t>(channels) / (algo == NcclAlgo::nvls_tree ? 2 : 1) / 4;
   const ProtocolCost cost = protocol_cost(p.model(), AR, algo, proto, {});
   return latency_us(cost, m.levels) +
          hint_or_price(a, m.layout, bytes, 4, m.options_for(a, opts), bandwidth_levels(m.levels, cost));

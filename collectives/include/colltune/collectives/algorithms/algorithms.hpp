@@ -175,6 +175,8 @@ std::optional<std::string> nccl_nvls_tree_not_applicable(const RankLayout& layou
 Schedule build_nccl_nvls_tree(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 // 1 (the in-switch sum) + the host trees' height.
 int nccl_nvls_tree_depth(const RankLayout& layout, const AlgoOptions& options);
+// 2L (two segments per GPU of a host) with a caller's chunk_elems, else 0.
+std::size_t nccl_nvls_tree_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options);
 
 // ---- NCCL's CollNet Direct with SHARP (nccl_collnet.cpp) ---------------------------------------
 // H hosts of L GPUs and, as the last rank alone on a host of its own, the network's SHARP switch

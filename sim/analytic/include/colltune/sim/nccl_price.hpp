@@ -46,9 +46,10 @@ struct ProtocolEfficiency {
 //    level, never below 0), and NCCL's base latency once per call (kernel launch and setup);
 //  - bandwidth: the colltune schedule priced with no latency (every transfer, port share,
 //    NIC share and reduction of the schedule), its bandwidths divided by the protocol's payload
-//    efficiency; NVLS's NVLink transfers (inside the host) also by the fraction of the link
-//    NCCL's model grants NVLS (NcclModel::nvls_link_fraction: the multimem loads and stores do
-//    not run at a copy's rate).
+//    efficiency; NVLS's and NVLS-Tree's transfers inside a host also by the fraction of the
+//    NVLink NCCL's model grants NVLS (NcclModel::nvls_link_fraction: the multimem loads and
+//    stores do not run at a copy's rate), their schedules in NCCL's chunks
+//    (NcclModel::nvls_chunk_bytes).
 // NCCL's kernels keep up to NCCL_STEPS transfers in flight, so a step's latency is paid once
 // along the pipeline, not once per chunk as the schedule's rendezvous steps would pay it.
 struct ProtocolCost {

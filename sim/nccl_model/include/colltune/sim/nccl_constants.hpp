@@ -109,6 +109,9 @@ struct NcclConstants {
   long collnet_thread_threshold = 512;
   double pci_bw = 12.0;              // PCI_BW: Ring/Simple uses 256 threads at or below it
   std::array<long, kNcclNumProtos> buffsize{};  // default NCCL_BUFFSIZE per protocol (bytes)
+  long nvls_chunk_size = 128 * 1024;  // NCCL_NVLS_CHUNKSIZE's default (transport/nvls.cc)
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE unset (-2): NVLSTree's chunk at most 64 KiB from this many nodes.
+  int nvls_tree_small_chunk_nodes = 4;
   int nvls_channels_sm90 = 16;
   int nvls_channels_sm100 = 16;            // several nodes (2.28+: 32)
   int nvls_channels_sm100_one_node = 16;   // one node / NVL domain (2.28+: 24)

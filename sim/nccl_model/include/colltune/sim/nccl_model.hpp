@@ -151,11 +151,15 @@ class NcclModel {
   NcclLatencyParts latency_parts(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
   // The fraction of the NVLink rate NCCL's model grants NVLS and NVLSTree inside a node, where
   // the switch's multimem loads and stores move the data (tuning.cc): nvlsEfficiency of the GPU
-  // generation x (nCh-1)/nCh, or 5/6 where the release has no nvlsEfficiency (2.21); 1 for
-  // every other algorithm. nCh is the channels NVLS runs on (16 on sm90: 0.85 x 15/16), not
-  // tuning.cc's search graph (one channel per GPU), with which NCCL's own model misses NVLS on
-  // 2 to 6 GPUs (docs/nccl-model.md, "NVLS's share of the link").
+  // generation x (nCh-1)/nCh, nCh the NVLS search graph's channels (one per GPU: 0.85 x 7/8 on
+  // an 8-GPU H100 node), or 5/6 where the release has no nvlsEfficiency (2.21); 1 for every
+  // other algorithm.
   double nvls_link_fraction(NcclAlgo algo) const;
+  // The chunk NCCL's NVLS or NVLSTree kernels move per channel and head for an allreduce of
+  // `bytes` on `channels` channels (enqueue.cc's chunk sizing, from NCCL_NVLS_CHUNKSIZE down to
+  // 16 KiB as the buffer shrinks against channels x heads x chunk; NVLSTree at most 64 KiB from
+  // 4 nodes), in bytes; 0 for every other algorithm. The heads are the NVLS search's channels.
+  std::size_t nvls_chunk_bytes(NcclAlgo algo, std::size_t bytes, int channels) const;
   // ncclTopoGetAlgoTime for one pipelined operation; +infinity where NCCL would not run it.
   double time_us(NcclAlgo algo, NcclProto proto, NcclColl coll, std::size_t bytes) const;
   // The table NCCL hands a tuner plugin for this call (updateCollCostTable).
