@@ -55,26 +55,37 @@ topo::Topology calibrated_a100() {
   return topo::topology_from_json(tuner::calibrated_topology_json(t, tuner::calibrate(t, log)), "calibrated.json");
 }
 
+// One H100 node calibrated on a published log of its NCCL runs (together.ai, NCCL's default:
+// Ring/LL up to 1 MiB, NVLS from 2 MiB). Calibrated, colltune prices NVLS at 1 MiB below NCCL's
+// Ring/LL pick by more than the 5% margin, so `tune` with no options writes a row there.
+topo::Topology calibrated_h100() {
+  const topo::Topology t = topo::load_topology("dgx-h100");
+  const auto log = tuner::read_measurements(std::string(COLLTUNE_TEST_DATA) +
+                                            "/nccl-tests-logs/together-h100-1node-allreduce-nvls.txt");
+  return topo::topology_from_json(tuner::calibrated_topology_json(t, tuner::calibrate(t, log)), "calibrated.json");
+}
+
 // Tuned with a per-size NCCL table, so that there are rows to load: on the calibrated A100s,
-// algorithm=auto (NCCL's pick overridden where colltune predicts another cell 5% faster); on a
-// preset, algorithm=ring (NCCL's ring at every size, its protocol per size).
+// algorithm=auto (NCCL's pick overridden where colltune predicts another cell 5% faster); on the
+// calibrated H100 node, tune's defaults (the same rule, NCCL's pick the baseline); on a preset,
+// algorithm=ring (NCCL's ring at every size, its protocol per size).
 const tuner::TuneResult& tuned(const std::string& topology) {
   static std::map<std::string, tuner::TuneResult> cache;
   auto it = cache.find(topology);
+  if (it != cache.end()) return it->second;
   tuner::TuneOptions options;
-  options.fixes = {topology == "calibrated" ? "algorithm=auto" : "algorithm=ring"};
-  if (it == cache.end())
-    it = cache.emplace(topology, tuner::test::tune_analytic(topology == "calibrated" ? calibrated_a100()
-                                                                                    : topo::load_topology(topology),
-                                                            sim::load_workload("resnet50"), options))
-             .first;
-  return it->second;
+  if (topology == "calibrated") options.fixes = {"algorithm=auto"};
+  if (topology == "dgx-a100:nodes=4") options.fixes = {"algorithm=ring"};
+  const topo::Topology t = topology == "calibrated"       ? calibrated_a100()
+                           : topology == "calibrated-h100" ? calibrated_h100()
+                                                           : topo::load_topology(topology);
+  return cache.emplace(topology, tuner::test::tune_analytic(t, sim::load_workload("resnet50"), options)).first->second;
 }
 
 class EmittedTable : public PluginTest {};
 
 TEST_P(EmittedTable, EveryEmittedRowLoadsAndApplies) {
-  for (const std::string topology : {"calibrated", "dgx-a100:nodes=4"}) {
+  for (const std::string topology : {"calibrated", "calibrated-h100", "dgx-a100:nodes=4"}) {
     SCOPED_TRACE(topology);
     const tuner::TuneResult& r = tuned(topology);
     const std::string text = tuner::emit_nccl_tuner_conf(r);
