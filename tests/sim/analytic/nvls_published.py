@@ -5,8 +5,8 @@ For every published row of tests/data/nccl-published where NCCL runs NVLS inside
 link sets the time (the Azure ND H100 v5 default run from 1 GiB; nccl#1455's NCCL_ALGO=NVLS runs
 on 4 to 8 GPUs at 4 GiB), runs `colltune simulate --json --topology T [--ranks N] --algo nccl
 [--nccl-algo NVLS] --bytes B --nccl-version V` and holds its busbw within 6% of the published
-one. docs/nccl-model.md ("NVLS's share of the link") has the table and the rows left out: the
-middle of the range, and NVLS on 2 and 3 GPUs.
+one. docs/nccl-model.md ("NVLS as NCCL runs it") has the table and the rows left out: the middle
+of the range, and NVLS on 2 and 3 GPUs.
 
 Usage: nvls_published.py path/to/colltune path/to/tests/data/nccl-published
 """

@@ -6,13 +6,13 @@
 #include <cmath>
 #include <string>
 
+#include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/step_source.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/sim/calibration.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/nccl_price.hpp"
 #include "colltune/sim/pricer.hpp"
-#include "colltune/collectives/step_source.hpp"
-#include "colltune/collectives/registry.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace {
