@@ -1,6 +1,10 @@
 // The calibration object of a calibrated topology, as the models read it (calibration.hpp).
 #include "colltune/sim/calibration.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+
 #include <nlohmann/json.hpp>
 
 #include "colltune/common/error.hpp"
@@ -39,6 +43,22 @@ std::vector<std::pair<double, double>> measured_links_of(const topo::Topology& t
   return out;
 }
 
+// The range of the fitted rows' message sizes ("rows"[].bytes), {0, 0} without rows. A row
+// without a size is the file's fault.
+std::pair<std::size_t, std::size_t> measured_bytes_of(const topo::Topology& t, const json& j) {
+  const auto it = j.find("rows");
+  if (it == j.end() || !it->is_array() || it->empty()) return {0, 0};
+  std::size_t lo = SIZE_MAX, hi = 0;
+  for (const json& row : *it) {
+    const auto bytes = row.is_object() ? row.find("bytes") : row.end();
+    if (!row.is_object() || bytes == row.end() || !bytes->is_number_unsigned())
+      bad(t, "rows", "expected every row's \"bytes\" as a whole number, got " + row.dump().substr(0, 80));
+    lo = std::min(lo, bytes->get<std::size_t>());
+    hi = std::max(hi, bytes->get<std::size_t>());
+  }
+  return {lo, hi};
+}
+
 }  // namespace
 
 CalibrationFacts calibration_facts(const topo::Topology& topology) {
@@ -59,6 +79,7 @@ CalibrationFacts calibration_facts(const topo::Topology& topology) {
     f.efficiency.ll128 = efficiency_of(topology, *values, "ll128_efficiency", f.efficiency.ll128);
   }
   f.measured_links = measured_links_of(topology, j);
+  std::tie(f.measured_min_bytes, f.measured_max_bytes) = measured_bytes_of(topology, j);
   return f;
 }
 

@@ -243,6 +243,14 @@ TEST(NcclPrice, CalibratedFilesKeepTheMachineAsMeasuredForNccl) {
   }
   calibrated.calibration = R"({"nranks":16,"values":{"ll_efficiency":1.5}})";
   EXPECT_THROW(calibration_facts(calibrated), Error);
+  // The sizes the fit measured, from its rows; none without rows; a row without a size is an error.
+  EXPECT_EQ(facts.measured_max_bytes, 0u);
+  calibrated.calibration = R"({"nranks":16,"rows":[{"bytes":4096},{"bytes":1048576},{"bytes":65536}]})";
+  const CalibrationFacts rows = calibration_facts(calibrated);
+  EXPECT_EQ(rows.measured_min_bytes, 4096u);
+  EXPECT_EQ(rows.measured_max_bytes, 1048576u);
+  calibrated.calibration = R"({"nranks":16,"rows":[{"bytes":4096},{"measured_us":3}]})";
+  EXPECT_THROW(calibration_facts(calibrated), Error);
 }
 
 // The schedule of `a` priced on `m` in full, at NCCL's tree chunk for `proto` (NCCL's buffer per

@@ -50,6 +50,15 @@ std::string gain_text(const SizeRange& row) {
   return buf;
 }
 
+// "; the calibration measured 1 MiB .. 8 GiB only": a row reaching beyond the sizes the
+// calibrated topology's fit measured rests on the fit extrapolated there.
+std::string extrapolation_text(const TuneResult& r, const SizeRange& row) {
+  if (r.measured_max_bytes == 0) return "";
+  if (row.min_bytes >= r.measured_min_bytes && row.max_bytes <= r.measured_max_bytes) return "";
+  return "; the calibration measured " + format_bytes(r.measured_min_bytes) + " .. " +
+         format_bytes(r.measured_max_bytes) + " only";
+}
+
 // One comment line: a newline in a path must not end the comment.
 std::string comment_text(std::string text) {
   for (char& c : text)
@@ -189,7 +198,8 @@ std::string emit_nccl_tuner_conf(const TuneResult& r) {
   for (const auto& range : r.nccl_table) {
     out << "# " << format_bytes(range.min_bytes) << " .. " << format_bytes(range.max_bytes) << ": "
         << nccl_name(range) << "/" << range.protocol << " (" << range.choice.algorithm << "), predicted "
-        << format_time_us(range.time_us) << " at " << format_bytes(range.sampled_bytes) << gain_text(range) << "\n"
+        << format_time_us(range.time_us) << " at " << format_bytes(range.sampled_bytes) << gain_text(range)
+        << extrapolation_text(r, range) << "\n"
         << "allreduce," << range.min_bytes << "," << range.max_bytes << "," << nccl_name(range) << ","
         << range.protocol << ",-1," << r.hosts << "," << r.ranks << ",-1,-1\n";
   }

@@ -19,6 +19,10 @@ struct CalibrationFacts {
   // Per link of the topology, in link order, its bandwidth (GB/s) and latency (us) as measured,
   // before calibration; empty in files written before colltune kept them (format version 1).
   std::vector<std::pair<double, double>> measured_links;
+  // The smallest and largest message of the rows it was fitted on (bytes; 0, 0 where it keeps
+  // no rows): predictions outside them extrapolate the fit.
+  std::size_t measured_min_bytes = 0;
+  std::size_t measured_max_bytes = 0;
 };
 
 // Reads the topology's calibration object. Throws colltune::Error, one line naming the file's

@@ -88,6 +88,10 @@ struct TuneResult {
   std::vector<SizeRange> algo_table;  // the per-size choice the best configuration's buffers follow
   std::vector<SizeRange> nccl_table;  // the rows nccl_tuner.conf hands NCCL (empty: NCCL's own choice)
   std::string no_nccl_rows;           // why nccl_table is empty ("" where it has rows)
+  // On a calibrated topology, the message sizes its fit measured (0, 0 otherwise): table rows
+  // beyond them extrapolate the fit, and nccl_tuner.conf says so.
+  std::size_t measured_min_bytes = 0;
+  std::size_t measured_max_bytes = 0;
   std::vector<BusbwCurve> busbw;
   Heatmap heatmap;
   double search_ms = 0;
