@@ -30,10 +30,8 @@ NcclLatencyParts NcclModel::latency_parts(NcclColl coll, NcclAlgo algo, NcclProt
 double NcclModel::nvls_link_fraction(NcclAlgo algo) const {
   if (algo != NcclAlgo::nvls && algo != NcclAlgo::nvls_tree) return 1.0;
   if (!constants_->rules.nvls_efficiency) return 5.0 / 6.0;
-  const int cc = system_.cc_min;
-  const std::size_t generation = cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;  // tuning.cc's compCapIndex
   const int nch = channels(algo).channels;
-  const double efficiency = constants_->nvls_efficiency[generation];
+  const double efficiency = constants_->nvls_efficiency[static_cast<std::size_t>(nccl::comp_cap_index(system_.cc_min))];
   if (nch < 2 || efficiency <= 0) return 1.0;  // NCCL runs no NVLS there
   return efficiency * (nch - 1) / nch;
 }

@@ -312,7 +312,7 @@ TuneTables tune_model(const TuneInput& in) {
   const NcclSystem& s = *in.system;
   TuneTables t;
   if (s.nranks <= 1) return t;
-  x.cc_index = s.cc_min >= 100 ? 3 : s.cc_min >= 90 ? 2 : s.cc_min >= 80 ? 1 : 0;
+  x.cc_index = comp_cap_index(s.cc_min);
   x.node_index = s.nnodes <= 2 ? s.nnodes - 1 : 2;
   // LL cap: by GPU on one node, by CPU vendor (Intel row 0, AMD row 1) on several.
   const int ll_row = s.nnodes == 1 ? x.cc_index : is_amd(s.cpu) ? 1 : 0;

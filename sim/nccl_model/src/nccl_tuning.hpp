@@ -50,6 +50,10 @@ struct TuneTables {
 
 TuneTables tune_model(const TuneInput& in);
 
+// tuning.cc's compCapIndex: the row of the per-generation tables (Volta 0, Ampere 1, Hopper 2,
+// Blackwell 3) for the communicator's lowest compute capability.
+inline int comp_cap_index(int cc_min) { return cc_min >= 100 ? 3 : cc_min >= 90 ? 2 : cc_min >= 80 ? 1 : 0; }
+
 // NCCL's log2i: floor(log2(n)); for 0, -1 from 2.22 on (0 before).
 long nccl_log2i(long n, bool zero_is_minus_one);
 

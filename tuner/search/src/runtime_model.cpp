@@ -64,7 +64,7 @@ RuntimeModel::RuntimeModel(const topo::Topology& topology, const RuntimeSpec& ru
     : runtime_(runtime.runtime), spec_(runtime), cost_(topology), nccl_margin_(options.nccl_margin) {
   if (!(options.nccl_margin >= 0 && options.nccl_margin < 1))
     throw Error("--nccl-margin " + gbps_text(options.nccl_margin) + ": expected a fraction in [0, 1), e.g. 5%");
-  calibrated_ = sim::calibration_facts(topology).calibrated;
+  calibration_ = sim::calibration_facts(topology);
   if (runtime_ == coll::Runtime::ps) {
     ps_ = std::make_unique<sim::PsExchange>(topology, spec_.ps);
     fallback_ = "--runtime ps runs no NCCL allreduce";
@@ -176,7 +176,7 @@ std::shared_ptr<const std::vector<SizeRange>> RuntimeModel::build_table(const st
   if (pricer_ && algorithm == kAutoAlgorithm) {
     // NCCL's pick where no calibration measured the machine: colltune overrides NCCL only
     // where measurements back its prices.
-    table = calibrated_ ? nccl_override_table(*pricer_, nccl_margin_) : nccl_choice_table(*pricer_);
+    table = calibration_.calibrated ? nccl_override_table(*pricer_, nccl_margin_) : nccl_choice_table(*pricer_);
   } else if (pricer_) {
     table = nccl_algorithm_table(*pricer_, nccl_algo_of(algorithm), algorithm);
   } else {
@@ -243,7 +243,7 @@ std::string RuntimeModel::why_no_nccl_rows(const Candidate& c) const {
   if (ps_) return "--runtime ps runs no NCCL allreduce";
   if (c.hierarchical) return "Horovod's hierarchical allreduce makes no ncclAllReduce calls (reduce-scatter, MPI, allgather)";
   if (!pricer_) return fallback_;
-  if (!calibrated_)
+  if (!calibration_.calibrated)
     return "NCCL's choice is predicted best on an uncalibrated machine: colltune overrides NCCL only where a "
            "calibration measured the machine (colltune calibrate ... -o cal.json, then tune --topology cal.json)";
   char margin[32];

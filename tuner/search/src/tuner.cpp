@@ -12,7 +12,6 @@
 #include "colltune/collectives/registry.hpp"
 #include "colltune/tuner/objective.hpp"
 #include "colltune/common/error.hpp"
-#include "colltune/sim/calibration.hpp"
 #include "colltune/sim/cost_model.hpp"
 
 namespace colltune::tuner {
@@ -164,9 +163,8 @@ void add_report_material(const topo::Topology& topology, const sim::Workload& wo
   r.algo_table = runtime.size_table(r.best.candidate);
   r.nccl_table = runtime.nccl_table(r.best.candidate);
   r.no_nccl_rows = runtime.why_no_nccl_rows(r.best.candidate);
-  const sim::CalibrationFacts calibration = sim::calibration_facts(topology);
-  r.measured_min_bytes = calibration.measured_min_bytes;
-  r.measured_max_bytes = calibration.measured_max_bytes;
+  r.measured_min_bytes = runtime.calibration().measured_min_bytes;
+  r.measured_max_bytes = runtime.calibration().measured_max_bytes;
   r.busbw = make_busbw_curves(sim::CostModel(topology), runtime.space(), runtime.flat_algorithms());
   r.heatmap = make_heatmap(analytic, r.best.candidate);
 }

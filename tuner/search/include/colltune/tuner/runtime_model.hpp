@@ -32,6 +32,7 @@
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/once_map.hpp"
+#include "colltune/sim/calibration.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/horovod_hierarchical.hpp"
 #include "colltune/sim/nccl_model.hpp"
@@ -91,7 +92,9 @@ class RuntimeModel {
   // The NCCL price path, or nullptr (fallback() says why).
   const sim::NcclPricer* nccl_pricer() const { return pricer_.get(); }
   // The topology is calibrated: "auto" may override NCCL's pick.
-  bool calibrated() const { return calibrated_; }
+  bool calibrated() const { return calibration_.calibrated; }
+  // The topology's calibration, as the models read it (sizes measured included).
+  const sim::CalibrationFacts& calibration() const { return calibration_; }
   // Why the NCCL table of `candidate` has no rows ("" where it has some).
   std::string why_no_nccl_rows(const Candidate& candidate) const;
   // Why it does not ("" when it does).
@@ -135,7 +138,7 @@ class RuntimeModel {
   sim::CostModel cost_;
   std::unique_ptr<sim::PsExchange> ps_;
   std::unique_ptr<sim::NcclPricer> pricer_;
-  bool calibrated_ = false;
+  sim::CalibrationFacts calibration_;
   double nccl_margin_ = kDefaultNcclMargin;
   std::string fallback_;
   std::optional<sim::HorovodHierarchical> horovod_hierarchical_;
