@@ -6,17 +6,18 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "colltune/collectives/step_source.hpp"
 #include "colltune/common/error.hpp"
-#include "colltune/common/parallel.hpp"
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/pricer.hpp"
 #include "colltune/sim/pipeline_closed_form.hpp"
 #include "contention.hpp"
+#include "steady_rounds.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -269,26 +270,21 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
   const std::size_t pieces = algorithm.pipeline_pieces ? algorithm.pipeline_pieces(layout, options) : 0;
   const std::size_t unit = pieces * options.chunk_elems;  // elements of one pipeline round
   if (unit == 0) return priced_once(count);
-  const std::size_t rounds = count / unit;
-  // Start with enough rounds for the pipeline to fill (trees drain in about twice their
-  // height: lg p, or the summation depth where that is deeper, as nccl_tree's chains are);
-  // processor sharing then settles geometrically, so lengthen until it has.
-  int height = 0;
-  while ((1 << height) < layout.nranks()) ++height;
-  if (algorithm.summation_depth) height = std::max(height, algorithm.summation_depth(layout, options));
-  for (std::size_t short_rounds = 8 + 2 * static_cast<std::size_t>(height); short_rounds + 2 < rounds;
-       short_rounds *= 2) {
-    const std::size_t n0 = count - (rounds - short_rounds) * unit;  // same count % unit: the same last chunks
-    // Three independent runs of the pricer, on several threads.
-    const std::vector<double> t = parallel_map(3, [&](std::size_t i) { return priced_once(n0 + i * unit); });
-    const double t0 = t[0], t1 = t[1], t2 = t[2];
-    const double step = t2 - t1;
-    // Extending by `step` for the remaining rounds errs by about their number times this
-    // settling, which is then a fraction 1e-10 of the steady round: far below 1e-9 of the total.
-    if (std::abs(step - (t1 - t0)) <= 1e-10 * std::abs(step)) {
-      if (extrapolated) *extrapolated = true;
-      return t2 + static_cast<double>(rounds - short_rounds - 2) * step;
-    }
+  // A long pipeline: its fill and drain, then one steady round per round (steady_rounds.hpp),
+  // proven over at least twice the depth of its reduction (lg p where the algorithm does not say).
+  int depth = 0;
+  if (algorithm.summation_depth) {
+    depth = algorithm.summation_depth(layout, options);
+  } else {
+    while ((1 << depth) < layout.nranks()) ++depth;
+  }
+  const std::size_t last_chunks = count % unit;
+  const auto rounds_price = [&](std::size_t rounds, bool with_last) {
+    return priced_once(rounds * unit + (with_last ? last_chunks : 0));
+  };
+  if (const std::optional<double> t = detail::price_from_steady_rounds(base, count / unit, 2 * static_cast<std::size_t>(depth), rounds_price)) {
+    if (extrapolated) *extrapolated = true;
+    return *t;
   }
   return priced_once(count);
 }

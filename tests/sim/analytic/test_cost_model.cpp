@@ -6,9 +6,11 @@
 #include <string>
 
 #include "colltune/collectives/registry.hpp"
+#include "colltune/collectives/step_source.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/cost_model.hpp"
+#include "colltune/sim/pricer.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace colltune::sim {
@@ -221,6 +223,57 @@ TEST(CostModel, RepeatedPipelineRequestsComeFromTheMemoUnchanged) {
   CostModel copy = model;
   copy.levels.alpha_inter_us += 10;
   EXPECT_GT(copy.time_us(req), model.time_us(req));
+}
+
+// A long pipeline is extended from short ones only once they have settled, and the cost of a
+// round can hold still before that (sim/analytic/src/steady_rounds.hpp). Two machines where it
+// does: a chunked dbtree on flat:ranks=512 (rounds 4 to 10 cost the same, settled at 19)
+// and NVLS-Tree on 16 H100 hosts (equal rounds at 4 and 5, settled at 8). Extending from the
+// first two equal rounds would be 8% off on the first; price_pipeline is the whole price's to
+// 1e-9 on both, with uneven last chunks, and a second request with other last chunks reuses
+// the settled probe (two short runs, no new search).
+struct Transient {
+  std::string machine;
+  std::string algo;
+  bool nvls_switch;
+  std::size_t chunk;
+  std::size_t held;  // rounds h: the h-th and (h+1)-th rounds cost the same, the (h+2)-th not
+};
+
+TEST(PricePipeline, ExtendsOnlyPastTheTransients) {
+  for (const Transient& k : {Transient{"flat:ranks=512", "dbtree", false, 4096, 9},
+                             Transient{"dgx-h100:nodes=16", "nccl_nvls_tree", true, 131072, 4}}) {
+    SCOPED_TRACE(k.algo + " on " + k.machine);
+    topo::Topology t = topo::load_topology(k.machine);
+    if (k.nvls_switch) t = topo::with_nvls_switch(t);
+    const CostModel m(t);
+    const coll::Algorithm& a = coll::find_algorithm(k.algo);
+    coll::AlgoOptions o;
+    o.chunk_elems = k.chunk;
+    o = m.options_for(a, o);
+    const std::size_t unit = a.pipeline_pieces(m.layout, o) * o.chunk_elems;
+    const auto whole = [&](std::size_t count) {
+      return price_schedule(*coll::open_schedule(a.id, m.layout, count, o), m.layout, 4, m.levels);
+    };
+    // The transient: two equal rounds, then a different one.
+    const std::size_t h = k.held;
+    const double d1 = whole((h + 1) * unit) - whole(h * unit);
+    const double d0 = whole(h * unit) - whole((h - 1) * unit);
+    const double d2 = whole((h + 2) * unit) - whole((h + 1) * unit);
+    EXPECT_NEAR(d1 / d0, 1.0, 1e-10);
+    EXPECT_GT(std::abs(d2 / d1 - 1.0), 0.01);
+    for (std::size_t last : {std::size_t{1234}, unit / 3}) {
+      const std::size_t count = 80 * unit + last;
+      const std::size_t probes = steady_round_probes();
+      bool extrapolated = false;
+      const double fast = price_pipeline(a, m.layout, count, 4, o, m.levels, &extrapolated);
+      EXPECT_TRUE(extrapolated);
+      EXPECT_NEAR(fast / whole(count), 1.0, 1e-9) << "last chunks " << last;
+      if (last != 1234) {
+        EXPECT_EQ(steady_round_probes(), probes) << "the settled probe is the pipeline's";
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -94,13 +94,18 @@ double hint_or_price(const coll::Algorithm& algorithm, const RankLayout& layout,
                      std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels);
 
 // Prices a chunk pipeline without a closed form (Algorithm::pipeline_pieces): a long pipeline
-// costs its fill and drain plus one steady-state round per round, so it is priced at three
-// short lengths (the same chunks and last chunks, a few dozen rounds, lengthened until the
-// round's cost has settled to 1e-10) and extended by the steady round's cost; short pipelines
-// are priced whole (*extrapolated says which). Tests hold it to the whole price within 1e-9.
+// costs its fill and drain plus one steady round per round, so once a short pipeline of the
+// same chunks has settled (found once per pipeline by doubling from 4 rounds, three short runs
+// a probe; then two short runs with each request's last chunks) it is extended by the steady
+// round's cost (src/steady_rounds.hpp states the rule and its checks); pipelines too short for
+// that to pay are priced whole (*extrapolated says which). Tests hold it to the whole price
+// within 1e-9.
 double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t count,
                       std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
                       bool* extrapolated = nullptr);
+// The settling searches' probes run so far (every thread's; three short pipelines each), for
+// tests and benchmarks.
+std::size_t steady_round_probes();
 
 // Derivations used by CostModel.
 // The first `nranks` ranks of topology.rank_layout(), hosts left empty dropped and the rest
