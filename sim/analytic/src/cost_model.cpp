@@ -271,18 +271,22 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
   const std::size_t unit = pieces * options.chunk_elems;  // elements of one pipeline round
   if (unit == 0) return priced_once(count);
   // A long pipeline: its fill and drain, then one steady round per round (steady_rounds.hpp),
-  // proven over at least twice the depth of its reduction (lg p where the algorithm does not say).
-  int depth = 0;
-  if (algorithm.summation_depth) {
-    depth = algorithm.summation_depth(layout, options);
-  } else {
-    while ((1 << depth) < layout.nranks()) ++depth;
-  }
+  // proven over at least twice the depth of its reduction (lg p where the algorithm does not
+  // say; asked only where a probe may pay, as nccl_tree's depth takes its trees).
+  const auto window = [&] {
+    int depth = 0;
+    if (algorithm.summation_depth) {
+      depth = algorithm.summation_depth(layout, options);
+    } else {
+      while ((1 << depth) < layout.nranks()) ++depth;
+    }
+    return 2 * static_cast<std::size_t>(depth);
+  };
   const std::size_t last_chunks = count % unit;
   const auto rounds_price = [&](std::size_t rounds, bool with_last) {
     return priced_once(rounds * unit + (with_last ? last_chunks : 0));
   };
-  if (const std::optional<double> t = detail::price_from_steady_rounds(base, count / unit, 2 * static_cast<std::size_t>(depth), rounds_price)) {
+  if (const std::optional<double> t = detail::price_from_steady_rounds(base, count / unit, window, rounds_price)) {
     if (extrapolated) *extrapolated = true;
     return *t;
   }

@@ -108,7 +108,10 @@ std::optional<Search> settled_pipeline(const std::string& key, std::size_t round
 }  // namespace
 
 std::optional<double> price_from_steady_rounds(const std::string& pipeline_key, std::size_t rounds,
-                                               std::size_t window, const RoundsPrice& price) {
+                                               const Window& window_of, const RoundsPrice& price) {
+  // No probe pays below 2 kFirstProbe + 1 rounds (a window is at least the probe).
+  if (!probe_pays(kFirstProbe, kFirstProbe, rounds)) return std::nullopt;
+  const std::size_t window = window_of();
   const std::optional<Search> pipeline = settled_pipeline(pipeline_key, rounds, window, price);
   if (!pipeline || !reuse_pays(pipeline->rounds, rounds)) return std::nullopt;
   const std::size_t r0 = pipeline->rounds;

@@ -37,9 +37,12 @@ namespace colltune::sim::detail {
 // The price of `rounds` whole rounds, followed by the request's last chunks or not.
 using RoundsPrice = std::function<double(std::size_t rounds, bool last_chunks)>;
 
+// The window a probe is proven over, at least (asked only where a probe may pay).
+using Window = std::function<std::size_t()>;
+
 // The price of the request's `rounds` rounds and its last chunks, from short pipelines that have
 // settled; nullopt where none settles early enough to be cheaper than the whole.
 std::optional<double> price_from_steady_rounds(const std::string& pipeline_key, std::size_t rounds,
-                                               std::size_t window, const RoundsPrice& price);
+                                               const Window& window, const RoundsPrice& price);
 
 }  // namespace colltune::sim::detail
