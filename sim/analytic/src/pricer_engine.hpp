@@ -87,6 +87,7 @@ class PricerEngine {
         ports_(4 * static_cast<std::size_t>(reader.header().nranks) + 2 * static_cast<std::size_t>(layout.nhosts()) +
                    2 * groups(costs),
                Port(&clock)),
+        pairs_(static_cast<std::size_t>(reader.header().nranks)),
         events_(EventLater{}) {}
 
   Num run() {
@@ -261,7 +262,7 @@ class PricerEngine {
     if (op.peer < 0 || op.peer >= static_cast<int>(ranks_.size()))
       throw Error("schedule '" + reader_.header().algorithm + "': rank " + std::to_string(r) + " names peer " +
                   std::to_string(op.peer) + ", not a rank");
-    PairQueue& q = pairs_[(static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to)];
+    PairQueue& q = pair_queue(from, to);
     const Posted me{r, op.count, op.bytes, op.kind == coll::OpKind::recv_reduce, t};
     if (q.head == q.waiting.size() || q.sends == send) {
       if (q.head == q.waiting.size()) q.waiting.clear(), q.head = 0;
@@ -276,6 +277,16 @@ class PricerEngine {
                   " to rank " + std::to_string(to) + " pairs blocks of " + std::to_string(send ? me.count : other.count) +
                   " and " + std::to_string(send ? other.count : me.count) + " elements");
     begin(from, to, me.bytes, send ? other.reduce : me.reduce, t);
+  }
+
+  // The queue of the ordered pair (from, to), created empty on first use. A rank talks to few
+  // peers (a tree's parent and children, a ring's neighbours, lg p partners), so each sender's
+  // queues are a short list searched in order.
+  PairQueue& pair_queue(int from, int to) {
+    std::vector<std::pair<int, PairQueue>>& mine = pairs_[static_cast<std::size_t>(from)];
+    for (auto& [peer, q] : mine)
+      if (peer == to) return q;
+    return mine.emplace_back(to, PairQueue{}).second;
   }
 
   // Port of rank r: injection (sends) or ejection (receives), per level when they are separate.
@@ -416,7 +427,7 @@ class PricerEngine {
   std::vector<RankState> ranks_;
   std::vector<Port> ports_;
   std::vector<Message> messages_;
-  std::unordered_map<std::uint64_t, PairQueue> pairs_;
+  std::vector<std::vector<std::pair<int, PairQueue>>> pairs_;  // by sender: (receiver, queue)
   std::unordered_map<std::uint64_t, std::uint32_t> switch_ports_;  // (switch, peer, direction) -> port
   std::priority_queue<Event, std::vector<Event>, EventLater> events_;  // arrivals and step ends
   PortLeaves<Event, EventLater> leaves_{ports_.size()};  // each busy port's next leave
