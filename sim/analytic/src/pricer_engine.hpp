@@ -279,14 +279,31 @@ class PricerEngine {
     begin(from, to, me.bytes, send ? other.reduce : me.reduce, t);
   }
 
-  // The queue of the ordered pair (from, to), created empty on first use. A rank talks to few
-  // peers (a tree's parent and children, a ring's neighbours, lg p partners), so each sender's
-  // queues are a short list searched in order.
+  // The queue of the ordered pair (from, to), created empty on first use. Most ranks talk to
+  // few peers (a tree's parent and children, a ring's neighbours, lg p partners): their queues
+  // are a short list searched in order. A rank with many (a parameter server, a switch that
+  // reduces) indexes its list by receiver once it passes kShortList.
+  static constexpr std::size_t kShortList = 16;
+  struct SenderQueues {
+    std::vector<std::pair<int, PairQueue>> list;  // (receiver, queue), in order of first use
+    std::unordered_map<int, std::size_t> index;   // receiver -> place in list, past kShortList
+  };
   PairQueue& pair_queue(int from, int to) {
-    std::vector<std::pair<int, PairQueue>>& mine = pairs_[static_cast<std::size_t>(from)];
-    for (auto& [peer, q] : mine)
-      if (peer == to) return q;
-    return mine.emplace_back(to, PairQueue{}).second;
+    SenderQueues& mine = pairs_[static_cast<std::size_t>(from)];
+    if (mine.index.empty()) {
+      for (auto& [peer, q] : mine.list)
+        if (peer == to) return q;
+    } else if (const auto it = mine.index.find(to); it != mine.index.end()) {
+      return mine.list[it->second].second;
+    }
+    mine.list.emplace_back(to, PairQueue{});
+    if (mine.list.size() > kShortList) {
+      if (mine.index.empty())
+        for (std::size_t i = 0; i < mine.list.size(); ++i) mine.index.emplace(mine.list[i].first, i);
+      else
+        mine.index.emplace(to, mine.list.size() - 1);
+    }
+    return mine.list.back().second;
   }
 
   // Port of rank r: injection (sends) or ejection (receives), per level when they are separate.
@@ -427,7 +444,7 @@ class PricerEngine {
   std::vector<RankState> ranks_;
   std::vector<Port> ports_;
   std::vector<Message> messages_;
-  std::vector<std::vector<std::pair<int, PairQueue>>> pairs_;  // by sender: (receiver, queue)
+  std::vector<SenderQueues> pairs_;  // by sender
   std::unordered_map<std::uint64_t, std::uint32_t> switch_ports_;  // (switch, peer, direction) -> port
   std::priority_queue<Event, std::vector<Event>, EventLater> events_;  // arrivals and step ends
   PortLeaves<Event, EventLater> leaves_{ports_.size()};  // each busy port's next leave

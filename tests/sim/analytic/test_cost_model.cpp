@@ -225,6 +225,28 @@ TEST(CostModel, RepeatedPipelineRequestsComeFromTheMemoUnchanged) {
   EXPECT_GT(copy.time_us(req), model.time_us(req));
 }
 
+// The pricer pairs each rank's messages per peer; a parameter server's one server talks to every
+// worker, more peers than its short list holds (pricer_engine.hpp), and still pairs each push and
+// pull with its own worker: W workers push n elements to it at once (one ejection port: W n
+// beta), it sums W - 1 blocks into the first, and they pull (one injection port: W n beta).
+TEST(Pricer, AServerWithManyPeersPairsEveryMessage) {
+  for (int workers : {8, 24, 100}) {
+    const RankLayout layout = RankLayout::single_host(workers + 1);
+    coll::AlgoOptions o;
+    o.ps_servers = 1;  // a dedicated server: the last rank
+    coll::LevelCosts c;
+    c.alpha_intra_us = c.alpha_inter_us = 2.0;
+    c.beta_intra_us_per_byte = c.beta_inter_us_per_byte = 1e-3;
+    c.gamma_us_per_byte = 1e-4;
+    const std::size_t n = 1000;
+    const double bytes = 4.0 * static_cast<double>(n);
+    const double w = workers;
+    const double expected = 2 * 2.0 + 2 * w * bytes * 1e-3 + (w - 1) * bytes * 1e-4;
+    EXPECT_NEAR(price_schedule(*coll::open_schedule("ps", layout, n, o), layout, 4, c), expected, 1e-9 * expected)
+        << workers << " workers";
+  }
+}
+
 // A long pipeline is extended from short ones only once they have settled, and the cost of a
 // round can hold still before that (sim/analytic/src/steady_rounds.hpp). Two machines where it
 // does: a chunked dbtree on flat:ranks=512 (rounds 4 to 10 cost the same, settled at 19)
