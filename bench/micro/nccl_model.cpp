@@ -118,12 +118,15 @@ BENCHMARK(BM_SimulateNcclVsLoad)->Unit(benchmark::kMillisecond);
 // pick priced by its colltune schedule with the protocol's costs, sim::make_nccl_pricer) costs no
 // more than twice the command before it (NCCL's model's own time for its pick): both from the
 // preset's spec to one size's time, in every iteration, at a size NCCL runs with its tree (1 MiB)
-// and one it runs with NVLS-Tree (1 GiB); the counter "ratio" is the figure.
+// and one it runs with NVLS-Tree (1 GiB); the counter "ratio" is the figure. Every
+// iteration prices cold, as the command does once per process: the pricing memos are forgotten
+// before it (sim::forget_prices), or later iterations would time memo lookups.
 void BM_NcclPricedVsModel(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
   const std::size_t bytes = static_cast<std::size_t>(state.range(0));
   double priced_s = 0, model_s = 0;
   for (auto _ : state) {
+    sim::forget_prices();
     const auto t0 = Clock::now();
     {
       const topo::Topology t = topo::load_topology(kPreset);

@@ -293,6 +293,11 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
   return priced_once(count);
 }
 
+void forget_prices() {
+  forget_family_prices();
+  detail::forget_settled_pipelines();
+}
+
 CostModel::CostModel(const topo::Topology& topology) : CostModel(topology, topology.num_ranks()) {}
 
 CostModel::CostModel(const topo::Topology& topology, int nranks)

@@ -271,6 +271,13 @@ double price_by_family(const std::string& key, const coll::Algorithm& algorithm,
   return t;
 }
 
+void forget_family_prices() {
+  Memo& m = memo();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  m.families.clear();
+  m.whole.clear();
+}
+
 FamilyCounts family_counts() {
   const Counters& c = counters();
   return {c.closed_form.load(), c.runs.load(), c.whole.load(), c.memo.load()};

@@ -125,6 +125,12 @@ std::optional<double> price_from_steady_rounds(const std::string& pipeline_key, 
   return std::nullopt;
 }
 
+void forget_settled_pipelines() {
+  Memo& m = memo();
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  m.pipelines.clear();
+}
+
 }  // namespace colltune::sim::detail
 
 namespace colltune::sim {

@@ -45,4 +45,7 @@ using Window = std::function<std::size_t()>;
 std::optional<double> price_from_steady_rounds(const std::string& pipeline_key, std::size_t rounds,
                                                const Window& window, const RoundsPrice& price);
 
+// Forgets every settled pipeline: each is searched anew, as in a fresh process.
+void forget_settled_pipelines();
+
 }  // namespace colltune::sim::detail

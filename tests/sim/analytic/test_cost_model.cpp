@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/collectives/step_source.hpp"
@@ -296,6 +297,31 @@ TEST(PricePipeline, ExtendsOnlyPastTheTransients) {
       }
     }
   }
+}
+
+// The settled probe is the first of a fixed sequence, found by whichever request gets there first:
+// prices are the same bits whatever was priced before (and after forget_prices, as in a fresh
+// process). A long request first, then shorter ones with other last chunks; then the reverse.
+TEST(PricePipeline, APriceDoesNotDependOnWhatWasPricedBefore) {
+  // flat:ranks=512, whose dbtree settles only at round 19: probes at 4, 8 and 16 rounds fail.
+  const CostModel m(topo::load_topology("flat:ranks=512"));
+  const coll::Algorithm& a = coll::find_algorithm("dbtree");
+  coll::AlgoOptions o;
+  o.chunk_elems = 4096;
+  const std::size_t unit = a.pipeline_pieces(m.layout, o) * o.chunk_elems;
+  const std::vector<std::size_t> counts = {100 * unit + 17, 70 * unit + unit / 3, 40 * unit + 5, 66 * unit};
+  const auto price_all = [&](bool reversed) {
+    forget_prices();
+    std::vector<double> out(counts.size());
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      const std::size_t i = reversed ? counts.size() - 1 - k : k;
+      out[i] = price_pipeline(a, m.layout, counts[i], 4, o, m.levels);
+    }
+    return out;
+  };
+  const std::vector<double> forward = price_all(false);
+  const std::vector<double> backward = price_all(true);
+  for (std::size_t i = 0; i < counts.size(); ++i) EXPECT_EQ(forward[i], backward[i]) << "count " << counts[i];
 }
 
 }  // namespace

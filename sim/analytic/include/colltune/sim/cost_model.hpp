@@ -106,6 +106,10 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
 // The settling searches' probes run so far (every thread's; three short pipelines each), for
 // tests and benchmarks.
 std::size_t steady_round_probes();
+// Forgets every price the pricing memos keep (price_by_family's families and whole schedules,
+// price_pipeline's settled pipelines), so that the next request prices as a fresh process
+// would: for benchmarks of a cold price. Prices are the same either way.
+void forget_prices();
 
 // Derivations used by CostModel.
 // The first `nranks` ranks of topology.rank_layout(), hosts left empty dropped and the rest

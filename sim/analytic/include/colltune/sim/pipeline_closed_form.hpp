@@ -52,4 +52,7 @@ double price_by_family(const std::string& key, const coll::Algorithm& algorithm,
 // Counts since the process started (every thread's).
 FamilyCounts family_counts();
 
+// Forgets every family and whole price kept: each is priced anew, as in a fresh process.
+void forget_family_prices();
+
 }  // namespace colltune::sim
