@@ -30,10 +30,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "colltune/collectives/fusion.hpp"
 #include "colltune/common/error.hpp"
 #include "colltune/common/once_map.hpp"
+#include "colltune/common/parallel.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/sim/priced_machine.hpp"
@@ -292,7 +294,10 @@ Priced StepSimulator::Impl::algorithm_price(const StepConfig& c, const coll::Alg
 }
 
 // A fixed algorithm's price, or "auto"'s fastest; each algorithm's price is cached once and
-// shared by fixed configurations and both kinds of "auto".
+// shared by fixed configurations and both kinds of "auto". Auto's candidates are priced on
+// several threads (a chunked tree on hundreds of ranks is the reference pricer's work for tens
+// of milliseconds, and a tuner's threads otherwise wait on one another's auto), then compared in
+// registry order, as a serial loop compares them.
 Priced StepSimulator::Impl::price(const StepConfig& c, const coll::Algorithm* fixed, Engine engine,
                                   std::size_t bytes, std::size_t elem_size) const {
   const Priced p =
@@ -300,12 +305,15 @@ Priced StepSimulator::Impl::price(const StepConfig& c, const coll::Algorithm* fi
           ? algorithm_price(c, *fixed, engine, bytes, elem_size)
           : cached(PriceKey{engine, nullptr, c.auto_per_host, bytes, elem_size, c.options.chunk_elems, c.options.inner},
                    [&] {
+                     std::vector<const coll::Algorithm*> eligible;
+                     for (const coll::Algorithm* a : allreduce)
+                       if (c.auto_per_host || a->placement == coll::Placement::flat) eligible.push_back(a);
+                     const std::vector<Priced> priced = parallel_map(eligible.size(), [&](std::size_t i) {
+                       return algorithm_price(c, *eligible[i], engine, bytes, elem_size);
+                     });
                      Priced best;
-                     for (const coll::Algorithm* a : allreduce) {
-                       if (!c.auto_per_host && a->placement != coll::Placement::flat) continue;
-                       const Priced q = algorithm_price(c, *a, engine, bytes, elem_size);
+                     for (const Priced& q : priced)
                        if (clearly_faster(q.time_us, best.time_us)) best = q;
-                     }
                      return best;
                    });
   if (!std::isfinite(p.time_us)) not_applicable(c, bytes, elem_size);
