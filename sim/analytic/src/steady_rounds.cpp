@@ -74,10 +74,11 @@ std::optional<Adjacent> settled_at(const RoundsPrice& price, std::size_t r0, std
   return a;
 }
 
-// Whether a probe at r0 is shorter than the request's pipeline of `rounds` rounds: the search.
+// Whether a probe at r0 is shorter than the request's pipeline of `rounds` rounds: how far a
+// request searches, and whether it extends from a probe at r0 found by another. The same rule
+// for both, so that a request is extended exactly where its own search would have found the
+// probe: whether another request found it first does not change the price, not even its last bit.
 bool probe_pays(std::size_t r0, std::size_t window, std::size_t rounds) { return r0 + span(r0, window) + 1 < rounds; }
-// Whether two runs at r0 and r0 + 1 cost less than the whole: a settled probe's reuse.
-bool reuse_pays(std::size_t r0, std::size_t rounds) { return 2 * r0 + 1 < rounds; }
 
 // The pipeline's settled probe on whole rounds, searching on while the request's rounds make
 // it pay; nullopt when not found that far.
@@ -113,7 +114,7 @@ std::optional<double> price_from_steady_rounds(const std::string& pipeline_key, 
   if (!probe_pays(kFirstProbe, kFirstProbe, rounds)) return std::nullopt;
   const std::size_t window = window_of();
   const std::optional<Search> pipeline = settled_pipeline(pipeline_key, rounds, window, price);
-  if (!pipeline || !reuse_pays(pipeline->rounds, rounds)) return std::nullopt;
+  if (!pipeline || !probe_pays(pipeline->rounds, window, rounds)) return std::nullopt;
   const std::size_t r0 = pipeline->rounds;
   // Two runs with the request's last chunks: settled where their round is the pipeline's.
   const std::vector<double> t = parallel_map(2, [&](std::size_t i) { return price(r0 + i, true); });

@@ -23,9 +23,11 @@
 // not depend on what was priced before it nor on other threads.
 //
 // A request with other last chunks then costs two runs, t(R0) and t(R0 + 1) with its last
-// chunks, whose difference must be s (to 1e-10), where that pays (2 R0 + 1 < R); where it is
-// not s, the request's own pipeline is searched the same way from 2 R0. Where nothing settles
-// early enough the caller prices it whole. Extending by s errs by the remaining rounds times the settling left, a fraction 1e-10
+// chunks, whose difference must be s (to 1e-10). A request reuses the probe only where its own
+// search would have reached it (R0 + w + 1 < R), so that its price does not depend on whether
+// another request found the probe first. Where its round is not s, the request's own pipeline
+// is searched the same way from 2 R0; where nothing settles early enough the caller prices it
+// whole. Extending by s errs by the remaining rounds times the settling left, a fraction 1e-10
 // of s: tests hold every price to the whole schedule's within 1e-9.
 #include <cstddef>
 #include <functional>

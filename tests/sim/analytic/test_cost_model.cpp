@@ -299,29 +299,41 @@ TEST(PricePipeline, ExtendsOnlyPastTheTransients) {
   }
 }
 
-// The settled probe is the first of a fixed sequence, found by whichever request gets there first:
-// prices are the same bits whatever was priced before (and after forget_prices, as in a fresh
-// process). A long request first, then shorter ones with other last chunks; then the reverse.
+// The settled probe is the first of a fixed sequence, found by whichever request gets there first,
+// and a request extends from it only where its own search would have reached it: prices are the
+// same bits whatever was priced before (and after forget_prices, as in a fresh process). Long
+// requests first, then shorter ones with other last chunks; then the reverse. On two DGX hosts
+// (16 ranks: a window of 8 rounds) a dbtree settles at 4 rounds, and an 11-round request could
+// reuse that probe (two runs of 4 and 5 rounds) but could not have found it (4 + 8 + 1 rounds):
+// it is priced whole in either order. On flat:ranks=512 a dbtree settles only at round 19:
+// probes at 4, 8 and 16 rounds fail.
 TEST(PricePipeline, APriceDoesNotDependOnWhatWasPricedBefore) {
-  // flat:ranks=512, whose dbtree settles only at round 19: probes at 4, 8 and 16 rounds fail.
-  const CostModel m(topo::load_topology("flat:ranks=512"));
-  const coll::Algorithm& a = coll::find_algorithm("dbtree");
-  coll::AlgoOptions o;
-  o.chunk_elems = 4096;
-  const std::size_t unit = a.pipeline_pieces(m.layout, o) * o.chunk_elems;
-  const std::vector<std::size_t> counts = {100 * unit + 17, 70 * unit + unit / 3, 40 * unit + 5, 66 * unit};
-  const auto price_all = [&](bool reversed) {
-    forget_prices();
-    std::vector<double> out(counts.size());
-    for (std::size_t k = 0; k < counts.size(); ++k) {
-      const std::size_t i = reversed ? counts.size() - 1 - k : k;
-      out[i] = price_pipeline(a, m.layout, counts[i], 4, o, m.levels);
-    }
-    return out;
+  struct Case {
+    std::string machine;
+    std::size_t chunk;
+    std::vector<std::size_t> rounds;  // with last chunks of 17, unit / 3, 5 and 0, in turn
   };
-  const std::vector<double> forward = price_all(false);
-  const std::vector<double> backward = price_all(true);
-  for (std::size_t i = 0; i < counts.size(); ++i) EXPECT_EQ(forward[i], backward[i]) << "count " << counts[i];
+  for (const Case& k : {Case{"dgx-h100:nodes=2", 2048, {200, 40, 12, 11}}, Case{"flat:ranks=512", 4096, {100, 70, 40, 66}}}) {
+    SCOPED_TRACE(k.machine);
+    const CostModel m(topo::load_topology(k.machine));
+    const coll::Algorithm& a = coll::find_algorithm("dbtree");
+    coll::AlgoOptions o;
+    o.chunk_elems = k.chunk;
+    const std::size_t unit = a.pipeline_pieces(m.layout, o) * o.chunk_elems;
+    const std::vector<std::size_t> last = {17, unit / 3, 5, 0};
+    const auto price_all = [&](bool reversed) {
+      forget_prices();
+      std::vector<double> out(k.rounds.size());
+      for (std::size_t j = 0; j < k.rounds.size(); ++j) {
+        const std::size_t i = reversed ? k.rounds.size() - 1 - j : j;
+        out[i] = price_pipeline(a, m.layout, k.rounds[i] * unit + last[i], 4, o, m.levels);
+      }
+      return out;
+    };
+    const std::vector<double> forward = price_all(false);
+    const std::vector<double> backward = price_all(true);
+    for (std::size_t i = 0; i < k.rounds.size(); ++i) EXPECT_EQ(forward[i], backward[i]) << k.rounds[i] << " rounds";
+  }
 }
 
 }  // namespace
