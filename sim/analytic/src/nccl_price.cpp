@@ -8,9 +8,11 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "colltune/common/error.hpp"
 #include "colltune/common/once_map.hpp"
+#include "colltune/common/parallel.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/topology/subset.hpp"
 
@@ -196,8 +198,11 @@ struct NcclPricer::Impl {
     if (d_large <= d_small) return bandwidth_us(whole, algorithm, cell, cost, count, elem, f);
     // The same bytes per host: each machine's share of the buffer is the whole buffer (and NCCL's
     // chunk on the whole machine).
-    const double t_small = bandwidth_us(*small, algorithm, cell, cost, count, elem, f);
-    const double t_large = bandwidth_us(*large, algorithm, cell, cost, count, elem, f);
+    // The two machines priced side by side (their pipelines are the reference pricer's work).
+    const std::vector<double> t = parallel_map(2, [&](std::size_t i) {
+      return bandwidth_us(i == 0 ? *small : *large, algorithm, cell, cost, count, elem, f);
+    });
+    const double t_small = t[0], t_large = t[1];
     return t_large + (t_large - t_small) * static_cast<double>(d_whole - d_large) / static_cast<double>(d_large - d_small);
   }
 
