@@ -72,28 +72,36 @@ void append_raw(std::string& key, const T& value) {
   key.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
-// The algorithm, its options and the level costs (every number the pricer reads of them). A field
-// added to coll::AlgoOptions or coll::LevelCosts that changes a price must join this key, or the
-// memo would answer a request with another request's price.
-std::string options_key(const coll::Algorithm& algorithm, const coll::AlgoOptions& o, const coll::LevelCosts& c) {
+// The algorithm and its options (everything a schedule is built from besides the count). A
+// field added to coll::AlgoOptions that changes a schedule must join this key, or the memos
+// would answer a request with another request's price.
+std::string schedule_key(const coll::Algorithm& algorithm, const coll::AlgoOptions& o) {
   std::string key = algorithm.id;
   key += '\0';
   key += o.inner;
   key += '\0';
-  for (double v : {c.alpha_intra_us, c.beta_intra_us_per_byte, c.alpha_inter_us, c.beta_inter_us_per_byte,
-                   c.gamma_us_per_byte, c.beta_host_us_per_byte, c.switch_gamma_us_per_byte, c.switch_alpha_us,
-                   c.beta_group_us_per_byte})
-    append_raw(key, v);
-  append_raw(key, c.host_group.size());
-  for (int g : c.host_group) append_raw(key, g);
   append_raw(key, o.chunk_elems);
-  for (bool v : {o.nccl_simple_tree, o.ps_colocated, c.separate_level_ports, c.switch_helpers}) append_raw(key, v);
+  for (bool v : {o.nccl_simple_tree, o.ps_colocated}) append_raw(key, v);
   append_raw(key, o.ps_servers);
   append_raw(key, o.channel_orders.size());
   for (const std::vector<int>& order : o.channel_orders) {
     append_raw(key, order.size());
     for (int r : order) append_raw(key, r);
   }
+  return key;
+}
+
+// The level costs (every number the pricer reads of them). A field added to coll::LevelCosts
+// that changes a price must join this key.
+std::string levels_key(const coll::LevelCosts& c) {
+  std::string key;
+  for (double v : {c.alpha_intra_us, c.beta_intra_us_per_byte, c.alpha_inter_us, c.beta_inter_us_per_byte,
+                   c.gamma_us_per_byte, c.beta_host_us_per_byte, c.switch_gamma_us_per_byte, c.switch_alpha_us,
+                   c.beta_group_us_per_byte})
+    append_raw(key, v);
+  append_raw(key, c.host_group.size());
+  for (int g : c.host_group) append_raw(key, g);
+  for (bool v : {c.separate_level_ports, c.switch_helpers}) append_raw(key, v);
   return key;
 }
 
@@ -259,13 +267,15 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
                       std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
                       bool* extrapolated) {
   if (extrapolated) *extrapolated = false;
-  std::string base = options_key(algorithm, options, levels);
+  // The schedules (algorithm, options, layout; not the machine's costs) and their price's key.
+  std::string schedules = schedule_key(algorithm, options);
+  for (int h : layout.host_of_rank()) append_raw(schedules, h);
+  std::string base = schedules + levels_key(levels);
   append_raw(base, elem_size);
-  for (int h : layout.host_of_rank()) append_raw(base, h);
   // A schedule's price: the reference pricer's, from the closed form of its family of sizes
   // where one holds (pipeline_closed_form.hpp), else priced whole; kept either way.
   auto priced_once = [&](std::size_t n) {
-    return price_by_family(base, algorithm, layout, n, elem_size, options, levels);
+    return price_by_family(base, schedules, algorithm, layout, n, elem_size, options, levels);
   };
   const std::size_t pieces = algorithm.pipeline_pieces ? algorithm.pipeline_pieces(layout, options) : 0;
   const std::size_t unit = pieces * options.chunk_elems;  // elements of one pipeline round

@@ -83,6 +83,9 @@ struct Memo {
   std::mutex mutex;
   std::unordered_map<std::string, Family> families;
   std::unordered_map<std::string, double> whole;  // prices of counts priced whole
+  // Whether a family's schedules are affine in q (check_family), by its schedules' key: the
+  // same on every machine, whatever its costs.
+  std::unordered_map<std::string, bool> shapes;
 };
 Memo& memo() {
   static Memo m;
@@ -90,7 +93,7 @@ Memo& memo() {
 }
 
 struct Counters {
-  std::atomic<std::size_t> closed_form{0}, runs{0}, whole{0}, memo{0};
+  std::atomic<std::size_t> closed_form{0}, runs{0}, whole{0}, memo{0}, checks{0};
 };
 Counters& counters() {
   static Counters c;
@@ -176,12 +179,18 @@ std::optional<Piece> run_at(const Request& rq, std::uint64_t m, const Range& par
   return piece;
 }
 
-// The family's entry (created), or nullptr when the memo must not hold more.
-Family& family_entry(Memo& m, const std::string& key, const Range& range) {
-  if (m.families.size() + m.whole.size() >= kMemoEntries) {
+// Empties the memo when it holds kMemoEntries (mutex held).
+void bound(Memo& m) {
+  if (m.families.size() + m.whole.size() + m.shapes.size() >= kMemoEntries) {
     m.families.clear();
     m.whole.clear();
+    m.shapes.clear();
   }
+}
+
+// The family's entry (created; the memo emptied first when full).
+Family& family_entry(Memo& m, const std::string& key, const Range& range) {
+  bound(m);
   Family& f = m.families[key];
   f.range = range;
   return f;
@@ -189,18 +198,26 @@ Family& family_entry(Memo& m, const std::string& key, const Range& range) {
 
 // The price at q from the family's pieces, running canonical points as needed; nullopt when
 // the family does not hold or q needs more than kMaxDepth runs.
-std::optional<double> from_family(const Request& rq, const std::string& key, const Range& range, std::uint64_t q) {
+std::optional<double> from_family(const Request& rq, const std::string& key, const std::string& shape,
+                                  const Range& range, std::uint64_t q) {
   Memo& m = memo();
   {
     std::unique_lock<std::mutex> lock(m.mutex);
     Family& f = family_entry(m, key, range);
     if (!f.checked) {
-      lock.unlock();
-      const bool valid = check_family(rq, range, middle(range));
-      lock.lock();
+      std::optional<bool> valid;
+      if (const auto it = m.shapes.find(shape); it != m.shapes.end()) valid = it->second;
+      if (!valid) {
+        lock.unlock();
+        valid = check_family(rq, range, middle(range));
+        ++counters().checks;
+        lock.lock();
+        bound(m);
+        m.shapes.emplace(shape, *valid);
+      }
       Family& g = family_entry(m, key, range);
       g.checked = true;
-      g.valid = valid;
+      g.valid = *valid;
     }
     if (!m.families[key].valid) return std::nullopt;
   }
@@ -232,19 +249,19 @@ std::optional<double> from_family(const Request& rq, const std::string& key, con
 
 }  // namespace
 
-double price_by_family(const std::string& key, const coll::Algorithm& algorithm, const RankLayout& layout,
-                       std::size_t count, std::size_t elem_size, const coll::AlgoOptions& options,
-                       const coll::LevelCosts& levels) {
+double price_by_family(const std::string& key, const std::string& schedules, const coll::Algorithm& algorithm,
+                       const RankLayout& layout, std::size_t count, std::size_t elem_size,
+                       const coll::AlgoOptions& options, const coll::LevelCosts& levels) {
   const std::uint64_t pieces = algorithm.pipeline_pieces ? algorithm.pipeline_pieces(layout, options) : 0;
   const Request rq{algorithm, layout, elem_size, options, levels, pieces, pieces > 0 ? count % pieces : 0};
   if (pieces > 0) {
     const std::uint64_t q = count / pieces;
     if (const std::optional<Range> range = family_range(q, rq.remainder, options.chunk_elems)) {
-      std::string family_key = key;
-      append_raw(family_key, rq.remainder);
-      append_raw(family_key, range->lo);
-      append_raw(family_key, range->hi);
-      if (const std::optional<double> t = from_family(rq, family_key, *range, q)) {
+      std::string family = std::string(1, '\0');  // the family in its schedules' and its price's keys
+      append_raw(family, rq.remainder);
+      append_raw(family, range->lo);
+      append_raw(family, range->hi);
+      if (const std::optional<double> t = from_family(rq, key + family, schedules + family, *range, q)) {
         ++counters().closed_form;
         return *t;
       }
@@ -263,10 +280,7 @@ double price_by_family(const std::string& key, const coll::Algorithm& algorithm,
   const double t = rq.whole(count);
   ++counters().whole;
   const std::lock_guard<std::mutex> lock(m.mutex);
-  if (m.families.size() + m.whole.size() >= kMemoEntries) {
-    m.families.clear();
-    m.whole.clear();
-  }
+  bound(m);
   m.whole.emplace(whole_key, t);
   return t;
 }
@@ -276,11 +290,12 @@ void forget_family_prices() {
   const std::lock_guard<std::mutex> lock(m.mutex);
   m.families.clear();
   m.whole.clear();
+  m.shapes.clear();
 }
 
 FamilyCounts family_counts() {
   const Counters& c = counters();
-  return {c.closed_form.load(), c.runs.load(), c.whole.load(), c.memo.load()};
+  return {c.closed_form.load(), c.runs.load(), c.whole.load(), c.memo.load(), c.checks.load()};
 }
 
 }  // namespace colltune::sim

@@ -187,6 +187,30 @@ TEST(PipelineClosedForm, APriceDoesNotDependOnWhatWasPricedBefore) {
   EXPECT_EQ(forward, backward);
 }
 
+// Whether a family's schedules are affine in its size does not depend on the machine's costs:
+// it is checked once for machines that differ only in them (a bottleneck's what-if machines),
+// and each machine's prices are still its own, the whole pricer's.
+TEST(PipelineClosedForm, AFamilysShapeIsCheckedOnceForEveryMachine) {
+  const RankLayout l = RankLayout::uniform(6, 3);  // a layout no other test prices
+  const coll::Algorithm& a = coll::find_algorithm("dbtree");
+  const coll::LevelCosts slow = test_costs(true, 1.0);
+  coll::LevelCosts fast = slow;  // every link twice as fast
+  for (double* beta : {&fast.beta_intra_us_per_byte, &fast.beta_inter_us_per_byte, &fast.beta_host_us_per_byte})
+    *beta /= 2;
+  const std::size_t count = 18 * 123457;
+  const FamilyCounts before = family_counts();
+  const double t_slow = hint_or_price(a, l, count * 4, 4, {}, slow);
+  const FamilyCounts between = family_counts();
+  const double t_fast = hint_or_price(a, l, count * 4, 4, {}, fast);
+  const FamilyCounts after = family_counts();
+  EXPECT_EQ(between.family_checks - before.family_checks, 1u);
+  EXPECT_EQ(after.family_checks, between.family_checks) << "the second machine reuses the check";
+  EXPECT_EQ(after.parametric_runs - between.parametric_runs, 1u) << "its price is its own";
+  EXPECT_LT(rel(t_slow, whole(a, l, count, {}, slow)), 1e-12);
+  EXPECT_LT(rel(t_fast, whole(a, l, count, {}, fast)), 1e-12);
+  EXPECT_LT(t_fast, t_slow);
+}
+
 // A family whose schedules are not one affine function of the size (nccl_nvls without a chunk
 // picks its chunk from the size) is priced whole, and still right.
 TEST(PipelineClosedForm, ANonAffineFamilyIsPricedWhole) {

@@ -40,14 +40,18 @@ struct FamilyCounts {
   std::size_t parametric_runs = 0;   // pricer runs on affine numbers (each gives a piece)
   std::size_t whole_pricings = 0;    // plain pricer runs (no family, or a family too fragmented)
   std::size_t from_memo = 0;         // a count priced whole before
+  std::size_t family_checks = 0;     // families' schedules checked affine (once per layout and options)
 };
 
 // The reference pricer's price of `algorithm`'s schedule of `count` elements with `options`,
 // from its family's closed form where one holds, else priced whole (kept, by `key` and count:
 // `key` names everything but the count the price depends on, as cost_model.cpp builds it).
-double price_by_family(const std::string& key, const coll::Algorithm& algorithm, const RankLayout& layout,
-                       std::size_t count, std::size_t elem_size, const coll::AlgoOptions& options,
-                       const coll::LevelCosts& levels);
+// `schedules` names what the schedules depend on (algorithm, options, layout; not the costs):
+// whether a family's schedules are affine in its size is checked once for all machines
+// (a bottleneck's what-if machines, a sweep's points on one layout).
+double price_by_family(const std::string& key, const std::string& schedules, const coll::Algorithm& algorithm,
+                       const RankLayout& layout, std::size_t count, std::size_t elem_size,
+                       const coll::AlgoOptions& options, const coll::LevelCosts& levels);
 
 // Counts since the process started (every thread's).
 FamilyCounts family_counts();
