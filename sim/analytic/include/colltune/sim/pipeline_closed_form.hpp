@@ -6,8 +6,9 @@
 // them one larger, each cut in chunks of chunk_elems) whose pieces are one chunk each (no
 // chunking, or a piece no larger than a chunk) builds, for every such count with the same
 // remainder count % P, the same steps, ops and peers, with counts q or q + 1 for q = count / P:
-// one family of sizes. Its shape is checked, not assumed: the schedules at both ends of the
-// family and at the first point priced must be one affine function of q, op by op (nccl_nvls
+// one family of sizes. Its shape is checked, not assumed (once for every machine: it does not
+// depend on the costs): the schedules at both ends of the family and at the first point priced
+// must be one affine function of q, op by op (nccl_nvls
 // without a chunk, which picks its own chunk from the size, is not). Pipelines of several rounds
 // are priced whole: their last chunk crosses the earlier ones at every few elements of q, so one
 // parametric run covers a sliver of a family (measured: 50 runs for 30 sizes of a 16-round dbtree
