@@ -44,7 +44,6 @@ Memo& memo() {
   return m;
 }
 
-
 bool agrees(double x, double y) { return std::abs(x - y) <= kSettled * std::abs(y); }
 
 // A probe's runs: t(r0) and t(r0 + 1), and the steady round between them.
