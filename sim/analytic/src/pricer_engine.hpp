@@ -86,7 +86,7 @@ class PricerEngine {
         ranks_(static_cast<std::size_t>(reader.header().nranks)),
         ports_(4 * static_cast<std::size_t>(reader.header().nranks) + 2 * static_cast<std::size_t>(layout.nhosts()) +
                    2 * groups(costs),
-               Port(&clock)),
+               Port(&clock, &messages_)),
         pairs_(static_cast<std::size_t>(reader.header().nranks)),
         events_(EventLater{}) {}
 
@@ -115,48 +115,8 @@ class PricerEngine {
  private:
   Num max(const Num& x, const Num& y) { return clock_.less(x, y) ? y : x; }
 
-  // A port shared equally among the messages in service (processor sharing).
-  class Port {
-   public:
-    explicit Port(Clock* clock) : queue_(EntryLater{clock}) {}
-    bool idle() const { return queue_.empty(); }
-    // The real time at which the next message leaves (not idle).
-    Num next_leave(Clock& clock) const {
-      const Num t = now_ + (queue_.top().first - clock_) * static_cast<double>(queue_.size());
-      return clock.less(now_, t) ? t : now_;
-    }
-    void join(Clock& clock, const Num& t, const Num& work, std::uint32_t message) {
-      advance(clock, t);
-      queue_.emplace(clock_ + work, message);
-    }
-    std::uint32_t leave(Clock& clock, const Num& t) {
-      advance(clock, t);
-      const std::uint32_t message = queue_.top().second;
-      queue_.pop();
-      return message;
-    }
-
-   private:
-    void advance(Clock& clock, const Num& t) {
-      clock.in_order(now_, t);
-      if (!queue_.empty()) clock_ = clock_ + (t - now_) / static_cast<double>(queue_.size());
-      now_ = t;
-    }
-    using Entry = std::pair<Num, std::uint32_t>;  // (virtual leave time, message)
-    struct EntryLater {
-      Clock* clock;
-      bool operator()(const Entry& x, const Entry& y) const {
-        if (clock->less(y.first, x.first)) return true;
-        if (clock->less(x.first, y.first)) return false;
-        return x.second > y.second;
-      }
-    };
-    std::priority_queue<Entry, std::vector<Entry>, EntryLater> queue_;
-    Num clock_{};
-    Num now_{};
-  };
-
   struct Message {
+    std::uint64_t number = 0;  // its place in the order messages began (ties at a port)
     int from = 0;
     int to = 0;
     Num bytes{};
@@ -166,6 +126,54 @@ class PricerEngine {
     // When it last left one of its ports (its start before): it arrives alpha after the last
     // of them, whichever the queue hands out last, so their order is a decision (in_order).
     Num left{};
+  };
+
+  // A port shared equally among the messages in service (processor sharing).
+  class Port {
+   public:
+    Port(Clock* clock, const std::vector<Message>* messages) : queue_(EntryLater{clock, messages}) {}
+    bool idle() const { return queue_.empty(); }
+    // The real time at which the next message leaves (not idle).
+    Num next_leave(Clock& clock) const {
+      const Num t = now_ + (queue_.top().leave - clock_) * static_cast<double>(queue_.size());
+      return clock.less(now_, t) ? t : now_;
+    }
+    // The message in `slot` joins with `work` at time t.
+    void join(Clock& clock, const Num& t, const Num& work, std::uint32_t slot) {
+      advance(clock, t);
+      queue_.push(Entry{clock_ + work, slot});
+    }
+    // The slot of the message that leaves at time t.
+    std::uint32_t leave(Clock& clock, const Num& t) {
+      advance(clock, t);
+      const std::uint32_t slot = queue_.top().slot;
+      queue_.pop();
+      return slot;
+    }
+
+   private:
+    void advance(Clock& clock, const Num& t) {
+      clock.in_order(now_, t);
+      if (!queue_.empty()) clock_ = clock_ + (t - now_) / static_cast<double>(queue_.size());
+      now_ = t;
+    }
+    // A message in service: equal virtual leave times leave in the order the messages began.
+    struct Entry {
+      Num leave{};            // virtual leave time
+      std::uint32_t slot = 0;  // where the message is kept (messages_)
+    };
+    struct EntryLater {
+      Clock* clock;
+      const std::vector<Message>* messages;
+      bool operator()(const Entry& x, const Entry& y) const {
+        if (clock->less(y.leave, x.leave)) return true;
+        if (clock->less(x.leave, y.leave)) return false;
+        return (*messages)[x.slot].number > (*messages)[y.slot].number;
+      }
+    };
+    std::priority_queue<Entry, std::vector<Entry>, EntryLater> queue_;
+    Num clock_{};
+    Num now_{};
   };
 
   // An op posted by a rank and not yet paired with its partner.
@@ -219,7 +227,10 @@ class PricerEngine {
 
   void handle(const Event& ev) {
     switch (ev.kind) {
-      case EventKind::arrival: arrive(messages_[ev.id], ev.t); return;  // a copy: arrive() may add messages
+      case EventKind::arrival:
+        arrive(messages_[ev.id], ev.t);  // a copy: arrive() may add messages
+        free_.push_back(ev.id);          // its slot is taken by a later message
+        return;
       case EventKind::step_end: end_step(static_cast<int>(ev.id), ev.t); return;
     }
   }
@@ -334,7 +345,7 @@ class PricerEngine {
     const std::uint64_t key = (static_cast<std::uint64_t>(self) << 33) | (static_cast<std::uint64_t>(peer) << 1) |
                               (inject ? 1U : 0U);
     const auto [it, added] = switch_ports_.emplace(key, static_cast<std::uint32_t>(ports_.size()));
-    if (added) ports_.emplace_back(&clock_), leaves_.grow(ports_.size());
+    if (added) ports_.emplace_back(&clock_, &messages_), leaves_.grow(ports_.size());
     return it->second;
   }
   bool in_switch(int r) const {
@@ -352,8 +363,8 @@ class PricerEngine {
     if (in_switch(from) || in_switch(to)) m.alpha = costs_.switch_alpha_us;  // one link to the switch
     m.reduce = reduce;
     m.left = t;
-    const auto id = static_cast<std::uint32_t>(messages_.size());
-    messages_.push_back(m);
+    m.number = begun_++;
+    const std::uint32_t id = keep(m);
     const bool has_bytes = clock_.positive(bytes);
     if (has_bytes && beta > 0) {
       const Num work = m.bytes * beta;
@@ -376,6 +387,20 @@ class PricerEngine {
       }
     }
     if (messages_[id].ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
+  }
+
+  // Stores a message begun now in a free slot (one left by an arrived message, else a new one):
+  // the slots in use are the messages in flight, not every message of the schedule, so their
+  // memory stays warm (on 512 ranks a quarter of a run was writing each message to fresh memory).
+  std::uint32_t keep(const Message& m) {
+    if (free_.empty()) {
+      messages_.push_back(m);
+      return static_cast<std::uint32_t>(messages_.size() - 1);
+    }
+    const std::uint32_t id = free_.back();
+    free_.pop_back();
+    messages_[id] = m;
+    return id;
   }
 
   void join(std::uint32_t p, const Num& work, std::uint32_t message, const Num& t) {
@@ -443,7 +468,9 @@ class PricerEngine {
   const coll::LevelCosts& costs_;
   std::vector<RankState> ranks_;
   std::vector<Port> ports_;
-  std::vector<Message> messages_;
+  std::vector<Message> messages_;       // by slot: messages in flight, and free slots
+  std::vector<std::uint32_t> free_;     // slots of arrived messages, to be taken again
+  std::uint64_t begun_ = 0;             // messages begun so far
   std::vector<SenderQueues> pairs_;  // by sender
   std::unordered_map<std::uint64_t, std::uint32_t> switch_ports_;  // (switch, peer, direction) -> port
   std::priority_queue<Event, std::vector<Event>, EventLater> events_;  // arrivals and step ends
