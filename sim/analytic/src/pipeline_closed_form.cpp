@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "colltune/collectives/step_source.hpp"
+#include "colltune/common/once_map.hpp"
 #include "colltune/sim/pricer.hpp"
 #include "parametric_pricer.hpp"
 
@@ -30,6 +31,9 @@ constexpr std::uint64_t kLargestPiece = std::uint64_t{1} << 40;
 constexpr int kMaxDepth = 8;
 // Families and whole prices kept; past that the memo starts over.
 constexpr std::size_t kMemoEntries = std::size_t{1} << 13;
+// Schedules kept at a family's points (its canonical points, their neighbours, the ends of its
+// pieces); past that the memo starts over.
+constexpr std::size_t kBuiltSchedules = 8;
 
 // A range of piece sizes q (inclusive).
 struct Range {
@@ -93,7 +97,7 @@ Memo& memo() {
 }
 
 struct Counters {
-  std::atomic<std::size_t> closed_form{0}, runs{0}, whole{0}, memo{0}, checks{0};
+  std::atomic<std::size_t> closed_form{0}, runs{0}, whole{0}, memo{0}, checks{0}, builds{0};
 };
 Counters& counters() {
   static Counters c;
@@ -106,6 +110,17 @@ void append_raw(std::string& key, const T& value) {
   key.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
+// The schedules built at a family's points, by their schedules' key and count. Machines that
+// differ only in costs (the bottleneck line's what-if machines, a sweep's) price the same
+// family at the same points: each such schedule is built once, not once per machine (a
+// 16,384-rank dbtree is a tenth of a second to build). A StepSource is only read, so the
+// machines' threads share it.
+using BuiltSchedule = std::shared_ptr<const coll::StepSource>;
+OnceMap<std::string, BuiltSchedule>& built_schedules() {
+  static OnceMap<std::string, BuiltSchedule> built(kBuiltSchedules);
+  return built;
+}
+
 // What one request needs to price its family's schedules.
 struct Request {
   const coll::Algorithm& algorithm;
@@ -115,11 +130,22 @@ struct Request {
   const coll::LevelCosts& levels;
   std::uint64_t pieces;
   std::uint64_t remainder;
+  const std::string& schedules;  // the schedules' key (algorithm, options, layout)
 
   std::size_t count_of(std::uint64_t q) const { return static_cast<std::size_t>(q * pieces + remainder); }
-  std::unique_ptr<coll::StepSource> schedule(std::uint64_t q) const {
-    return coll::open_schedule(algorithm.id, layout, count_of(q), options);
+  // The schedule at a family's point q (kept in built_schedules).
+  BuiltSchedule schedule(std::uint64_t q) const {
+    const std::size_t count = count_of(q);
+    std::string key = schedules;
+    append_raw(key, count);
+    return built_schedules().get(key, [&] {
+      ++counters().builds;
+      return BuiltSchedule(coll::open_schedule(algorithm.id, layout, count, options));
+    });
   }
+  // The whole pricer's price at a family's point q.
+  double whole_at(std::uint64_t q) const { return price_schedule(*schedule(q), layout, elem_size, levels); }
+  // The whole pricer's price of any count (its schedule built for it alone).
   double whole(std::size_t count) const {
     return price_schedule(*coll::open_schedule(algorithm.id, layout, count, options), layout, elem_size, levels);
   }
@@ -153,7 +179,7 @@ constexpr double kPieceCheck = 1e-12;
 bool ends_agree(const Request& rq, const Piece& piece, std::uint64_t m) {
   for (std::uint64_t end : {piece.range.lo, piece.range.hi}) {
     if (end == m) continue;
-    const double whole = rq.whole(rq.count_of(end));
+    const double whole = rq.whole_at(end);
     const double form = piece.a + piece.b * static_cast<double>(end);
     if (std::abs(form - whole) > kPieceCheck * std::abs(whole)) return false;
   }
@@ -253,7 +279,7 @@ double price_by_family(const std::string& key, const std::string& schedules, con
                        const RankLayout& layout, std::size_t count, std::size_t elem_size,
                        const coll::AlgoOptions& options, const coll::LevelCosts& levels) {
   const std::uint64_t pieces = algorithm.pipeline_pieces ? algorithm.pipeline_pieces(layout, options) : 0;
-  const Request rq{algorithm, layout, elem_size, options, levels, pieces, pieces > 0 ? count % pieces : 0};
+  const Request rq{algorithm, layout, elem_size, options, levels, pieces, pieces > 0 ? count % pieces : 0, schedules};
   if (pieces > 0) {
     const std::uint64_t q = count / pieces;
     if (const std::optional<Range> range = family_range(q, rq.remainder, options.chunk_elems)) {
@@ -295,7 +321,7 @@ void forget_family_prices() {
 
 FamilyCounts family_counts() {
   const Counters& c = counters();
-  return {c.closed_form.load(), c.runs.load(), c.whole.load(), c.memo.load(), c.checks.load()};
+  return {c.closed_form.load(), c.runs.load(), c.whole.load(), c.memo.load(), c.checks.load(), c.builds.load()};
 }
 
 }  // namespace colltune::sim

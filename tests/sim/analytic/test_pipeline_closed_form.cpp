@@ -190,7 +190,7 @@ TEST(PipelineClosedForm, APriceDoesNotDependOnWhatWasPricedBefore) {
 // Whether a family's schedules are affine in its size does not depend on the machine's costs:
 // it is checked once for machines that differ only in them (a bottleneck's what-if machines),
 // and each machine's prices are still its own, the whole pricer's.
-TEST(PipelineClosedForm, AFamilysShapeIsCheckedOnceForEveryMachine) {
+TEST(PipelineClosedForm, AFamilysShapeAndSchedulesAreBuiltOnceForEveryMachine) {
   const RankLayout l = RankLayout::uniform(6, 3);  // a layout no other test prices
   const coll::Algorithm& a = coll::find_algorithm("dbtree");
   const coll::LevelCosts slow = test_costs(true, 1.0);
@@ -206,6 +206,8 @@ TEST(PipelineClosedForm, AFamilysShapeIsCheckedOnceForEveryMachine) {
   EXPECT_EQ(between.family_checks - before.family_checks, 1u);
   EXPECT_EQ(after.family_checks, between.family_checks) << "the second machine reuses the check";
   EXPECT_EQ(after.parametric_runs - between.parametric_runs, 1u) << "its price is its own";
+  EXPECT_GT(between.schedule_builds, before.schedule_builds);
+  EXPECT_EQ(after.schedule_builds, between.schedule_builds) << "the second machine reuses the schedules";
   EXPECT_LT(rel(t_slow, whole(a, l, count, {}, slow)), 1e-12);
   EXPECT_LT(rel(t_fast, whole(a, l, count, {}, fast)), 1e-12);
   EXPECT_LT(t_fast, t_slow);

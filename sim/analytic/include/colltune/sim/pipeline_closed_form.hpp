@@ -42,6 +42,7 @@ struct FamilyCounts {
   std::size_t whole_pricings = 0;    // plain pricer runs (no family, or a family too fragmented)
   std::size_t from_memo = 0;         // a count priced whole before
   std::size_t family_checks = 0;     // families' schedules checked affine (once per layout and options)
+  std::size_t schedule_builds = 0;   // schedules built at a family's points (kept for other machines)
 };
 
 // The reference pricer's price of `algorithm`'s schedule of `count` elements with `options`,
@@ -49,7 +50,8 @@ struct FamilyCounts {
 // `key` names everything but the count the price depends on, as cost_model.cpp builds it).
 // `schedules` names what the schedules depend on (algorithm, options, layout; not the costs):
 // whether a family's schedules are affine in its size is checked once for all machines
-// (a bottleneck's what-if machines, a sweep's points on one layout).
+// (a bottleneck's what-if machines, a sweep's points on one layout), and the schedules at its
+// points are built once while they are among the last few built.
 double price_by_family(const std::string& key, const std::string& schedules, const coll::Algorithm& algorithm,
                        const RankLayout& layout, std::size_t count, std::size_t elem_size,
                        const coll::AlgoOptions& options, const coll::LevelCosts& levels);
