@@ -30,7 +30,7 @@ struct SearchOptions {
   // call at a time, in the order evaluations finish.
   std::function<void(std::size_t, std::size_t, const Evaluation&)> progress;
   // Threads evaluating the grid where the objective may run concurrently (Objective::concurrent):
-  // 0 = one per hardware thread. The result does not depend on it.
+  // 0 = two per hardware thread (strategy.cpp, grid_workers). The result does not depend on it.
   std::size_t threads = 0;
 };
 
