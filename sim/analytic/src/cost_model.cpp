@@ -17,10 +17,13 @@
 #include "colltune/sim/pricer.hpp"
 #include "colltune/sim/pipeline_closed_form.hpp"
 #include "contention.hpp"
+#include "memo_key.hpp"
 #include "steady_rounds.hpp"
 
 namespace colltune::sim {
 namespace {
+
+using detail::append_raw;
 
 constexpr int kSampledHosts = 16;
 
@@ -64,12 +67,6 @@ void sample_inter(const topo::Topology& topology, const std::vector<int>& a, con
   worst.add(topology.route(b.front(), a.front()));
   worst.add(topology.route(a.back(), b.back()));
   worst.add(topology.route(a.front(), b.back()));
-}
-
-// Appends the bytes of a plain value (the key is compared, never read back).
-template <class T>
-void append_raw(std::string& key, const T& value) {
-  key.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
 // The algorithm and its options (everything a schedule is built from besides the count). A

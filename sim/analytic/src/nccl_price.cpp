@@ -197,8 +197,8 @@ struct NcclPricer::Impl {
     const int d_small = depth(*small), d_large = depth(*large), d_whole = depth(whole);
     if (d_large <= d_small) return bandwidth_us(whole, algorithm, cell, cost, count, elem, f);
     // The same bytes per host: each machine's share of the buffer is the whole buffer (and NCCL's
-    // chunk on the whole machine).
-    // The two machines priced side by side (their pipelines are the reference pricer's work).
+    // chunk on the whole machine). The two machines priced side by side: their pipelines are the
+    // reference pricer's work.
     const std::vector<double> t = parallel_map(2, [&](std::size_t i) {
       return bandwidth_us(i == 0 ? *small : *large, algorithm, cell, cost, count, elem, f);
     });

@@ -17,9 +17,12 @@
 #include "colltune/common/once_map.hpp"
 #include "colltune/sim/pricer.hpp"
 #include "parametric_pricer.hpp"
+#include "memo_key.hpp"
 
 namespace colltune::sim {
 namespace {
+
+using detail::append_raw;
 
 using detail::ParametricPrice;
 using detail::price_parametric;
@@ -102,12 +105,6 @@ struct Counters {
 Counters& counters() {
   static Counters c;
   return c;
-}
-
-// Appends the bytes of a plain value (the key is compared, never read back).
-template <class T>
-void append_raw(std::string& key, const T& value) {
-  key.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
 // The schedules built at a family's points, by their schedules' key and count. Machines that
