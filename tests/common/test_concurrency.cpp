@@ -56,6 +56,16 @@ TEST(OnceMap, StartsOverWhenFull) {
   EXPECT_EQ(computed, 10);
 }
 
+TEST(OnceMap, ClearForgetsEveryKey) {
+  OnceMap<int, int> memo(8);
+  int computed = 0;
+  EXPECT_EQ(memo.get(1, [&] { return ++computed, 10; }), 10);
+  memo.clear();
+  EXPECT_EQ(memo.size(), 0U);
+  EXPECT_EQ(memo.get(1, [&] { return ++computed, 11; }), 11);  // computed again
+  EXPECT_EQ(computed, 2);
+}
+
 TEST(ParallelMap, ValuesInIndexOrderOnAnyNumberOfThreads) {
   for (std::size_t threads : {1U, 2U, 7U}) {
     const std::vector<std::size_t> out = parallel_map(100, [](std::size_t i) { return i * i; }, threads);

@@ -89,7 +89,6 @@ struct Family {
 struct Memo {
   std::mutex mutex;
   std::unordered_map<std::string, Family> families;
-  std::unordered_map<std::string, double> whole;  // prices of counts priced whole
   // Whether a family's schedules are affine in q (check_family), by its schedules' key: the
   // same on every machine, whatever its costs.
   std::unordered_map<std::string, bool> shapes;
@@ -105,6 +104,14 @@ struct Counters {
 Counters& counters() {
   static Counters c;
   return c;
+}
+
+// Prices of counts priced whole, each computed once however many threads ask: a pipeline's
+// settled-round searches for two buffer sizes (steady_rounds.hpp) run the same probes, often at
+// the same moment on the tuner's threads, and each whole price is the reference pricer's run.
+OnceMap<std::string, double>& whole_prices() {
+  static OnceMap<std::string, double> whole(kMemoEntries);
+  return whole;
 }
 
 // The schedules built at a family's points, by their schedules' key and count. Machines that
@@ -204,9 +211,8 @@ std::optional<Piece> run_at(const Request& rq, std::uint64_t m, const Range& par
 
 // Empties the memo when it holds kMemoEntries (mutex held).
 void bound(Memo& m) {
-  if (m.families.size() + m.whole.size() + m.shapes.size() >= kMemoEntries) {
+  if (m.families.size() + m.shapes.size() >= kMemoEntries) {
     m.families.clear();
-    m.whole.clear();
     m.shapes.clear();
   }
 }
@@ -292,19 +298,12 @@ double price_by_family(const std::string& key, const std::string& schedules, con
   }
   std::string whole_key = key;
   append_raw(whole_key, count);
-  Memo& m = memo();
-  {
-    const std::lock_guard<std::mutex> lock(m.mutex);
-    if (const auto it = m.whole.find(whole_key); it != m.whole.end()) {
-      ++counters().memo;
-      return it->second;
-    }
-  }
-  const double t = rq.whole(count);
-  ++counters().whole;
-  const std::lock_guard<std::mutex> lock(m.mutex);
-  bound(m);
-  m.whole.emplace(whole_key, t);
+  bool priced = false;
+  const double t = whole_prices().get(whole_key, [&] {
+    priced = true;
+    return rq.whole(count);
+  });
+  ++(priced ? counters().whole : counters().memo);
   return t;
 }
 
@@ -312,8 +311,8 @@ void forget_family_prices() {
   Memo& m = memo();
   const std::lock_guard<std::mutex> lock(m.mutex);
   m.families.clear();
-  m.whole.clear();
   m.shapes.clear();
+  whole_prices().clear();
 }
 
 FamilyCounts family_counts() {

@@ -13,6 +13,7 @@
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/collectives/step_source.hpp"
+#include "colltune/common/parallel.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/pipeline_closed_form.hpp"
 #include "colltune/sim/pricer.hpp"
@@ -211,6 +212,26 @@ TEST(PipelineClosedForm, AFamilysShapeAndSchedulesAreBuiltOnceForEveryMachine) {
   EXPECT_LT(rel(t_slow, whole(a, l, count, {}, slow)), 1e-12);
   EXPECT_LT(rel(t_fast, whole(a, l, count, {}, fast)), 1e-12);
   EXPECT_LT(t_fast, t_slow);
+}
+
+// A count priced whole is priced once however many threads ask for it at the same moment (the
+// tuner's threads searching one pipeline's settled rounds for two buffer sizes run the same
+// probes); the others wait for that price.
+TEST(PipelineClosedForm, AWholePriceIsComputedOnceHoweverManyThreadsAsk) {
+  const RankLayout l = RankLayout::uniform(16, 5);  // a layout no other test prices
+  const coll::Algorithm& a = coll::find_algorithm("dbtree");
+  coll::AlgoOptions o;
+  o.chunk_elems = 512;
+  const std::size_t count = 8 * a.pipeline_pieces(l, o) * o.chunk_elems + 7;  // 8 rounds: priced whole
+  const coll::LevelCosts c = test_costs(true, 1.0);
+  const FamilyCounts before = family_counts();
+  const std::vector<double> t =
+      parallel_map(8, [&](std::size_t) { return hint_or_price(a, l, count * 4, 4, o, c); }, 8);
+  const FamilyCounts after = family_counts();
+  EXPECT_EQ(after.whole_pricings - before.whole_pricings, 1u);
+  EXPECT_EQ(after.from_memo - before.from_memo, 7u);
+  for (double x : t) EXPECT_EQ(x, t[0]);
+  EXPECT_LT(rel(t[0], whole(a, l, count, o, c)), 1e-12);
 }
 
 // A family whose schedules are not one affine function of the size (nccl_nvls without a chunk

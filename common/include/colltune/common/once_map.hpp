@@ -53,6 +53,13 @@ class OnceMap {
     return value.get();
   }
 
+  // Forgets every key (values already handed out stay valid; a computation under way still
+  // hands its value to those waiting for it).
+  void clear() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    values_.clear();
+  }
+
   // Keys held now (for tests).
   std::size_t size() const {
     const std::lock_guard<std::mutex> lock(mutex_);
