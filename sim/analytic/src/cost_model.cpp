@@ -246,23 +246,24 @@ double reduce_us_per_byte(const topo::Topology& topology, int nranks) {
 }
 
 double hint_or_price(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t bytes,
-                     std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels) {
+                     std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
+                     PipelineProbes probes) {
   if (algorithm.cost) {
     coll::LevelCosts with_pricer = levels;
-    with_pricer.price = [](const coll::Algorithm& part, const RankLayout& part_layout, std::size_t part_bytes,
-                           std::size_t part_elem, const coll::AlgoOptions& part_options,
-                           const coll::LevelCosts& part_costs) {
-      return hint_or_price(part, part_layout, part_bytes, part_elem, part_options, part_costs);
+    with_pricer.price = [probes](const coll::Algorithm& part, const RankLayout& part_layout, std::size_t part_bytes,
+                                 std::size_t part_elem, const coll::AlgoOptions& part_options,
+                                 const coll::LevelCosts& part_costs) {
+      return hint_or_price(part, part_layout, part_bytes, part_elem, part_options, part_costs, probes);
     };
     if (const std::optional<double> t = algorithm.cost(layout, bytes, elem_size, options, with_pricer)) return *t;
   }
   const std::size_t count = elem_size == 0 ? bytes : bytes / elem_size;
-  return price_pipeline(algorithm, layout, count, elem_size, options, levels);
+  return price_pipeline(algorithm, layout, count, elem_size, options, levels, nullptr, probes);
 }
 
 double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t count,
                       std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
-                      bool* extrapolated) {
+                      bool* extrapolated, PipelineProbes probes) {
   if (extrapolated) *extrapolated = false;
   // The schedules (algorithm, options, layout; not the machine's costs) and their price's key.
   std::string schedules = schedule_key(algorithm, options);
@@ -293,7 +294,14 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
   const auto rounds_price = [&](std::size_t rounds, bool with_last) {
     return priced_once(rounds * unit + (with_last ? last_chunks : 0));
   };
-  if (const std::optional<double> t = detail::price_from_steady_rounds(base, count / unit, window, rounds_price)) {
+  // The settled pipelines are kept by their search's first probe as well: each sequence has its
+  // own first settled probe.
+  const bool from_window = probes == PipelineProbes::from_window;
+  std::string pipeline_key = base;
+  append_raw(pipeline_key, from_window);
+  const detail::FirstProbe first = from_window ? detail::FirstProbe::window : detail::FirstProbe::four_rounds;
+  if (const std::optional<double> t =
+          detail::price_from_steady_rounds(pipeline_key, count / unit, window, rounds_price, first)) {
     if (extrapolated) *extrapolated = true;
     return *t;
   }

@@ -175,7 +175,10 @@ struct NcclPricer::Impl {
   double bandwidth_us(const Machine& m, const coll::Algorithm& algorithm, const Cell& cell, const ProtocolCost& cost,
                       std::size_t count, std::size_t elem, const MachineFigures* f) const {
     const coll::LevelCosts levels = bandwidth_levels(f ? with_figures(m.cost.levels, *f) : m.cost.levels, cost);
-    return hint_or_price(algorithm, m.cost.layout, count * elem, elem, options_for(m, algorithm, cell, elem), levels);
+    // A cell is priced at powers of two (kExactBytes): its pipelines' rounds double from size to
+    // size, so their settling searches begin at the window (PipelineProbes).
+    return hint_or_price(algorithm, m.cost.layout, count * elem, elem, options_for(m, algorithm, cell, elem), levels,
+                         PipelineProbes::from_window);
   }
 
   // The bandwidth part on the whole machine: NCCL's trees across many hosts extended from two

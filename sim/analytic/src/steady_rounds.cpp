@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <mutex>
 #include <unordered_map>
@@ -28,9 +29,10 @@ constexpr double kSettled = 1e-10;
 constexpr std::size_t kMemoEntries = std::size_t{1} << 12;
 
 // A pipeline's search so far: every probe before `next` failed; `rounds` is the settled probe
-// once found (0 before), `step` its steady round.
+// once found (0 before), `step` its steady round. `next` starts at 0 for the first probe of the
+// pipeline's sequence (first_probe()).
 struct Search {
-  std::size_t next = kFirstProbe;
+  std::size_t next = 0;
   std::size_t rounds = 0;
   double step = 0;
 };
@@ -79,10 +81,15 @@ std::optional<Adjacent> settled_at(const RoundsPrice& price, std::size_t r0, std
 // probe: whether another request found it first does not change the price, not even its last bit.
 bool probe_pays(std::size_t r0, std::size_t window, std::size_t rounds) { return r0 + span(r0, window) + 1 < rounds; }
 
+// The first probe of a pipeline's sequence.
+std::size_t first_probe(FirstProbe first, std::size_t window) {
+  return first == FirstProbe::window ? std::max(kFirstProbe, std::bit_ceil(window)) : kFirstProbe;
+}
+
 // The pipeline's settled probe on whole rounds, searching on while the request's rounds make
 // it pay; nullopt when not found that far.
 std::optional<Search> settled_pipeline(const std::string& key, std::size_t rounds, std::size_t window,
-                                       const RoundsPrice& price) {
+                                       const RoundsPrice& price, FirstProbe first) {
   Memo& m = memo();
   Search s;
   {
@@ -90,6 +97,7 @@ std::optional<Search> settled_pipeline(const std::string& key, std::size_t round
     if (m.pipelines.size() >= kMemoEntries) m.pipelines.clear();
     s = m.pipelines[key];
   }
+  if (s.next == 0) s.next = first_probe(first, window);
   while (s.rounds == 0 && probe_pays(s.next, window, rounds)) {
     if (const std::optional<Adjacent> a = settled_at(price, s.next, window, false)) {
       s.rounds = s.next;
@@ -108,11 +116,11 @@ std::optional<Search> settled_pipeline(const std::string& key, std::size_t round
 }  // namespace
 
 std::optional<double> price_from_steady_rounds(const std::string& pipeline_key, std::size_t rounds,
-                                               const Window& window_of, const RoundsPrice& price) {
+                                               const Window& window_of, const RoundsPrice& price, FirstProbe first) {
   // No probe pays below 2 kFirstProbe + 1 rounds (a window is at least the probe).
   if (!probe_pays(kFirstProbe, kFirstProbe, rounds)) return std::nullopt;
   const std::size_t window = window_of();
-  const std::optional<Search> pipeline = settled_pipeline(pipeline_key, rounds, window, price);
+  const std::optional<Search> pipeline = settled_pipeline(pipeline_key, rounds, window, price, first);
   if (!pipeline || !probe_pays(pipeline->rounds, window, rounds)) return std::nullopt;
   const std::size_t r0 = pipeline->rounds;
   // Two runs with the request's last chunks: settled where their round is the pipeline's.

@@ -7,7 +7,8 @@
 // for every R past the round R0 where it has settled.
 //
 // R0 is found once per pipeline (algorithm, options, machine, layout and element size: the
-// caller's key), on its pipelines of whole rounds, by doubling from 4 rounds. A probe at R0 has
+// caller's key), on its pipelines of whole rounds, by doubling from 4 rounds (or from the window
+// below rounded up to a power of two, for callers whose sizes double: FirstProbe). A probe at R0 has
 // settled when the w rounds after it cost w times the round after it, s = t(R0 + 1) - t(R0), to
 // 1e-10: three runs of the pricer (R0, R0 + 1 and R0 + w rounds). The window w is R0, and at
 // least the caller's window, twice the depth of the pipeline's reduction
@@ -42,10 +43,16 @@ using RoundsPrice = std::function<double(std::size_t rounds, bool last_chunks)>;
 // The window a probe is proven over, at least (asked only where a probe may pay).
 using Window = std::function<std::size_t()>;
 
+// Where a pipeline's doubling search begins (cost_model.hpp's PipelineProbes): at 4 rounds, or
+// at the window rounded up to a power of two. The search's answer is the first settled probe of
+// its own sequence, so the key must tell the two apart (the caller's key does).
+enum class FirstProbe { four_rounds, window };
+
 // The price of the request's `rounds` rounds and its last chunks, from short pipelines that have
 // settled; nullopt where none settles early enough to be cheaper than the whole.
 std::optional<double> price_from_steady_rounds(const std::string& pipeline_key, std::size_t rounds,
-                                               const Window& window, const RoundsPrice& price);
+                                               const Window& window, const RoundsPrice& price,
+                                               FirstProbe first = FirstProbe::four_rounds);
 
 // Forgets every settled pipeline: each is searched anew, as in a fresh process.
 void forget_settled_pipelines();

@@ -336,5 +336,39 @@ TEST(PricePipeline, APriceDoesNotDependOnWhatWasPricedBefore) {
   }
 }
 
+// A search may begin at the window (PipelineProbes::from_window, NcclPricer's sizes that double)
+// instead of at 4 rounds: a dbtree on two DGX hosts (16 ranks, a window of 8) settles at 4, so a
+// 15-round request is extended from 4 (4 + 8 + 1 < 15) but priced whole from the window (8 + 8 +
+// 1 rounds would not pay), with no probe run; a 40-round one is extended from the probe at 8.
+// Either way the price is the whole's to 1e-9, and each search keeps its own settled probe.
+TEST(PricePipeline, ASearchFromTheWindowRunsNoProbeBelowIt) {
+  const CostModel m(topo::load_topology("dgx-h100:nodes=2"));
+  const coll::Algorithm& a = coll::find_algorithm("dbtree");
+  coll::AlgoOptions o;
+  o.chunk_elems = 2048;
+  const std::size_t unit = a.pipeline_pieces(m.layout, o) * o.chunk_elems;
+  const auto whole = [&](std::size_t count) {
+    return price_schedule(*coll::open_schedule(a.id, m.layout, count, o), m.layout, 4, m.levels);
+  };
+  const auto price = [&](std::size_t count, PipelineProbes probes, bool& extrapolated) {
+    return price_pipeline(a, m.layout, count, 4, o, m.levels, &extrapolated, probes);
+  };
+  forget_prices();
+  const std::size_t count15 = 15 * unit + 17;
+  bool extrapolated = false;
+  std::size_t probes = steady_round_probes();
+  EXPECT_NEAR(price(count15, PipelineProbes::from_window, extrapolated) / whole(count15), 1.0, 1e-9);
+  EXPECT_FALSE(extrapolated);
+  EXPECT_EQ(steady_round_probes(), probes) << "no probe below the window";
+  EXPECT_NEAR(price(count15, PipelineProbes::from_four_rounds, extrapolated) / whole(count15), 1.0, 1e-9);
+  EXPECT_TRUE(extrapolated);
+  EXPECT_EQ(steady_round_probes(), probes + 1) << "settled at the first probe, 4 rounds";
+  const std::size_t count40 = 40 * unit + 17;
+  probes = steady_round_probes();
+  EXPECT_NEAR(price(count40, PipelineProbes::from_window, extrapolated) / whole(count40), 1.0, 1e-9);
+  EXPECT_TRUE(extrapolated);
+  EXPECT_EQ(steady_round_probes(), probes + 1) << "its own search: one probe, at 8 rounds";
+}
+
 }  // namespace
 }  // namespace colltune::sim

@@ -88,21 +88,33 @@ struct CostModel {
 // to the order of floating-point operations, keep the first choice.
 inline bool clearly_faster(double candidate, double incumbent) { return candidate < incumbent * (1.0 - 1e-9); }
 
+// Where price_pipeline's settling search begins; either way a price is within 1e-9 of the
+// whole schedule's and depends on nothing priced before it. A caller that prices a pipeline at
+// many buffer sizes (the step simulator's buffers, each with its own last chunks) wants the
+// earliest settled probe, from 4 rounds: every further size then costs two short runs. A caller
+// that prices a few sizes whose rounds double (NcclPricer's powers of two) does not: a probe
+// below the pipeline's window (twice its reduction's depth) costs about as much as the request
+// it serves, and NCCL's many-channel trees settle only past it (on 16 H100 hosts at 32 rounds,
+// their window 22), while a probe at a power of two p >= window runs p, p + 1 and 2p rounds, two
+// of them requests of their own.
+enum class PipelineProbes { from_four_rounds, from_window };
+
 // The algorithm's closed-form hint where it has one for these options, else the reference
 // pricer on its schedule (sim/pricer.hpp): the same machine model either way.
 double hint_or_price(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t bytes,
-                     std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels);
+                     std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
+                     PipelineProbes probes = PipelineProbes::from_four_rounds);
 
 // Prices a chunk pipeline without a closed form (Algorithm::pipeline_pieces): a long pipeline
 // costs its fill and drain plus one steady round per round, so once a short pipeline of the
-// same chunks has settled (found once per pipeline by doubling from 4 rounds, three short runs
-// a probe; then two short runs with each request's last chunks) it is extended by the steady
-// round's cost (src/steady_rounds.hpp states the rule and its checks); pipelines too short for
-// that to pay are priced whole (*extrapolated says which). Tests hold it to the whole price
-// within 1e-9.
+// same chunks has settled (found once per pipeline by doubling from 4 rounds, or from the
+// window: `probes`; three short runs a probe; then two short runs with each request's last
+// chunks) it is extended by the steady round's cost (src/steady_rounds.hpp states the rule and
+// its checks); pipelines too short for that to pay are priced whole (*extrapolated says which).
+// Tests hold it to the whole price within 1e-9.
 double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t count,
                       std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
-                      bool* extrapolated = nullptr);
+                      bool* extrapolated = nullptr, PipelineProbes probes = PipelineProbes::from_four_rounds);
 // The settling searches' probes run so far (every thread's; three short pipelines each), for
 // tests and benchmarks.
 std::size_t steady_round_probes();
