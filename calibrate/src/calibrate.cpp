@@ -547,6 +547,7 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   CalibrationResult result;
   result.nranks = topology.num_ranks();
   result.skipped = measurements.skipped;
+  result.unread_nccl_env = measurements.unread_nccl_env;
   check_rank_count(topology, measurements);
   const Predictor predictor(topology, topology.num_ranks());
   result.before = priced_values_of(topology, topology.num_ranks());

@@ -117,6 +117,7 @@ ojson result_json(const CalibrationResult& r) {
   j["nccl_model"] = r.nccl_model;
   j["bounded"] = r.bounded;
   j["skipped"] = r.skipped;
+  j["unread_nccl_env"] = r.unread_nccl_env;
   return j;
 }
 
@@ -134,6 +135,11 @@ std::string figure(double x) {
   o << x;
   return o.str();
 }
+
+// The title over MeasurementSet::unread_nccl_env, in calibrate's text and compare's.
+constexpr const char* kUnreadNcclEnvTitle =
+    "NCCL settings in the logs that colltune's NCCL model does not read (it reads NCCL_ALGO and NCCL_PROTO; "
+    "the fit absorbs what these change)";
 
 void list_some(std::ostringstream& o, const std::string& title, const std::vector<std::string>& items) {
   if (items.empty()) return;
@@ -283,6 +289,7 @@ std::string calibration_text(const CalibrationResult& r) {
   list_some(o, "not modelled", r.not_modelled);
   list_some(o, "predicted by NCCL's own model (no colltune schedule of NCCL's pick), not fitted", r.nccl_model);
   list_some(o, "skipped lines", r.skipped);
+  list_some(o, kUnreadNcclEnvTitle, r.unread_nccl_env);
   return o.str();
 }
 

@@ -47,6 +47,7 @@ Comparison compare_measurements(const topo::Topology& topology, const Measuremen
   c.topology = topology.name;
   c.nranks = topology.num_ranks();
   c.skipped = measurements.skipped;
+  c.unread_nccl_env = measurements.unread_nccl_env;
   check_rank_count(topology, measurements);
   const Predictor predictor(topology, topology.num_ranks());
   std::map<std::string, std::vector<double>> errors;
@@ -107,6 +108,8 @@ std::string comparison_text(const Comparison& c) {
     o << "\n";
   }
   if (!c.skipped.empty()) o << "skipped lines: " << c.skipped.size() << " (--json lists them)\n";
+  for (const std::string& e : c.unread_nccl_env)
+    o << "NCCL settings colltune's NCCL model does not read (it reads NCCL_ALGO and NCCL_PROTO): " << e << "\n";
   return o.str();
 }
 
@@ -124,7 +127,8 @@ std::string comparison_json(const Comparison& c) {
                 {"rows", rows},
                 {"not_modelled", c.not_modelled},
                 {"nccl_model", c.nccl_model},
-                {"skipped", c.skipped}};
+                {"skipped", c.skipped},
+                {"unread_nccl_env", c.unread_nccl_env}};
   return finite::json_text(j, 2, "compare --json") + "\n";
 }
 

@@ -1,6 +1,7 @@
 #include "colltune/calibrate/measurements.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -123,7 +124,49 @@ struct NcclTestsRun {
   std::set<int> ranks;         // from "#  Rank  3 Group  0 Pid ... on HOST device ..." lines
   std::string binary;          // "all_reduce_perf" from a command line, if any
   std::string algo, proto;     // NCCL_ALGO / NCCL_PROTO, from a command line or NCCL's log
+  std::vector<std::string> unread;  // other NCCL settings, "NAME=VALUE", first value of each name
 };
+
+// NCCL settings that change neither what NCCL runs nor how fast: logging, dumps, the
+// bootstrap's socket interface and the IB GID index (addressing). Others a log makes are
+// listed as unread (MeasurementSet::unread_nccl_env).
+bool harmless_nccl_setting(const std::string& name) {
+  static const std::set<std::string> names = {
+      "NCCL_DEBUG",         "NCCL_DEBUG_SUBSYS",     "NCCL_DEBUG_FILE",         "NCCL_DEBUG_TIMESTAMP_FORMAT",
+      "NCCL_TOPO_DUMP_FILE", "NCCL_TOPO_DUMP_FILE_RANK", "NCCL_GRAPH_DUMP_FILE", "NCCL_GRAPH_DUMP_FILE_RANK",
+      "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX",     "NCCL_WARN_ENABLE_DEBUG_INFO"};
+  return names.count(name) > 0;
+}
+
+// Every "NCCL_NAME=VALUE" and "NCCL_NAME set by environment to VALUE" on a line (a command
+// line's "-x NCCL_MIN_CTAS=24", an env dump, NCCL's INFO lines), scanned by hand: a log line
+// can be long, and these patterns need no regex.
+void scan_nccl_settings(const std::string& line, NcclTestsRun& run) {
+  static const std::string kSetBy = " set by environment to ";
+  const auto is_name_char = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; };
+  const auto value_at = [&line](std::size_t at) {
+    std::size_t end = at;
+    while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end])) && line[end] != '"' &&
+           line[end] != '\'' && line[end] != ')')
+      ++end;
+    while (end > at && (line[end - 1] == ',' || line[end - 1] == ';' || line[end - 1] == '.')) --end;  // prose
+    return line.substr(at, end - at);
+  };
+  for (std::size_t at = line.find("NCCL_"); at != std::string::npos; at = line.find("NCCL_", at + 1)) {
+    if (at > 0 && is_name_char(line[at - 1])) continue;  // inside a longer word
+    std::size_t end = at + 5;
+    while (end < line.size() && is_name_char(line[end])) ++end;
+    const std::string name = line.substr(at, end - at);
+    std::string value;
+    if (end < line.size() && line[end] == '=') value = value_at(end + 1);
+    else if (line.compare(end, kSetBy.size(), kSetBy) == 0) value = value_at(end + kSetBy.size());
+    if (value.empty() || name == "NCCL_ALGO" || name == "NCCL_PROTO" || harmless_nccl_setting(name)) continue;
+    if (name.size() > 8 && name.compare(name.size() - 8, 8, "_DISABLE") == 0 && value == "0") continue;  // NCCL's default
+    const bool seen = std::any_of(run.unread.begin(), run.unread.end(),
+                                  [&](const std::string& s) { return s.compare(0, name.size() + 1, name + "=") == 0; });
+    if (!seen) run.unread.push_back(name + "=" + value);
+  }
+}
 
 void scan_run_text(const std::string& line, const std::string& where, NcclTestsRun& run) {
   static const std::regex rank_line(R"(^#\s*Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device)");
@@ -143,6 +186,7 @@ void scan_run_text(const std::string& line, const std::string& where, NcclTestsR
   };
   if (run.algo.empty()) run.algo = setting(algo_env, "NCCL_ALGO");
   if (run.proto.empty()) run.proto = setting(proto_env, "NCCL_PROTO");
+  scan_nccl_settings(line, run);
 }
 
 std::optional<coll::Collective> collective_of_binary(const std::string& binary, const std::string& where) {
@@ -289,6 +333,11 @@ MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& 
     set.rows.push_back(std::move(m));
   }
   if (set.rows.empty()) throw Error(source + ": the nccl-tests table has no usable data rows");
+  if (!run.unread.empty()) {
+    std::string listed;
+    for (const std::string& s : run.unread) listed += (listed.empty() ? "" : ", ") + s;
+    set.unread_nccl_env.push_back(source + " sets " + listed);
+  }
   return set;
 }
 
@@ -453,6 +502,7 @@ MeasurementSet read_measurements(const std::vector<std::string>& paths, const Me
     all.files.insert(all.files.end(), one.files.begin(), one.files.end());
     all.rows.insert(all.rows.end(), one.rows.begin(), one.rows.end());
     all.skipped.insert(all.skipped.end(), one.skipped.begin(), one.skipped.end());
+    all.unread_nccl_env.insert(all.unread_nccl_env.end(), one.unread_nccl_env.begin(), one.unread_nccl_env.end());
     all.fusion_copy_bytes += one.fusion_copy_bytes;
     all.fusion_copy_us += one.fusion_copy_us;
   }

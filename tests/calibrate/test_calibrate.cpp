@@ -62,6 +62,34 @@ TEST(NcclTestsLog, RanksCollectiveAndAlgorithmComeFromTheLog) {
   EXPECT_EQ(ring.rows.front().nranks, 16);
 }
 
+// NCCL settings a log makes that the model does not read are reported per file, never silently
+// fitted: from a command line (-x NAME=VALUE) and NCCL's "set by environment" lines, each name
+// once; NCCL_ALGO and NCCL_PROTO are read as the run's, logging and an *_DISABLE at NCCL's
+// default 0 are not listed, and a list value keeps its commas.
+TEST(NcclTestsLog, SettingsTheModelDoesNotReadAreReported) {
+  const std::string table =
+      "#  size   count  type   redop     time  algbw  busbw  error     time  algbw  busbw  error\n"
+      "   1024     256  float    sum    20.00   0.05   0.08  0e+00    20.00   0.05   0.08  0e+00\n";
+  const std::string head =
+      "# mpirun -np 16 -x NCCL_DEBUG=INFO -x NCCL_ALGO=Ring -x NCCL_MIN_CTAS=24 -x NCCL_IB_DISABLE=0 "
+      "-x NCCL_IB_HCA=mlx5_0:1,mlx5_1:1 ./all_reduce_perf -b 1K\n"
+      "node1:1:1 [0] NCCL INFO NCCL_IB_QPS_PER_CONNECTION set by environment to 2.\n"
+      "node1:1:1 [0] NCCL INFO NCCL_MIN_CTAS set by environment to 24.\n";
+  const MeasurementSet set = parse_nccl_tests_log(head + table, "run.txt");
+  ASSERT_EQ(set.rows.size(), 1u);
+  EXPECT_EQ(set.rows.front().algorithm, "Ring");
+  ASSERT_EQ(set.unread_nccl_env.size(), 1u);
+  EXPECT_EQ(set.unread_nccl_env.front(),
+            "run.txt sets NCCL_MIN_CTAS=24, NCCL_IB_HCA=mlx5_0:1,mlx5_1:1, NCCL_IB_QPS_PER_CONNECTION=2");
+  EXPECT_TRUE(parse_nccl_tests_log(table, "plain.txt").unread_nccl_env.empty());
+  // Two files: one entry each, in order.
+  const auto both = read_measurements({kLogs + "nccl-tests-309-h100-8node-ib-allreduce-minctas24-qps2.txt",
+                                       kLogs + "nccl-tests-309-h100-8node-ib-allreduce-default.txt"});
+  ASSERT_EQ(both.unread_nccl_env.size(), 1u);
+  EXPECT_NE(both.unread_nccl_env.front().find("minctas24-qps2.txt sets NCCL_MIN_CTAS=24, NCCL_IB_QPS_PER_CONNECTION=2"),
+            std::string::npos);
+}
+
 TEST(NcclTestsLog, OlderColumnLayoutsAndInference) {
   // nccl-tests before "root" and "#wrong": "error" columns; no rank lines, no command line:
   // allreduce and 4 ranks follow from busbw / algbw = 2(n-1)/n.

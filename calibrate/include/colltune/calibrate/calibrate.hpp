@@ -157,6 +157,7 @@ struct CalibrationResult {
   std::vector<std::string> nccl_model;         // "SOURCE: why": NCCL's own time stands in, not fitted
   std::vector<std::string> bounded;            // "name: why": a bandwidth pressed against its line rate
   std::vector<std::string> skipped;            // from the readers
+  std::vector<std::string> unread_nccl_env;    // from the readers (MeasurementSet::unread_nccl_env)
   int iterations = 0;
   double median_abs_error = 0;  // over the rows fitted
   double max_abs_error = 0;

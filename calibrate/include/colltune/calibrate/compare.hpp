@@ -21,6 +21,7 @@ struct Comparison {
   std::vector<std::string> not_modelled;  // "SOURCE: why"
   std::vector<std::string> nccl_model;    // "SOURCE: why": rows NCCL's own time predicts (no colltune schedule)
   std::vector<std::string> skipped;
+  std::vector<std::string> unread_nccl_env;  // MeasurementSet::unread_nccl_env
 };
 
 // Throws colltune::Error for measurements whose rank count is not the topology's, or when no

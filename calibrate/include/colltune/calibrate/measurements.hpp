@@ -40,6 +40,12 @@ struct MeasurementSet {
   // Lines of the inputs that look like data but are not (a failed row, "N/A" times), and
   // rows skipped for a reason, each "FILE:LINE: why": reported, never silently dropped.
   std::vector<std::string> skipped;
+  // nccl-tests logs: the NCCL settings a log makes (on its command line or in NCCL's "set by
+  // environment" lines) that colltune's NCCL model does not read, one entry a file: "FILE sets
+  // NCCL_MIN_CTAS=24, NCCL_IB_QPS_PER_CONNECTION=2". NCCL_ALGO and NCCL_PROTO are read; logging
+  // and dump settings and the bootstrap's interface are not listed. Reported, never silently
+  // absorbed into a fit.
+  std::vector<std::string> unread_nccl_env;
   // Horovod timelines: bytes the fusion-buffer copies (in and out) moved, and their time.
   double fusion_copy_bytes = 0;
   double fusion_copy_us = 0;
