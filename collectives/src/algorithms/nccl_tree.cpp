@@ -31,6 +31,7 @@
 // hosts, a host sends n_j up and n_j to each child host: a host that is a leaf in one tree
 // and has two children in the other sends 4 n_j per channel pair, so every host's NICs carry
 // about 2n out and 2n in, as a ring's do.
+#include <algorithm>
 #include <vector>
 
 #include "colltune/collectives/algorithms/algorithms.hpp"
@@ -161,11 +162,31 @@ std::size_t nccl_tree_pipeline_pieces(const RankLayout& layout, const AlgoOption
   return static_cast<std::size_t>(nccl_tree_channels(layout, options));
 }
 
+// The height without building the trees (on 4,096 ranks the trees' 2k children lists were most
+// of an NCCL price at 1 MiB, which asks for it to size its settling search): a rank at chain
+// position i sits i below its host's head, and a host head one below the rank it attaches to,
+// which is its parent host's position first_child_at (a first child, balanced pattern) or 0.
+// The chain's order does not move a position, and both host trees are one shape over
+// permuted hosts, so every channel has the height of host tree 0 over any chain.
 int nccl_tree_depth(const RankLayout& layout, const AlgoOptions& options) {
   if (layout.nranks() < 2 || nccl_tree_not_applicable(layout, 0, options)) return 0;
-  int height = 0;
-  for (const ChannelTree& ct : channel_trees(layout, 0, options)) height = std::max(height, ct.height);
-  return height;
+  const int per_host = static_cast<int>(layout.ranks_on_host(0).size());
+  const int first_child_at = options.nccl_simple_tree || per_host < 2 ? 0 : 1;
+  const BinaryTree hosts = in_order_tree(layout.nhosts());
+  // head[v]: the depth of host position v's head, from the root (position 0) down.
+  std::vector<int> head(static_cast<std::size_t>(layout.nhosts()), 0);
+  int deepest_head = 0;
+  std::vector<int> work{0};
+  while (!work.empty()) {
+    const int up = work.back();
+    work.pop_back();
+    for (int v : hosts.children[static_cast<std::size_t>(up)]) {
+      head[static_cast<std::size_t>(v)] = head[static_cast<std::size_t>(up)] + (v < up ? first_child_at : 0) + 1;
+      deepest_head = std::max(deepest_head, head[static_cast<std::size_t>(v)]);
+      work.push_back(v);
+    }
+  }
+  return deepest_head + per_host - 1;
 }
 
 }  // namespace colltune::coll::algo

@@ -169,6 +169,34 @@ TEST(NcclTree, SummationDepthIsTheTreeHeight) {
   EXPECT_EQ(a.summation_depth(RankLayout::uniform(4, 3), tree_options({{0, 1, 2}}, 0, true)), 2 + 1 + 1);
 }
 
+// The depth is computed without the trees; it must be the height of the trees the schedule
+// builds, read from its messages (who reduces into whom, per channel). Host counts odd and even
+// (the second tree shifted or mirrored), chains of every length, both patterns, and two chain
+// orders (the height does not depend on the order).
+TEST(NcclTree, SummationDepthIsTheBuiltTreesHeight) {
+  const Algorithm& a = find_algorithm("nccl_tree");
+  for (int hosts : {1, 2, 3, 4, 5, 6, 7, 9, 12, 16, 17, 31, 64})
+    for (int per_host : {1, 2, 3, 8})
+      for (bool simple : {false, true})
+        for (bool reversed : {false, true}) {
+          SCOPED_TRACE("hosts=" + std::to_string(hosts) + " per_host=" + std::to_string(per_host) +
+                       " simple=" + std::to_string(simple) + " reversed=" + std::to_string(reversed));
+          const RankLayout l = RankLayout::uniform(hosts, per_host);
+          if (l.nranks() < 2) continue;
+          std::vector<int> order(static_cast<std::size_t>(per_host));
+          for (int i = 0; i < per_host; ++i) order[static_cast<std::size_t>(i)] = reversed ? per_host - 1 - i : i;
+          const AlgoOptions o = tree_options({order, std::vector<int>(order.rbegin(), order.rend())}, 0, simple);
+          int height = 0;
+          for (const auto& [channel, parent] : parents_by_channel(build_schedule("nccl_tree", l, 4096, o)))
+            for (const auto& [rank, up] : parent) {
+              int depth = 1;
+              for (auto it = parent.find(up); it != parent.end(); it = parent.find(it->second)) ++depth;
+              height = std::max(height, depth);
+            }
+          EXPECT_EQ(a.summation_depth(l, o), height);
+        }
+}
+
 // The cost model prices nccl_tree's long pipelines from short ones (pipeline_pieces = 2k): the
 // same as the whole schedule priced, on one and several hosts.
 TEST(NcclTree, PricedPipelineMatchesTheWholeSchedule) {
