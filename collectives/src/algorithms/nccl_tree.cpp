@@ -77,6 +77,14 @@ void finish_tree(ChannelTree& ct) {
   }
 }
 
+// The position in parent host position `up`'s chain that host position v's head attaches to:
+// in NCCL's BALANCED_TREE pattern a first child (a position below its parent's) attaches to the
+// second rank of the chain, so a host's NIC traffic spreads over two GPUs; everything else, and
+// every child in the TREE pattern or with one rank per host, to the head.
+std::size_t attach_position(int v, int up, std::size_t per_host, bool simple) {
+  return !simple && per_host >= 2 && v < up ? 1 : 0;
+}
+
 // The rank tree of host tree `tree` (0 or 1) over the chain `order`.
 ChannelTree channel_tree(const RankLayout& layout, const std::vector<int>& order, int tree, bool simple) {
   const int nhosts = layout.nhosts();
@@ -88,14 +96,13 @@ ChannelTree channel_tree(const RankLayout& layout, const std::vector<int>& order
   ct.parent.assign(static_cast<std::size_t>(layout.nranks()), -1);
   for (int h = 0; h < nhosts; ++h)
     for (std::size_t i = 1; i < per_host; ++i) ct.parent[static_cast<std::size_t>(rank_at(h, i))] = rank_at(h, i - 1);
-  // A first child (position below its parent's) attaches to order[1] in the balanced pattern.
-  const std::size_t first_child_at = simple || per_host < 2 ? 0 : 1;
   const BinaryTree hosts = in_order_tree(nhosts);
   for (int v = 1; v < nhosts; ++v) {
     const int up = hosts.parent[static_cast<std::size_t>(v)];
     const int host = double_tree_rank(tree, v, nhosts);
     const int parent_host = double_tree_rank(tree, up, nhosts);
-    ct.parent[static_cast<std::size_t>(rank_at(host, 0))] = rank_at(parent_host, v < up ? first_child_at : 0);
+    ct.parent[static_cast<std::size_t>(rank_at(host, 0))] =
+        rank_at(parent_host, attach_position(v, up, per_host, simple));
   }
   finish_tree(ct);
   return ct;
@@ -162,16 +169,15 @@ std::size_t nccl_tree_pipeline_pieces(const RankLayout& layout, const AlgoOption
   return static_cast<std::size_t>(nccl_tree_channels(layout, options));
 }
 
-// The height without building the trees (on 4,096 ranks the trees' 2k children lists were most
-// of an NCCL price at 1 MiB, which asks for it to size its settling search): a rank at chain
-// position i sits i below its host's head, and a host head one below the rank it attaches to,
-// which is its parent host's position first_child_at (a first child, balanced pattern) or 0.
+// The height without building the trees (on 4,096 ranks building the trees' 2k children lists
+// was a seventh of an NCCL price at 1 MiB, which asks for it to size its settling search): a
+// rank at chain position i sits i below its host's head, and a host head one below the rank it
+// attaches to, at its parent host's attach_position.
 // The chain's order does not move a position, and both host trees are one shape over
 // permuted hosts, so every channel has the height of host tree 0 over any chain.
 int nccl_tree_depth(const RankLayout& layout, const AlgoOptions& options) {
   if (layout.nranks() < 2 || nccl_tree_not_applicable(layout, 0, options)) return 0;
-  const int per_host = static_cast<int>(layout.ranks_on_host(0).size());
-  const int first_child_at = options.nccl_simple_tree || per_host < 2 ? 0 : 1;
+  const std::size_t per_host = layout.ranks_on_host(0).size();
   const BinaryTree hosts = in_order_tree(layout.nhosts());
   // head[v]: the depth of host position v's head, from the root (position 0) down.
   std::vector<int> head(static_cast<std::size_t>(layout.nhosts()), 0);
@@ -181,12 +187,14 @@ int nccl_tree_depth(const RankLayout& layout, const AlgoOptions& options) {
     const int up = work.back();
     work.pop_back();
     for (int v : hosts.children[static_cast<std::size_t>(up)]) {
-      head[static_cast<std::size_t>(v)] = head[static_cast<std::size_t>(up)] + (v < up ? first_child_at : 0) + 1;
+      head[static_cast<std::size_t>(v)] = head[static_cast<std::size_t>(up)] +
+                                          static_cast<int>(attach_position(v, up, per_host, options.nccl_simple_tree)) +
+                                          1;
       deepest_head = std::max(deepest_head, head[static_cast<std::size_t>(v)]);
       work.push_back(v);
     }
   }
-  return deepest_head + per_host - 1;
+  return deepest_head + static_cast<int>(per_host) - 1;
 }
 
 }  // namespace colltune::coll::algo
