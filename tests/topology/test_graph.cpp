@@ -1,4 +1,5 @@
 // The graph itself: construction, copies, route / widest-path queries, validate().
+#include <array>
 #include <cmath>
 #include <limits>
 #include <thread>
@@ -129,6 +130,27 @@ TEST(TopologyGraph, ScaledBandwidthTouchesOneKind) {
   EXPECT_DOUBLE_EQ(fast.route(0, 1).bottleneck_gbps, 40);
   EXPECT_DOUBLE_EQ(t.route(0, 1).bottleneck_gbps, 10);  // the original is untouched
   EXPECT_THAT(error_of([&] { (void)t.with_scaled_bandwidth(LinkKind::net, 0); }), HasSubstr("positive"));
+}
+
+// One factor per link kind, in one copy; routes cached on the original are not the copy's.
+TEST(TopologyGraph, ScaledBandwidthPerKindScalesEveryLinkByItsKind) {
+  const Topology t = diamond();
+  EXPECT_DOUBLE_EQ(t.route(0, 1).bottleneck_gbps, 10);  // cached on the original
+  std::array<double, kLinkKinds> factors;
+  factors.fill(1.0);
+  factors[static_cast<std::size_t>(LinkKind::net)] = 0.5;
+  factors[static_cast<std::size_t>(LinkKind::nvlink)] = 0.25;
+  const Topology scaled = t.with_scaled_bandwidth(factors);
+  ASSERT_EQ(scaled.num_links(), t.num_links());
+  for (std::size_t i = 0; i < t.num_links(); ++i) {
+    const double f = t.link(i).kind == LinkKind::net ? 0.5 : 0.25;
+    EXPECT_EQ(scaled.link(i).bandwidth_gbps, t.link(i).bandwidth_gbps * f) << "link " << i;
+    EXPECT_EQ(scaled.link(i).latency_us, t.link(i).latency_us) << "link " << i;
+  }
+  EXPECT_DOUBLE_EQ(scaled.route(0, 1).bottleneck_gbps, 5);
+  EXPECT_DOUBLE_EQ(scaled.widest_bandwidth(0, 1), 200);
+  factors[static_cast<std::size_t>(LinkKind::sys)] = std::numeric_limits<double>::infinity();
+  EXPECT_THAT(error_of([&] { (void)t.with_scaled_bandwidth(factors); }), HasSubstr("positive and finite"));
 }
 
 TEST(TopologyGraph, AddingALinkInvalidatesCachedRoutes) {

@@ -1,6 +1,9 @@
 // The priced machine and NCCL priced on it (priced_machine.hpp).
 #include "colltune/sim/priced_machine.hpp"
 
+#include <array>
+#include <cstddef>
+
 #include "colltune/sim/calibration.hpp"
 
 namespace colltune::sim {
@@ -15,13 +18,10 @@ StepCosts costs_on(const topo::Topology& topology, StepCosts costs) {
 
 topo::Topology priced_machine(const topo::Topology& topology, const StepCosts& given) {
   const StepCosts costs = costs_on(topology, given);
-  topo::Topology out(topology);  // one copy, every link scaled in place
-  for (std::size_t i = 0; i < out.num_links(); ++i) {
-    const topo::Link& l = out.link(i);
-    const double e = link_efficiency(costs, l.kind, topology.transport);
-    if (e != 1.0) out.set_link_figures(i, l.bandwidth_gbps * e, l.latency_us);
-  }
-  return out;
+  std::array<double, topo::kLinkKinds> efficiency;
+  for (std::size_t k = 0; k < efficiency.size(); ++k)
+    efficiency[k] = link_efficiency(costs, static_cast<topo::LinkKind>(k), topology.transport);
+  return topology.with_scaled_bandwidth(efficiency);
 }
 
 std::unique_ptr<NcclPricer> make_nccl_pricer(const topo::Topology& topology, const NcclOptions& options,

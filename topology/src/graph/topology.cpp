@@ -2,6 +2,7 @@
 #include "colltune/topology/topology.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -208,17 +209,33 @@ void Topology::set_reduce_gbps(VertexId device, double gbps) {
   store_->graph[device].reduce_gbps = gbps;
 }
 
+namespace {
+
+void check_scale_factor(double factor) {
+  if (!(factor > 0) || !std::isfinite(factor))
+    throw Error("bandwidth scale factor must be positive and finite, got " + std::to_string(factor));
+}
+
+}  // namespace
+
 Topology Topology::with_scaled_bandwidth(LinkKind kind, double factor) const {
   return with_scaled_bandwidth(std::vector<LinkKind>{kind}, factor);
 }
 
 Topology Topology::with_scaled_bandwidth(const std::vector<LinkKind>& kinds, double factor) const {
-  if (!(factor > 0) || !std::isfinite(factor))
-    throw Error("bandwidth scale factor must be positive and finite, got " + std::to_string(factor));
-  Topology copy(*this);
+  check_scale_factor(factor);
+  std::array<double, kLinkKinds> factors;
+  factors.fill(1.0);
+  for (LinkKind kind : kinds) factors[static_cast<std::size_t>(kind)] = factor;
+  return with_scaled_bandwidth(factors);
+}
+
+Topology Topology::with_scaled_bandwidth(const std::array<double, kLinkKinds>& factors) const {
+  for (double factor : factors) check_scale_factor(factor);
+  Topology copy(*this);  // a fresh route cache: nothing to forget
   for (const EdgeId& e : copy.store_->links) {
     Link& link = copy.store_->graph[e];
-    if (std::find(kinds.begin(), kinds.end(), link.kind) != kinds.end()) link.bandwidth_gbps *= factor;
+    link.bandwidth_gbps *= factors[static_cast<std::size_t>(link.kind)];
   }
   return copy;
 }

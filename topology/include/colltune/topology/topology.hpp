@@ -5,6 +5,7 @@
 //
 // This module knows nothing about collectives: it answers "how do bytes get from rank a to
 // rank b, how fast, how late" and "which ranks share a host".
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,7 @@ namespace colltune::topo {
 
 enum class DeviceKind { gpu, cpu, nic, nvswitch, pcie_switch, net_switch };
 enum class LinkKind { nvlink, pcie, net, shm, sys };  // sys: CPU socket interconnect (UPI/xGMI)
+inline constexpr std::size_t kLinkKinds = 5;          // LinkKind's values, 0 to 4
 // Reduction a switch performs on the data passing through it: NVLink SHARP in the NVSwitch of
 // Hopper and later systems (NCCL's NVLS algorithms), SHARP in InfiniBand switches (NCCL's
 // CollNet). Algorithms that reduce in a switch apply only where a switch says it can.
@@ -179,6 +181,9 @@ class Topology {
   Topology with_scaled_bandwidth(LinkKind kind, double factor) const;
   // The same for every link of any of `kinds`, in one copy.
   Topology with_scaled_bandwidth(const std::vector<LinkKind>& kinds, double factor) const;
+  // A copy with every link's bandwidth times its kind's factor (factors[LinkKind's value]), in
+  // one pass: set_link_figures() on every link of a copy forgot the routes once per link.
+  Topology with_scaled_bandwidth(const std::array<double, kLinkKinds>& factors) const;
 
  private:
   std::unique_ptr<GraphStore> store_;      // never null: every constructor makes one
