@@ -53,7 +53,7 @@ void ScheduleBuilder::append(const Schedule& sub, const std::vector<int>& ranks,
 
 Wire wire(const RankLayout& layout, int a, int b, const LevelCosts& costs) {
   if (layout.host_of(a) == layout.host_of(b)) return {costs.alpha_intra_us, costs.beta_intra_us_per_byte};
-  return {costs.alpha_inter_us, costs.beta_inter_us_per_byte};
+  return {inter_alpha_us(costs, layout.host_of(a), layout.host_of(b)), costs.beta_inter_us_per_byte};
 }
 
 void Levels::add(const RankLayout& layout, int a, int b) {
@@ -63,6 +63,7 @@ void Levels::add(const RankLayout& layout, int a, int b) {
     intra_ = true;
     return;
   }
+  inter_alpha_ = std::max(inter_alpha_, coll::inter_alpha_us(*costs_, from, to));
   const auto hosts = static_cast<std::size_t>(layout.nhosts());
   if (out_.size() < hosts) out_.resize(hosts, 0), in_.resize(hosts, 0);
   crossing_ = std::max({crossing_, ++out_[static_cast<std::size_t>(from)], ++in_[static_cast<std::size_t>(to)]});
@@ -85,7 +86,7 @@ double message_time(const Levels& levels, double bytes, const LevelCosts& costs)
   double t = 0;
   if (levels.intra()) t = std::max(t, costs.alpha_intra_us + bytes * costs.beta_intra_us_per_byte);
   if (levels.inter())
-    t = std::max(t, costs.alpha_inter_us +
+    t = std::max(t, levels.inter_alpha_us() +
                         bytes * inter_beta(costs, levels.crossing_per_host(), levels.crossing_per_group()));
   return t;
 }

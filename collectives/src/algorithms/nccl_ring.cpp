@@ -115,9 +115,11 @@ std::optional<double> cost_nccl_ring(const RankLayout& layout, std::size_t bytes
   const RankLayout two_hosts = RankLayout::uniform(2, static_cast<int>(per_host));
   const std::size_t two_host_count = largest_segment * k * 2 * per_host;
   // Where the network has groups of hosts, the two hosts sit in two groups, so every crossing
-  // pays a trunk's share: an upper bound, exact when every host is a group.
+  // pays a trunk's share: an upper bound, exact when every host is a group. Every step of the
+  // whole ring has a message between two near groups, so the two hosts take the worst latency.
   LevelCosts two_host_costs = costs;
   if (!costs.host_group.empty()) two_host_costs.host_group = {0, 1};
+  two_host_costs.near_group.clear();
   const double two_host_time = costs.price(find_algorithm("nccl_ring"), two_hosts, two_host_count * elem_size,
                                            elem_size, options, two_host_costs);
   return two_host_time * static_cast<double>(p - 1) / static_cast<double>(2 * per_host - 1);

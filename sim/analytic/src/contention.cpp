@@ -39,6 +39,28 @@ std::vector<std::size_t> first_switches(const topo::Topology& topology, const Ra
   return out;
 }
 
+// Per layout host: the devices outside every host that its links out of the host reach, sorted
+// and without repeats (empty for a host with none).
+std::vector<std::vector<std::size_t>> reached_switches(const topo::Topology& topology, const RankLayout& layout) {
+  std::map<int, std::size_t> layout_host;  // topology host -> layout host
+  for (int h = 0; h < layout.nhosts(); ++h) {
+    const int host = topology.host_of_rank(layout.ranks_on_host(h).front());
+    if (host >= 0) layout_host.emplace(host, static_cast<std::size_t>(h));
+  }
+  std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(layout.nhosts()));
+  for (std::size_t l = 0; l < topology.num_links(); ++l) {
+    const topo::Device& a = topology.device(topology.link_source(l));
+    if (a.host < 0 || topology.device(topology.link_target(l)).host >= 0) continue;
+    if (const auto it = layout_host.find(a.host); it != layout_host.end())
+      out[it->second].push_back(topology.link_target(l));
+  }
+  for (auto& switches : out) {
+    std::sort(switches.begin(), switches.end());
+    switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
+  }
+  return out;
+}
+
 // A group's capacities, GB/s: its trunk to and from the rest of the network, and its hosts' links
 // to and from its switch.
 struct Capacity {
@@ -85,6 +107,24 @@ NetworkGroups network_groups(const topo::Topology& topology, const RankLayout& l
   if (!oversubscribed || !std::isfinite(narrowest)) return {};  // a trunk never narrower than its hosts
   g.beta_us_per_byte = 1.0 / (narrowest * 1e3);
   return g;
+}
+
+std::vector<int> near_groups(const topo::Topology& topology, const RankLayout& layout) {
+  if (layout.nhosts() < 3) return {};
+  const std::vector<std::vector<std::size_t>> reached = reached_switches(topology, layout);
+  std::map<std::vector<std::size_t>, int> group_of;  // switches reached -> group
+  std::vector<int> group;
+  std::vector<int> hosts_in;  // per group
+  for (const auto& switches : reached) {
+    int g = static_cast<int>(hosts_in.size());
+    if (!switches.empty()) g = group_of.emplace(switches, g).first->second;
+    if (g == static_cast<int>(hosts_in.size())) hosts_in.push_back(0);
+    ++hosts_in[static_cast<std::size_t>(g)];
+    group.push_back(g);
+  }
+  const bool shared = std::any_of(hosts_in.begin(), hosts_in.end(), [](int n) { return n > 1; });
+  if (hosts_in.size() < 2 || !shared) return {};
+  return group;
 }
 
 }  // namespace colltune::sim::detail

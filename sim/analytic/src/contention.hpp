@@ -27,4 +27,11 @@ struct NetworkGroups {
 // The groups of `layout`'s hosts (the first ranks of `topology`), as above.
 NetworkGroups network_groups(const topo::Topology& topology, const RankLayout& layout);
 
+// The hosts of `layout` that reach the same switches through their links out of the host (one
+// leaf switch; the same leaf of every rail): per host of the layout, its group, numbered in
+// order of first host. A host with no such link is a group of its own. Empty where every host
+// is in one group or every group has one host: no route between hosts is then known to be
+// shorter than another (coll::LevelCosts::near_group).
+std::vector<int> near_groups(const topo::Topology& topology, const RankLayout& layout);
+
 }  // namespace colltune::sim::detail

@@ -94,10 +94,12 @@ std::string levels_key(const coll::LevelCosts& c) {
   std::string key;
   for (double v : {c.alpha_intra_us, c.beta_intra_us_per_byte, c.alpha_inter_us, c.beta_inter_us_per_byte,
                    c.gamma_us_per_byte, c.beta_host_us_per_byte, c.switch_gamma_us_per_byte, c.switch_alpha_us,
-                   c.beta_group_us_per_byte})
+                   c.beta_group_us_per_byte, c.alpha_near_us})
     append_raw(key, v);
   append_raw(key, c.host_group.size());
   for (int g : c.host_group) append_raw(key, g);
+  append_raw(key, c.near_group.size());
+  for (int g : c.near_group) append_raw(key, g);
   for (bool v : {c.separate_level_ports, c.switch_helpers}) append_raw(key, v);
   return key;
 }
@@ -185,6 +187,32 @@ int trailing_switch_ranks(const topo::Topology& topology, int nranks) {
   return n;
 }
 
+// The latency between hosts behind the same switches (LevelCosts::near_group), where it is
+// shorter than the worst inter-host latency: the worst of the sampled hosts' routes to the next
+// host of their group.
+void set_near_latency(const topo::Topology& topology, const RankLayout& layout, const std::vector<int>& sampled,
+                      coll::LevelCosts& levels) {
+  std::vector<int> group = detail::near_groups(topology, layout);  // contention.hpp
+  if (group.empty()) return;
+  std::vector<std::vector<int>> members;
+  for (std::size_t h = 0; h < group.size(); ++h) {
+    const auto g = static_cast<std::size_t>(group[h]);
+    if (members.size() <= g) members.resize(g + 1);
+    members[g].push_back(static_cast<int>(h));
+  }
+  WorstRoute near;
+  for (int h : sampled) {
+    const std::vector<int>& mates = members[static_cast<std::size_t>(group[static_cast<std::size_t>(h)])];
+    if (mates.size() < 2) continue;
+    const auto at = static_cast<std::size_t>(std::find(mates.begin(), mates.end(), h) - mates.begin());
+    const int mate = mates[(at + 1) % mates.size()];
+    sample_inter(topology, layout.ranks_on_host(h), layout.ranks_on_host(mate), near);
+  }
+  if (!near.seen || !(near.alpha_us < levels.alpha_inter_us)) return;
+  levels.near_group = std::move(group);
+  levels.alpha_near_us = near.alpha_us;
+}
+
 // The level costs of `layout`'s ranks (the first layout.nranks() of the topology).
 coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& layout) {
   WorstRoute intra;
@@ -227,6 +255,7 @@ coll::LevelCosts level_costs(const topo::Topology& topology, const RankLayout& l
   detail::NetworkGroups groups = detail::network_groups(topology, layout);  // contention.hpp
   levels.host_group = std::move(groups.host_group);
   levels.beta_group_us_per_byte = groups.beta_us_per_byte;
+  set_near_latency(topology, layout, hosts, levels);
   return levels;
 }
 

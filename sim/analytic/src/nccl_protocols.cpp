@@ -42,7 +42,7 @@ double latency_us(const ProtocolCost& cost, const coll::LevelCosts& machine) {
 
 coll::LevelCosts bandwidth_levels(const coll::LevelCosts& machine, const ProtocolCost& cost) {
   coll::LevelCosts l = machine;
-  l.alpha_intra_us = l.alpha_inter_us = l.switch_alpha_us = 0;
+  l.alpha_intra_us = l.alpha_inter_us = l.alpha_near_us = l.switch_alpha_us = 0;
   l.beta_intra_us_per_byte /= cost.efficiency * cost.intra_fraction;
   l.beta_inter_us_per_byte /= cost.efficiency;
   l.beta_host_us_per_byte /= cost.efficiency;
@@ -69,6 +69,9 @@ coll::LevelCosts with_figures(const coll::LevelCosts& base, const MachineFigures
   if (base.beta_inter_us_per_byte > 0)
     l.beta_host_us_per_byte = base.beta_host_us_per_byte * (l.beta_inter_us_per_byte / base.beta_inter_us_per_byte);
   if (base.alpha_intra_us > 0) l.switch_alpha_us = base.switch_alpha_us * (f.alpha_intra_us / base.alpha_intra_us);
+  // A near route's latency scales with the worst one's: calibration scales the latency of every
+  // link off the hosts alike (calibrate_output.cpp).
+  if (base.alpha_inter_us > 0) l.alpha_near_us = base.alpha_near_us * (f.alpha_inter_us / base.alpha_inter_us);
   l.gamma_us_per_byte = us_per_byte(f.reduce_gbps);
   return l;
 }

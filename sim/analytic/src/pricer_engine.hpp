@@ -359,7 +359,8 @@ class PricerEngine {
     m.from = from;
     m.to = to;
     m.bytes = bytes;
-    m.alpha = inter ? costs_.alpha_inter_us : costs_.alpha_intra_us;
+    m.alpha =
+        inter ? coll::inter_alpha_us(costs_, layout_.host_of(from), layout_.host_of(to)) : costs_.alpha_intra_us;
     if (in_switch(from) || in_switch(to)) m.alpha = costs_.switch_alpha_us;  // one link to the switch
     m.reduce = reduce;
     m.left = t;

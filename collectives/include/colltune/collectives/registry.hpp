@@ -67,6 +67,13 @@ struct LevelCosts {
   // weaker direction). Empty, or 0: no trunk narrower than the hosts behind it.
   std::vector<int> host_group;
   double beta_group_us_per_byte = 0;
+  // Hosts behind the same switches (one leaf switch, or the same leaves of every rail), where the
+  // routes between them are shorter than the worst inter-host route, which crosses the spine:
+  // near_group[h] is host h's group, and a message between two hosts of one group takes
+  // alpha_near_us instead of alpha_inter_us. Empty: every inter-host message takes
+  // alpha_inter_us (one group, or no shorter route).
+  std::vector<int> near_group;
+  double alpha_near_us = 0;
   // The schedule's helpers are a switch that reduces in the network (nccl_nvls's NVSwitch):
   // a helper has a port pair per peer (one link to every GPU) instead of one, and reduces at
   // switch_gamma_us_per_byte (0: at line rate, no time beyond the transfer). The cost model sets
@@ -82,6 +89,15 @@ struct LevelCosts {
                        const AlgoOptions&, const LevelCosts&)>
       price;
 };
+
+// The latency of a message between ranks on hosts `from` and `to` (hosts of the layout; two
+// different hosts): alpha_near_us inside one near group, else alpha_inter_us.
+inline double inter_alpha_us(const LevelCosts& costs, int from, int to) {
+  const auto& g = costs.near_group;
+  const auto a = static_cast<std::size_t>(from), b = static_cast<std::size_t>(to);
+  if (a >= g.size() || b >= g.size() || g[a] != g[b]) return costs.alpha_inter_us;
+  return costs.alpha_near_us;
+}
 
 // How an algorithm places its work on the machine: over all ranks alike, or in phases inside
 // each host and across hosts (Horovod's hierarchical allreduce and its relatives).

@@ -52,11 +52,13 @@ Wire wire(const RankLayout& layout, int a, int b, const LevelCosts& costs);
 // of them leave or enter one host at most (they share its NICs: LevelCosts::beta_host).
 class Levels {
  public:
-  // `costs` gives the network's groups of hosts (LevelCosts::host_group), if any.
-  explicit Levels(const LevelCosts& costs) : groups_(&costs.host_group) {}
+  // `costs` gives the network's groups of hosts (LevelCosts::host_group, near_group), if any.
+  explicit Levels(const LevelCosts& costs) : groups_(&costs.host_group), costs_(&costs) {}
   void add(const RankLayout& layout, int a, int b);
   bool intra() const { return intra_; }
   bool inter() const { return crossing_ > 0; }
+  // The latency of the step's inter-host messages: the largest of theirs (inter_alpha_us).
+  double inter_alpha_us() const { return inter_alpha_; }
   // Most messages crossing out of, or into, one host.
   int crossing_per_host() const { return crossing_; }
   // Most messages crossing out of, or into, one group of hosts (its trunk).
@@ -64,6 +66,8 @@ class Levels {
 
  private:
   const std::vector<int>* groups_;
+  const LevelCosts* costs_;
+  double inter_alpha_ = 0;
   bool intra_ = false;
   int crossing_ = 0;
   int group_crossing_ = 0;
