@@ -153,6 +153,44 @@ TEST(TopologyGraph, ScaledBandwidthPerKindScalesEveryLinkByItsKind) {
   EXPECT_THAT(error_of([&] { (void)t.with_scaled_bandwidth(factors); }), HasSubstr("positive and finite"));
 }
 
+// Copies share the graph until one of them changes it: a change to any copy, scaled or not,
+// leaves every other copy as it was; a change to a scaled copy keeps its scaled figures; a
+// scaled copy scaled again reads each bandwidth as (b x f1) x f2, as when each held its graph.
+TEST(TopologyGraph, CopiesShareTheGraphUntilOneChangesIt) {
+  const Topology t = diamond();
+  std::vector<double> before;
+  for (std::size_t i = 0; i < t.num_links(); ++i) before.push_back(t.link(i).bandwidth_gbps);
+  const Topology fast = t.with_scaled_bandwidth(LinkKind::net, 3);
+  const Topology faster = fast.with_scaled_bandwidth(LinkKind::net, 0.7);
+
+  Topology changed = fast;
+  changed.set_link_figures(0, 1.5, 9);
+  changed.set_reduce_gbps(changed.device_of_rank(0), 77);
+  Topology grown = t;
+  grown.add_link(grown.device_of_rank(0), grown.device_of_rank(1), LinkKind::net, 1, 0.5);
+
+  for (std::size_t i = 0; i < t.num_links(); ++i) {
+    const bool net = t.link(i).kind == LinkKind::net;
+    EXPECT_EQ(t.link(i).bandwidth_gbps, before[i]) << "link " << i;
+    EXPECT_EQ(fast.link(i).bandwidth_gbps, net ? before[i] * 3 : before[i]) << "link " << i;
+    EXPECT_EQ(faster.link(i).bandwidth_gbps, net ? before[i] * 3 * 0.7 : before[i]) << "link " << i;
+    if (i > 0) {
+      EXPECT_EQ(changed.link(i).bandwidth_gbps, fast.link(i).bandwidth_gbps) << "link " << i;
+    }
+  }
+  EXPECT_EQ(faster.widest_bandwidth(0, 1), 400 * 3 * 0.7);
+  EXPECT_EQ(faster.route(0, 1).bottleneck_gbps, 10 * 3 * 0.7);
+  EXPECT_EQ(changed.link(0).bandwidth_gbps, 1.5);
+  EXPECT_EQ(changed.link(0).latency_us, 9);
+  EXPECT_EQ(changed.device(changed.device_of_rank(0)).reduce_gbps, 77);
+  EXPECT_NE(t.device(t.device_of_rank(0)).reduce_gbps, 77);
+  EXPECT_NE(fast.link(0).latency_us, 9);
+  EXPECT_EQ(grown.num_links(), t.num_links() + 1);
+  EXPECT_EQ(fast.num_links(), t.num_links());
+  EXPECT_EQ(grown.route(0, 1).latency_us, 0.5);
+  EXPECT_EQ(t.route(0, 1).latency_us, 1.0);
+}
+
 TEST(TopologyGraph, AddingALinkInvalidatesCachedRoutes) {
   Topology t = diamond();
   EXPECT_EQ(t.route(0, 1).latency_us, 1.0);

@@ -40,7 +40,11 @@ bool nearer(const Nearness& a, const Nearness& b) { return a.gbps > b.gbps || (a
 class HostGraph {
  public:
   HostGraph(const Topology& t, const HostIndex& index, int host)
-      : g_(graph_of(t)), local_(index.local), devices_(index.devices[static_cast<std::size_t>(host)]), host_(host) {}
+      : t_(t),
+        g_(graph_of(t)),
+        local_(index.local),
+        devices_(index.devices[static_cast<std::size_t>(host)]),
+        host_(host) {}
 
   // Nearness from `from` to each of `targets` (devices of the host).
   std::vector<Nearness> nearness(VertexId from, const std::vector<VertexId>& targets) const {
@@ -61,7 +65,7 @@ class HostGraph {
   void each_link_from(VertexId v, Visit visit) const {
     for (auto [it, end] = boost::out_edges(v, g_); it != end; ++it) {
       const VertexId w = boost::target(*it, g_);
-      if (g_[w].host == host_) visit(w, g_[*it].bandwidth_gbps);
+      if (g_[w].host == host_) visit(w, t_.bandwidth_of(g_[*it]));
     }
   }
 
@@ -104,6 +108,7 @@ class HostGraph {
     return hops;
   }
 
+  const Topology& t_;  // reads a scaled copy's bandwidths (Topology::bandwidth_of)
   const Graph& g_;
   const std::vector<std::uint32_t>& local_;
   const std::vector<VertexId>& devices_;
@@ -238,7 +243,7 @@ const std::optional<Path>& Topology::leg(VertexId from, VertexId to) const {
   }
   std::optional<Path> path;
   if (std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, from, to, region, c.scratch))
-    path = path_of(store_->graph, *found);
+    path = path_of(*this, *found);
   return c.legs.emplace(key, std::move(path)).first->second;
 }
 

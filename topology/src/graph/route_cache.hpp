@@ -202,10 +202,10 @@ const HostIndex& host_index(const Topology& t, std::optional<HostIndex>& slot);
 
 // routing.cpp: route()'s search (the bidirectional one) restricted to `region`, the links
 // from the destination back to the source or nullopt when there is no path; and the Path of
-// such a list of links.
+// such a list of links, its bandwidths as `t` reads them (Topology::bandwidth_of).
 std::optional<std::vector<EdgeId>> cheapest_route(const Graph& g, VertexId src, VertexId dst, const Region& region,
                                                   BidirectionalScratch& s);
-Path path_of(const Graph& g, const std::vector<EdgeId>& backwards);
+Path path_of(const Topology& t, const std::vector<EdgeId>& backwards);
 // The Path of legs joined end to end: the same figures path_of() gives for the joined links.
 Path joined_path(const Topology& t, std::initializer_list<const Path*> legs);
 

@@ -298,13 +298,14 @@ std::optional<std::vector<EdgeId>> cheapest_route(const Graph& g, VertexId src, 
 
 // The Path of a route given from its last link back to its first: links in order, latency
 // summed from the last link back (one order for every search, so that they agree bit for bit).
-Path path_of(const Graph& g, const std::vector<EdgeId>& backwards) {
+Path path_of(const Topology& t, const std::vector<EdgeId>& backwards) {
+  const Graph& g = graph_of(t);
   Path path;
   path.bottleneck_gbps = std::numeric_limits<double>::infinity();
   for (const EdgeId& e : backwards) {
     const Link& l = g[e];
     path.links.push_back(l.index);
-    path.bottleneck_gbps = std::min(path.bottleneck_gbps, l.bandwidth_gbps);
+    path.bottleneck_gbps = std::min(path.bottleneck_gbps, t.bandwidth_of(l));
     path.latency_us += l.latency_us;
   }
   std::reverse(path.links.begin(), path.links.end());
@@ -316,7 +317,7 @@ Path joined_path(const Topology& t, std::initializer_list<const Path*> legs) {
   path.bottleneck_gbps = std::numeric_limits<double>::infinity();
   for (const Path* leg : legs) path.links.insert(path.links.end(), leg->links.begin(), leg->links.end());
   for (auto it = path.links.rbegin(); it != path.links.rend(); ++it) {  // path_of's order: from the last link
-    const Link& l = t.link(*it);
+    const Link l = t.link(*it);
     path.bottleneck_gbps = std::min(path.bottleneck_gbps, l.bandwidth_gbps);
     path.latency_us += l.latency_us;
   }
@@ -326,11 +327,11 @@ Path joined_path(const Topology& t, std::initializer_list<const Path*> legs) {
 namespace {
 
 // Walks the recorded in-edges back from `dst` to `src`; nullopt when `dst` was not reached.
-std::optional<Path> build_path(const Graph& g, const SearchArrays& r, VertexId src, VertexId dst) {
+std::optional<Path> build_path(const Topology& t, const SearchArrays& r, VertexId src, VertexId dst) {
   if (src != dst && r.dist[dst].ps == kInfPs) return std::nullopt;
   std::vector<EdgeId> backwards;
-  for (VertexId v = dst; v != src; v = boost::source(r.in_edge[v], g)) backwards.push_back(r.in_edge[v]);
-  return path_of(g, backwards);
+  for (VertexId v = dst; v != src; v = boost::source(r.in_edge[v], graph_of(t))) backwards.push_back(r.in_edge[v]);
+  return path_of(t, backwards);
 }
 
 std::string no_path(int src, int dst) {
@@ -366,7 +367,7 @@ const Path& Topology::direct_route(int src_rank, int dst_rank) const {
   } else {
     std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, s, d, Region{}, c.scratch);
     if (!found) throw Error(no_path(src_rank, dst_rank));
-    path = path_of(store_->graph, *found);
+    path = path_of(*this, *found);
   }
   return c.routes.insert(src_rank, dst_rank, RouteTable::kDirect, std::move(path), num_ranks());
 }
@@ -395,14 +396,14 @@ std::vector<Path> Topology::routes_from(int src_rank, int channel) const {
     const NicPlan* to = src_host < 0 || dst_host < 0 || src_host == dst_host || !network ? nullptr : &nic_plan(dst);
     if (to != nullptr && !to->nics.empty()) {
       const VertexId far_nic = to->nics[to->index_for(channel)];
-      const std::optional<Path> middle = build_path(store_->graph, *network, nic, far_nic);
+      const std::optional<Path> middle = build_path(*this, *network, nic, far_nic);
       const std::optional<Path>& in_leg = leg(far_nic, d);
       if (middle && in_leg) {
         out.push_back(joined_path(*this, {&**out_leg, &*middle, &*in_leg}));
         continue;
       }
     }
-    std::optional<Path> path = build_path(store_->graph, direct, s, d);
+    std::optional<Path> path = build_path(*this, direct, s, d);
     if (!path) throw Error(no_path(src_rank, dst));
     out.push_back(std::move(*path));
   }
@@ -412,7 +413,7 @@ std::vector<Path> Topology::routes_from(int src_rank, int channel) const {
 Path Topology::device_route(VertexId from, VertexId to) const {
   if (from >= num_devices() || to >= num_devices())
     throw Error("device_route: device index " + std::to_string(std::max(from, to)) + " does not exist");
-  std::optional<Path> path = build_path(store_->graph, dijkstra_route(store_->graph, from, to), from, to);
+  std::optional<Path> path = build_path(*this, dijkstra_route(store_->graph, from, to), from, to);
   if (!path) throw Error("no path from device '" + store_->graph[from].id + "' to device '" + store_->graph[to].id + "'");
   return std::move(*path);
 }
@@ -428,12 +429,14 @@ double Topology::widest_bandwidth(int src_rank, int dst_rank) const {
   try {
     boost::dijkstra_shortest_paths(
         store_->graph, s,
-        boost::weight_map(boost::get(&Link::bandwidth_gbps, store_->graph))
-            .distance_map(boost::make_iterator_property_map(width.begin(), boost::get(boost::vertex_index, store_->graph)))
-            .distance_compare(std::greater<double>())                              // wider is better
+        boost::weight_map(boost::make_function_property_map<EdgeId>(
+                              [this](const EdgeId& e) { return bandwidth_of(store_->graph[e]); }))
+            .distance_map(
+                boost::make_iterator_property_map(width.begin(), boost::get(boost::vertex_index, store_->graph)))
+            .distance_compare(std::greater<double>())                             // wider is better
             .distance_combine([](double a, double b) { return std::min(a, b); })  // bottleneck
-            .distance_inf(-1.0)                                                     // not reached
-            .distance_zero(kInf)                                                    // at the source
+            .distance_inf(-1.0)                                                   // not reached
+            .distance_zero(kInf)                                                  // at the source
             .visitor(StopVisitor(d)));
   } catch (const Found&) {
   }

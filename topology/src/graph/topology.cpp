@@ -14,28 +14,44 @@
 
 namespace colltune::topo {
 
-Topology::Topology() : store_(std::make_unique<GraphStore>()), cache_(std::make_unique<RouteCache>()) {}
+Topology::Topology() : store_(std::make_shared<GraphStore>()), cache_(std::make_unique<RouteCache>()) {}
 
-// Edge descriptors point at edge properties inside the graph they came from, so after copying
-// the graph the link index -> edge table is rebuilt from each edge's stored index. A move hands
-// the store over whole (its descriptors stay valid) and leaves the source an empty machine.
+namespace {
+
+// A store of its own: the graph copied, each link's bandwidth times its kind's factor where
+// `scale` is given. Edge descriptors point at edge properties inside the graph they came from,
+// so the link index -> edge table is rebuilt from each edge's stored index.
+std::shared_ptr<GraphStore> copy_store(const GraphStore& from, const std::array<double, kLinkKinds>* scale) {
+  auto store = std::make_shared<GraphStore>();
+  // Assigned in place: boost::adjacency_list has no move constructor, so a GraphStore built
+  // from a temporary copied the whole graph twice.
+  store->graph = from.graph;
+  store->links.assign(boost::num_edges(store->graph), EdgeId{});
+  for (auto [it, end] = boost::edges(store->graph); it != end; ++it) {
+    Link& link = store->graph[*it];
+    store->links[link.index] = *it;
+    if (scale) link.bandwidth_gbps *= (*scale)[static_cast<std::size_t>(link.kind)];
+  }
+  return store;
+}
+
+}  // namespace
+
+// A copy shares the graph (never changed while shared: own_store()) and has a route cache of
+// its own. A move hands the store over whole and leaves the source an empty machine.
 Topology::Topology(const Topology& other)
     : name(other.name),
       description(other.description),
       calibration(other.calibration),
       gpu(other.gpu),
       transport(other.transport),
-      store_(std::make_unique<GraphStore>()),
+      store_(other.store_),
+      bandwidth_scale_(other.bandwidth_scale_),
+      scaled_(other.scaled_),
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
       rank_map_count_(other.rank_map_count_),
-      cache_(std::make_unique<RouteCache>()) {
-  // Assigned in place: boost::adjacency_list has no move constructor, so a GraphStore built
-  // from a temporary copied the whole graph twice.
-  store_->graph = other.store_->graph;
-  store_->links.assign(boost::num_edges(store_->graph), EdgeId{});
-  for (auto [it, end] = boost::edges(store_->graph); it != end; ++it) store_->links[store_->graph[*it].index] = *it;
-}
+      cache_(std::make_unique<RouteCache>()) {}
 
 Topology::Topology(Topology&& other) noexcept
     : name(std::move(other.name)),
@@ -43,7 +59,9 @@ Topology::Topology(Topology&& other) noexcept
       calibration(std::move(other.calibration)),
       gpu(std::move(other.gpu)),
       transport(other.transport),
-      store_(std::exchange(other.store_, std::make_unique<GraphStore>())),
+      store_(std::exchange(other.store_, std::make_shared<GraphStore>())),
+      bandwidth_scale_(std::exchange(other.bandwidth_scale_, {1.0, 1.0, 1.0, 1.0, 1.0})),
+      scaled_(std::exchange(other.scaled_, false)),
       hosts_(std::move(other.hosts_)),
       rank_device_(std::move(other.rank_device_)),
       rank_map_count_(std::move(other.rank_map_count_)),
@@ -56,13 +74,24 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     calibration = std::move(other.calibration);
     gpu = std::move(other.gpu);
     transport = other.transport;
-    store_ = std::exchange(other.store_, std::make_unique<GraphStore>());
+    store_ = std::exchange(other.store_, std::make_shared<GraphStore>());
+    bandwidth_scale_ = std::exchange(other.bandwidth_scale_, {1.0, 1.0, 1.0, 1.0, 1.0});
+    scaled_ = std::exchange(other.scaled_, false);
     hosts_ = std::move(other.hosts_);
     rank_device_ = std::move(other.rank_device_);
     rank_map_count_ = std::move(other.rank_map_count_);
     cache_ = std::make_unique<RouteCache>();
   }
   return *this;
+}
+
+GraphStore& Topology::own_store() {
+  if (scaled_ || store_.use_count() > 1) {
+    store_ = copy_store(*store_, scaled_ ? &bandwidth_scale_ : nullptr);
+    bandwidth_scale_.fill(1.0);
+    scaled_ = false;
+  }
+  return *store_;
 }
 
 Topology& Topology::operator=(const Topology& other) {
@@ -97,7 +126,7 @@ VertexId Topology::add_device(Device device) {
     limits::exceeded("topology: more than " + std::to_string(limits::kMaxTopologyDevices) + " devices",
                      std::to_string(limits::kMaxTopologyDevices) + " devices", limits::kTopologySizeReason);
   invalidate_routes();
-  return boost::add_vertex(std::move(device), store_->graph);
+  return boost::add_vertex(std::move(device), own_store().graph);
 }
 
 std::size_t Topology::add_link(VertexId from, VertexId to, LinkKind kind, double gbps, double latency_us) {
@@ -109,10 +138,11 @@ std::size_t Topology::add_link(VertexId from, VertexId to, LinkKind kind, double
     limits::exceeded("topology: more than " + std::to_string(limits::kMaxTopologyLinks) + " links",
                      std::to_string(limits::kMaxTopologyLinks) + " directed links", limits::kTopologySizeReason);
   invalidate_routes();
-  const std::size_t index = store_->links.size();
-  auto [edge, added] = boost::add_edge(from, to, Link{kind, gbps, latency_us, index}, store_->graph);
+  GraphStore& store = own_store();
+  const std::size_t index = store.links.size();
+  auto [edge, added] = boost::add_edge(from, to, Link{kind, gbps, latency_us, index}, store.graph);
   (void)added;  // a multigraph: always added
-  store_->links.push_back(edge);
+  store.links.push_back(edge);
   return index;
 }
 
@@ -153,7 +183,15 @@ std::vector<std::size_t> Topology::in_links(VertexId v) const {
   return in;
 }
 
-const Link& Topology::link(std::size_t index) const { return store_->graph[store_->links.at(index)]; }
+Link Topology::link(std::size_t index) const {
+  Link l = store_->graph[store_->links.at(index)];
+  l.bandwidth_gbps = bandwidth_of(l);
+  return l;
+}
+
+double Topology::bandwidth_of(const Link& link) const {
+  return scaled_ ? link.bandwidth_gbps * bandwidth_scale_[static_cast<std::size_t>(link.kind)] : link.bandwidth_gbps;
+}
 VertexId Topology::link_source(std::size_t index) const { return boost::source(store_->links.at(index), store_->graph); }
 VertexId Topology::link_target(std::size_t index) const { return boost::target(store_->links.at(index), store_->graph); }
 
@@ -198,7 +236,8 @@ RankLayout Topology::rank_layout() const {
 
 void Topology::set_link_figures(std::size_t index, double gbps, double latency_us) {
   if (index >= store_->links.size()) throw Error("link index " + std::to_string(index) + " out of range");
-  Link& l = store_->graph[store_->links[index]];
+  GraphStore& store = own_store();
+  Link& l = store.graph[store.links[index]];
   l.bandwidth_gbps = gbps;
   l.latency_us = latency_us;
   invalidate_routes();
@@ -206,7 +245,7 @@ void Topology::set_link_figures(std::size_t index, double gbps, double latency_u
 
 void Topology::set_reduce_gbps(VertexId device, double gbps) {
   if (device >= boost::num_vertices(store_->graph)) throw Error("device " + std::to_string(device) + " out of range");
-  store_->graph[device].reduce_gbps = gbps;
+  own_store().graph[device].reduce_gbps = gbps;
 }
 
 namespace {
@@ -232,11 +271,12 @@ Topology Topology::with_scaled_bandwidth(const std::vector<LinkKind>& kinds, dou
 
 Topology Topology::with_scaled_bandwidth(const std::array<double, kLinkKinds>& factors) const {
   for (double factor : factors) check_scale_factor(factor);
-  Topology copy(*this);  // a fresh route cache: nothing to forget
-  for (const EdgeId& e : copy.store_->links) {
-    Link& link = copy.store_->graph[e];
-    link.bandwidth_gbps *= factors[static_cast<std::size_t>(link.kind)];
-  }
+  Topology copy(*this);  // the graph shared, a fresh route cache
+  // A scaled machine scaled again is written out first, so that every bandwidth is the product
+  // of the same two roundings as when each copy held its own graph.
+  if (copy.scaled_) copy.own_store();
+  copy.bandwidth_scale_ = factors;
+  copy.scaled_ = std::any_of(factors.begin(), factors.end(), [](double f) { return f != 1.0; });
   return copy;
 }
 

@@ -11,7 +11,9 @@
 
 namespace colltune::topo {
 
-// Devices are vertices, links edges (one per direction), with their figures as properties.
+// Devices are vertices, links edges (one per direction), with their figures as properties. The
+// graph may be shared by copies of a Topology, and a scaled copy's bandwidths are the edges'
+// times its factors: read a link's bandwidth with Topology::bandwidth_of (or Topology::link).
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Device, Link>;
 using EdgeId = Graph::edge_descriptor;
 static_assert(std::is_same_v<Graph::vertex_descriptor, VertexId>, "a VertexId is the graph's vertex index");

@@ -110,7 +110,11 @@ class Topology {
   std::size_t num_devices() const;
   std::size_t num_links() const;
   const Device& device(VertexId v) const;
-  const Link& link(std::size_t index) const;
+  // A link's figures on this machine: the graph's, with the bandwidth times its kind's factor
+  // where this is a scaled copy (with_scaled_bandwidth).
+  Link link(std::size_t index) const;
+  // The bandwidth of a link of the graph (graph.hpp) on this machine, as link() gives it.
+  double bandwidth_of(const Link& link) const;
   VertexId link_source(std::size_t index) const;
   VertexId link_target(std::size_t index) const;
   // The links leaving (entering) a device, as link indices, in the order they were added.
@@ -177,16 +181,22 @@ class Topology {
   // reaches every other rank's device. Throws colltune::Error naming the first problem.
   void validate() const;
 
-  // A copy with every link of `kind` scaled by `factor` in bandwidth ("what if 4x NIC?").
+  // A copy with every link of `kind` scaled by `factor` in bandwidth ("what if 4x NIC?"). The
+  // copy shares the graph and applies the factors where a link's bandwidth is read (link(),
+  // bandwidth_of()): copying a 4,096-GPU graph and freeing it again cost more than pricing on it.
   Topology with_scaled_bandwidth(LinkKind kind, double factor) const;
   // The same for every link of any of `kinds`, in one copy.
   Topology with_scaled_bandwidth(const std::vector<LinkKind>& kinds, double factor) const;
-  // A copy with every link's bandwidth times its kind's factor (factors[LinkKind's value]), in
-  // one pass: set_link_figures() on every link of a copy forgot the routes once per link.
+  // A copy with every link's bandwidth times its kind's factor (factors[LinkKind's value]).
   Topology with_scaled_bandwidth(const std::array<double, kLinkKinds>& factors) const;
 
  private:
-  std::unique_ptr<GraphStore> store_;      // never null: every constructor makes one
+  // Shared by copies until one of them changes it (own_store()); never null.
+  std::shared_ptr<GraphStore> store_;
+  // Per link kind, the factor a link's stored bandwidth is read with (with_scaled_bandwidth);
+  // `scaled_` is false while every factor is 1.
+  std::array<double, kLinkKinds> bandwidth_scale_{1.0, 1.0, 1.0, 1.0, 1.0};
+  bool scaled_ = false;
   std::vector<std::string> hosts_;
   std::vector<VertexId> rank_device_;      // rank -> device; unmapped slots hold kNoDevice
   std::vector<int> rank_map_count_;        // rank -> times map_rank() named it (validate() wants 1)
@@ -194,6 +204,9 @@ class Topology {
   std::unique_ptr<RouteCache> cache_;      // never null: every constructor makes one
 
   RouteCache& cache() const { return *cache_; }  // every constructor and assignment makes one
+  // The store, for a change: a copy of its own first where it is shared, with the bandwidth
+  // factors written into the copy's links.
+  GraphStore& own_store();
   // nic_routing.cpp; each expects cache().mutex held.
   const NicPlan& nic_plan(int rank) const;
   const std::optional<Path>& leg(VertexId from, VertexId to) const;
