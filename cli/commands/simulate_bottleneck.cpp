@@ -5,12 +5,16 @@
 
 namespace colltune::cli {
 
-AllreduceBottlenecks::AllreduceBottlenecks(const topo::Topology& topology, int ranks, Request request)
+AllreduceBottlenecks::AllreduceBottlenecks(const topo::Topology& topology, int ranks, Request request, bool one_size)
     : machines_(sim::whatif_machines(topology)), request_(std::move(request)) {
+  const sim::SizeFamilies families = one_size ? sim::SizeFamilies::skip : sim::SizeFamilies::use;
   base_ = std::make_unique<sim::CostModel>(topology, ranks);
+  base_->families = families;
   // Each machine's own cost model (routes sampled on its own copy), on several threads.
   costs_ = parallel_map(machines_.size(), [&](std::size_t i) {
-    return std::make_unique<sim::CostModel>(machines_[i].topology, ranks);
+    auto model = std::make_unique<sim::CostModel>(machines_[i].topology, ranks);
+    model->families = families;
+    return model;
   });
 }
 

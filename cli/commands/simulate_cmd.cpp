@@ -431,9 +431,10 @@ void run_simulate(SimulateArgs args) {
   if (!args.late.empty()) predictor.set_starts(late_starts(args.late, topology, predictor.ranks()));
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) rows.push_back(predictor.predict(bytes));
-  const AllreduceBottlenecks limits(topology, predictor.ranks(), [&predictor](const std::string& algo, std::size_t bytes) {
-    return predictor.request(algo, bytes);
-  });
+  const AllreduceBottlenecks limits(
+      topology, predictor.ranks(),
+      [&predictor](const std::string& algo, std::size_t bytes) { return predictor.request(algo, bytes); },
+      rows.size() == 1);
   for (Row& row : rows) row.bottleneck = limits.at(row.algorithm, row.bytes, row.time_us);
   if (!args.trace.empty()) files.stage(args.trace, predictor.trace());
   print_rows(rows, args, topology, predictor.data_ranks(), nullptr, one_size, files);

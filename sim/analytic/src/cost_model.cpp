@@ -276,23 +276,23 @@ double reduce_us_per_byte(const topo::Topology& topology, int nranks) {
 
 double hint_or_price(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t bytes,
                      std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
-                     PipelineProbes probes) {
+                     PipelineProbes probes, SizeFamilies families) {
   if (algorithm.cost) {
     coll::LevelCosts with_pricer = levels;
-    with_pricer.price = [probes](const coll::Algorithm& part, const RankLayout& part_layout, std::size_t part_bytes,
-                                 std::size_t part_elem, const coll::AlgoOptions& part_options,
-                                 const coll::LevelCosts& part_costs) {
-      return hint_or_price(part, part_layout, part_bytes, part_elem, part_options, part_costs, probes);
+    with_pricer.price = [probes, families](const coll::Algorithm& part, const RankLayout& part_layout,
+                                           std::size_t part_bytes, std::size_t part_elem,
+                                           const coll::AlgoOptions& part_options, const coll::LevelCosts& part_costs) {
+      return hint_or_price(part, part_layout, part_bytes, part_elem, part_options, part_costs, probes, families);
     };
     if (const std::optional<double> t = algorithm.cost(layout, bytes, elem_size, options, with_pricer)) return *t;
   }
   const std::size_t count = elem_size == 0 ? bytes : bytes / elem_size;
-  return price_pipeline(algorithm, layout, count, elem_size, options, levels, nullptr, probes);
+  return price_pipeline(algorithm, layout, count, elem_size, options, levels, nullptr, probes, families);
 }
 
 double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t count,
                       std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
-                      bool* extrapolated, PipelineProbes probes) {
+                      bool* extrapolated, PipelineProbes probes, SizeFamilies families) {
   if (extrapolated) *extrapolated = false;
   // The schedules (algorithm, options, layout; not the machine's costs) and their price's key.
   std::string schedules = schedule_key(algorithm, options);
@@ -302,7 +302,8 @@ double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout
   // A schedule's price: the reference pricer's, from the closed form of its family of sizes
   // where one holds (pipeline_closed_form.hpp), else priced whole; kept either way.
   auto priced_once = [&](std::size_t n) {
-    return price_by_family(base, schedules, algorithm, layout, n, elem_size, options, levels);
+    return price_by_family(base, schedules, algorithm, layout, n, elem_size, options, levels,
+                           families == SizeFamilies::use);
   };
   const std::size_t pieces = algorithm.pipeline_pieces ? algorithm.pipeline_pieces(layout, options) : 0;
   const std::size_t unit = pieces * options.chunk_elems;  // elements of one pipeline round
@@ -379,7 +380,8 @@ double CostModel::time_us(const coll::Algorithm& algorithm, const CollectiveRequ
   const coll::AlgoOptions options = options_for(algorithm, request.options);
   if (algorithm.not_applicable && algorithm.not_applicable(layout, wire.bytes / wire.elem_size, options))
     return std::numeric_limits<double>::infinity();
-  double t = hint_or_price(algorithm, layout, wire.bytes, wire.elem_size, options, levels);
+  double t = hint_or_price(algorithm, layout, wire.bytes, wire.elem_size, options, levels,
+                           PipelineProbes::from_four_rounds, families);
   if (wire.compressed) t += cast_us(request.bytes);
   return t;
 }

@@ -280,10 +280,10 @@ std::optional<double> from_family(const Request& rq, const std::string& key, con
 
 double price_by_family(const std::string& key, const std::string& schedules, const coll::Algorithm& algorithm,
                        const RankLayout& layout, std::size_t count, std::size_t elem_size,
-                       const coll::AlgoOptions& options, const coll::LevelCosts& levels) {
+                       const coll::AlgoOptions& options, const coll::LevelCosts& levels, bool use_family) {
   const std::uint64_t pieces = algorithm.pipeline_pieces ? algorithm.pipeline_pieces(layout, options) : 0;
   const Request rq{algorithm, layout, elem_size, options, levels, pieces, pieces > 0 ? count % pieces : 0, schedules};
-  if (pieces > 0) {
+  if (pieces > 0 && use_family) {
     const std::uint64_t q = count / pieces;
     if (const std::optional<Range> range = family_range(q, rq.remainder, options.chunk_elems)) {
       std::string family = std::string(1, '\0');  // the family in its schedules' and its price's keys

@@ -234,6 +234,40 @@ TEST(PipelineClosedForm, AWholePriceIsComputedOnceHoweverManyThreadsAsk) {
   EXPECT_LT(rel(t[0], whole(a, l, count, o, c)), 1e-12);
 }
 
+// A machine that prices one size skips the families (SizeFamilies::skip, the bottleneck line of
+// a one-size simulate): no family check, no parametric run, one whole run, the price the whole
+// pricer gives exactly; through CostModel as through hint_or_price; and a family's price of the
+// same size on the same machine afterwards is the same within the family's check.
+TEST(PipelineClosedForm, APriceOfOneSizeSkipsTheFamilyAndIsTheWholePrice) {
+  const RankLayout l = RankLayout::uniform(10, 3);  // a layout no other test prices
+  const coll::Algorithm& a = coll::find_algorithm("dbtree");
+  const coll::LevelCosts c = test_costs(true, 1.0);
+  const std::size_t count = 2 * 98765 + 1;
+  const FamilyCounts before = family_counts();
+  const double skipped = hint_or_price(a, l, count * 4, 4, {}, c, PipelineProbes::from_four_rounds, SizeFamilies::skip);
+  const FamilyCounts after = family_counts();
+  EXPECT_EQ(after.family_checks, before.family_checks);
+  EXPECT_EQ(after.parametric_runs, before.parametric_runs);
+  EXPECT_EQ(after.from_closed_form, before.from_closed_form);
+  EXPECT_EQ(after.whole_pricings - before.whole_pricings, 1u);
+  EXPECT_EQ(skipped, whole(a, l, count, {}, c));
+  const double from_family = hint_or_price(a, l, count * 4, 4, {}, c);
+  EXPECT_GT(family_counts().parametric_runs, after.parametric_runs) << "the default uses the family";
+  EXPECT_LT(rel(from_family, skipped), 1e-12);
+
+  const topo::Topology t = topo::load_topology("fat-tree:nodes=4");
+  CostModel model(t);
+  model.families = SizeFamilies::skip;
+  CollectiveRequest request;
+  request.algorithm = "dbtree";
+  request.bytes = 4 * 12345;
+  request.elem_size = 4;
+  const FamilyCounts model_before = family_counts();
+  const double priced = model.time_us(request);
+  EXPECT_EQ(family_counts().parametric_runs, model_before.parametric_runs);
+  EXPECT_EQ(priced, whole(a, model.layout, 12345, model.options_for(a, {}), model.levels));
+}
+
 // A family whose schedules are not one affine function of the size (nccl_nvls without a chunk
 // picks its chunk from the size) is priced whole, and still right.
 TEST(PipelineClosedForm, ANonAffineFamilyIsPricedWhole) {

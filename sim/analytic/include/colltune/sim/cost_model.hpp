@@ -52,6 +52,15 @@ struct WireRequest {
 // Throws colltune::Error when elem_size is 0 or bytes is not a multiple of it.
 WireRequest wire_request(const CollectiveRequest& request);
 
+// Whether a schedule's price comes from the closed form of its family of sizes where one holds
+// (pipeline_closed_form.hpp) or is always the reference pricer's run of that size. A family's
+// first price costs a parametric run and two whole runs at its piece's ends, and every further
+// size of the family is free: a caller that prices many sizes wants it. A caller that prices one
+// size on each machine (the bottleneck line of a one-size `simulate`, on each what-if machine)
+// does not: the size priced whole is one run. Both are the reference pricer's price, within
+// 1e-12 (the family's pieces are checked against it).
+enum class SizeFamilies { use, skip };
+
 // Alpha/beta per level and gamma, derived once per topology and reused.
 struct CostModel {
   explicit CostModel(const topo::Topology& topology);
@@ -70,6 +79,8 @@ struct CostModel {
   // NCCL's tree channels: the tree search's chains and pattern (nccl_schedule_channels).
   std::vector<std::vector<int>> nccl_tree_orders;
   bool nccl_simple_tree = false;
+  // How time_us prices schedules without a closed form (SizeFamilies).
+  SizeFamilies families = SizeFamilies::use;
   // The options the algorithm runs with on this machine: `options`, with NCCL's ring (tree)
   // channels as channel_orders where the algorithm takes them (Algorithm::nccl_ring_channels,
   // nccl_tree_channels) and `options` gives none; the tree's pattern with its chains.
@@ -103,7 +114,8 @@ enum class PipelineProbes { from_four_rounds, from_window };
 // pricer on its schedule (sim/pricer.hpp): the same machine model either way.
 double hint_or_price(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t bytes,
                      std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
-                     PipelineProbes probes = PipelineProbes::from_four_rounds);
+                     PipelineProbes probes = PipelineProbes::from_four_rounds,
+                     SizeFamilies families = SizeFamilies::use);
 
 // Prices a chunk pipeline without a closed form (Algorithm::pipeline_pieces): a long pipeline
 // costs its fill and drain plus one steady round per round, so once a short pipeline of the
@@ -114,7 +126,8 @@ double hint_or_price(const coll::Algorithm& algorithm, const RankLayout& layout,
 // Tests hold it to the whole price within 1e-9.
 double price_pipeline(const coll::Algorithm& algorithm, const RankLayout& layout, std::size_t count,
                       std::size_t elem_size, const coll::AlgoOptions& options, const coll::LevelCosts& levels,
-                      bool* extrapolated = nullptr, PipelineProbes probes = PipelineProbes::from_four_rounds);
+                      bool* extrapolated = nullptr, PipelineProbes probes = PipelineProbes::from_four_rounds,
+                      SizeFamilies families = SizeFamilies::use);
 // The settling searches' probes run so far (every thread's; three short pipelines each), for
 // tests and benchmarks.
 std::size_t steady_round_probes();

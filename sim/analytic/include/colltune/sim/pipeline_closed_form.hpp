@@ -51,10 +51,11 @@ struct FamilyCounts {
 // `schedules` names what the schedules depend on (algorithm, options, layout; not the costs):
 // whether a family's schedules are affine in its size is checked once for all machines
 // (a bottleneck's what-if machines, a sweep's points on one layout), and the schedules at its
-// points are built once while they are among the last few built.
+// points are built once while they are among the last few built. Without `use_family`, always
+// priced whole (cost_model.hpp, SizeFamilies::skip).
 double price_by_family(const std::string& key, const std::string& schedules, const coll::Algorithm& algorithm,
                        const RankLayout& layout, std::size_t count, std::size_t elem_size,
-                       const coll::AlgoOptions& options, const coll::LevelCosts& levels);
+                       const coll::AlgoOptions& options, const coll::LevelCosts& levels, bool use_family = true);
 
 // Counts since the process started (every thread's).
 FamilyCounts family_counts();
