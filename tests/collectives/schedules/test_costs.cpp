@@ -137,6 +137,53 @@ TEST(CostHints, MatchThePricedSchedule) {
     }
   }
 }
+// With fewer elements than ranks, the n one-element segments travel side by side and a rank
+// whose segments are empty skips the step, so the slowest link does not delay every step: the
+// ring hints price those steps one by one, exactly as the reference pricer runs the schedule, on
+// hosts of consecutive ranks (of equal or unequal sizes), one rank per host, per-level ports,
+// shared NICs, near-latency groups and group trunks. Where the ring enters a host twice (hosts
+// interleaved) its messages can share the host's NICs and the per-step upper bound stands.
+TEST(CostHints, RingsWithFewerElementsThanRanksArePricedStepByStep) {
+  std::vector<RankLayout> layouts = {RankLayout::uniform(4, 8), RankLayout::uniform(9, 1), RankLayout::uniform(3, 5),
+                                     RankLayout({0, 0, 0, 1, 2, 2, 2, 2, 2, 3, 3})};
+  std::vector<LevelCosts> machines;
+  for (bool separate : {false, true})
+    for (double host_nics : {0.0, 1.0}) {
+      LevelCosts c = test_costs();
+      c.separate_level_ports = separate;
+      c.beta_host_us_per_byte = host_nics > 0 ? c.beta_inter_us_per_byte / host_nics : 0.0;
+      machines.push_back(c);
+    }
+  LevelCosts grouped = test_costs();  // hosts 0-1 and 2-3 behind one leaf each, 0-1 nearer
+  grouped.host_group = {0, 0, 1, 1, 2, 2, 3, 3, 4};
+  grouped.beta_group_us_per_byte = 2e-3;
+  grouped.near_group = {0, 0, 1, 1, 2, 2, 3, 3, 4};
+  grouped.alpha_near_us = 3.0;
+  machines.push_back(grouped);
+  const RankLayout& hosts = layouts.front();
+  const double per_step_bound = 2 * 31 * test_costs().alpha_inter_us;
+  EXPECT_LT(hint("ring", hosts, 5, {}), 0.5 * per_step_bound);  // the bound the hint was before
+  for (const RankLayout& l : layouts) {
+    const auto p = static_cast<std::size_t>(l.nranks());
+    for (const LevelCosts& c : machines) {
+      for (const char* id : {"ring", "reduce_scatter_ring", "allgather_ring"}) {
+        for (std::size_t count : {std::size_t{1}, std::size_t{2}, p / 2, p - 1}) {
+          SCOPED_TRACE(std::string(id) + " p=" + std::to_string(p) + " hosts=" + std::to_string(l.nhosts()) +
+                       " count=" + std::to_string(count) + " separate=" + std::to_string(c.separate_level_ports) +
+                       " beta_host=" + std::to_string(c.beta_host_us_per_byte) +
+                       " groups=" + std::to_string(c.host_group.size()));
+          EXPECT_LT(rel(hint(id, l, count, {}, c), priced(id, l, count, {}, c)), 1e-12);
+        }
+      }
+    }
+  }
+  const RankLayout interleaved({0, 1, 0, 1, 0, 1});
+  LevelCosts nics = test_costs();
+  nics.beta_host_us_per_byte = nics.beta_inter_us_per_byte;
+  for (std::size_t count : {1, 3, 5})
+    EXPECT_GE(hint("ring", interleaved, count, {}, nics), priced("ring", interleaved, count, {}, nics) * (1 - 1e-12));
+}
+
 TEST(CostHints, ChunkingAddsLatencyOnlyWhereItPipelines) {
   const RankLayout l = RankLayout::single_host(8);
   AlgoOptions chunked;
