@@ -44,6 +44,13 @@ class AffineClock {
   }
   static bool quiet_less(const Affine& x, const Affine& y) { return x.v < y.v; }
   static bool quiet_equal(const Affine& x, const Affine& y) { return x.v == y.v; }
+  // Blocks coalesce where the plain pricer's do (one size at x0); where that holds at x0 only,
+  // the run would not be the plain pricer's elsewhere in the family.
+  static bool same_size(const Affine& x, const Affine& y) {
+    if (x.v != y.v) return false;
+    if (x.a != y.a || x.b != y.b) throw NotAFamily{};
+    return true;
+  }
   double lo() const { return lo_; }
   double hi() const { return hi_; }
 

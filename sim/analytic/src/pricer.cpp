@@ -9,8 +9,10 @@
 
 namespace colltune::sim {
 
-double price_schedule(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
-                      const coll::LevelCosts& costs) {
+namespace {
+
+double price(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
+             const coll::LevelCosts& costs, bool coalesce_copies) {
   const int p = source.header().nranks;
   if (p > layout.nranks())
     throw Error("schedule '" + source.header().algorithm + "' has " + std::to_string(p) + " ranks, the layout only " +
@@ -18,7 +20,20 @@ double price_schedule(const coll::StepSource& source, const RankLayout& layout, 
   if (p <= 0) return 0;
   detail::PlainReader reader(source, elem_size);
   detail::PlainClock clock;
-  return detail::PricerEngine<detail::PlainClock, detail::PlainReader>(reader, clock, layout, costs).run();
+  return detail::PricerEngine<detail::PlainClock, detail::PlainReader>(reader, clock, layout, costs, coalesce_copies)
+      .run();
+}
+
+}  // namespace
+
+double price_schedule(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
+                      const coll::LevelCosts& costs) {
+  return price(source, layout, elem_size, costs, true);
+}
+
+double price_schedule_op_by_op(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
+                               const coll::LevelCosts& costs) {
+  return price(source, layout, elem_size, costs, false);
 }
 
 }  // namespace colltune::sim

@@ -20,6 +20,17 @@
 // quietly (Clock::quiet_less): a parametric run is valid wherever each piece of state sees its
 // events in the same order and every decision goes the same way. The plain clock compares
 // doubles, as the loop always did.
+//
+// Copies of one message are moved as one (coalesce): a rank's step that holds several ops of one
+// kind to one peer with blocks of one size, in a row among its ops to that peer (NVLS: every
+// GPU's shards to its switch; nccl_tree: the chain's two trees), posts them as one op of that
+// weight. The copies pair with their partner's copies in order, as many at a time as both have
+// posted (a partner that posts them over several steps takes them in parts), begin together and
+// share every port they pass as that many messages would: a port serves its messages by
+// processor sharing weighted by their copies, so w copies of work x in service with others get
+// w shares and leave together, when each has had x. The price is the same to rounding (the w
+// reductions of a block are one of w times its bytes); a schedule without such copies runs
+// exactly as before, bit for bit.
 #include <algorithm>
 #include <cstdint>
 #include <queue>
@@ -43,6 +54,7 @@ struct PricedOp {
   int peer = 0;
   std::size_t count = 0;  // elements (at the query, for the messages)
   Num bytes{};
+  std::uint32_t copies = 1;  // ops it stands for (coalesce)
 };
 
 // Plain doubles: the reference pricer itself.
@@ -54,6 +66,8 @@ struct PlainClock {
   void in_order(double /*earlier*/, double /*later*/) {}
   static bool quiet_less(double x, double y) { return x < y; }
   static bool quiet_equal(double x, double y) { return x == y; }
+  // Whether two blocks of one count are of one size (their copies coalesce).
+  static bool same_size(double x, double y) { return x == y; }
 };
 
 // Reads a source's ops for the plain pricer.
@@ -81,8 +95,14 @@ class PricerEngine {
  public:
   using Num = typename Clock::Num;
 
-  PricerEngine(Reader& reader, Clock& clock, const RankLayout& layout, const coll::LevelCosts& costs)
-      : reader_(reader), clock_(clock), layout_(layout), costs_(costs),
+  // `coalesce_copies` false: every op its own message (price_schedule_op_by_op, for tests).
+  PricerEngine(Reader& reader, Clock& clock, const RankLayout& layout, const coll::LevelCosts& costs,
+               bool coalesce_copies = true)
+      : reader_(reader),
+        clock_(clock),
+        layout_(layout),
+        costs_(costs),
+        coalesce_copies_(coalesce_copies),
         ranks_(static_cast<std::size_t>(reader.header().nranks)),
         ports_(4 * static_cast<std::size_t>(reader.header().nranks) + 2 * static_cast<std::size_t>(layout.nhosts()) +
                    2 * groups(costs),
@@ -122,6 +142,7 @@ class PricerEngine {
     Num bytes{};
     double alpha = 0;
     bool reduce = false;
+    std::uint32_t copies = 1;  // identical messages moved as one
     int ports_left = 0;
     // When it last left one of its ports (its start before): it arrives alpha after the last
     // of them, whichever the queue hands out last, so their order is a decision (in_order).
@@ -135,32 +156,35 @@ class PricerEngine {
     bool idle() const { return queue_.empty(); }
     // The real time at which the next message leaves (not idle).
     Num next_leave(Clock& clock) const {
-      const Num t = now_ + (queue_.top().leave - clock_) * static_cast<double>(queue_.size());
+      const Num t = now_ + (queue_.top().leave - clock_) * static_cast<double>(copies_);
       return clock.less(now_, t) ? t : now_;
     }
-    // The message in `slot` joins with `work` at time t.
-    void join(Clock& clock, const Num& t, const Num& work, std::uint32_t slot) {
+    // The message in `slot`, `copies` identical ones, joins with `work` each at time t.
+    void join(Clock& clock, const Num& t, const Num& work, std::uint32_t slot, std::uint32_t copies) {
       advance(clock, t);
-      queue_.push(Entry{clock_ + work, slot});
+      queue_.push(Entry{clock_ + work, slot, copies});
+      copies_ += copies;
     }
     // The slot of the message that leaves at time t.
     std::uint32_t leave(Clock& clock, const Num& t) {
       advance(clock, t);
-      const std::uint32_t slot = queue_.top().slot;
+      const Entry top = queue_.top();
       queue_.pop();
-      return slot;
+      copies_ -= top.copies;
+      return top.slot;
     }
 
    private:
     void advance(Clock& clock, const Num& t) {
       clock.in_order(now_, t);
-      if (!queue_.empty()) clock_ = clock_ + (t - now_) / static_cast<double>(queue_.size());
+      if (!queue_.empty()) clock_ = clock_ + (t - now_) / static_cast<double>(copies_);
       now_ = t;
     }
     // A message in service: equal virtual leave times leave in the order the messages began.
     struct Entry {
-      Num leave{};            // virtual leave time
-      std::uint32_t slot = 0;  // where the message is kept (messages_)
+      Num leave{};               // virtual leave time
+      std::uint32_t slot = 0;    // where the message is kept (messages_)
+      std::uint32_t copies = 1;  // its shares of the port
     };
     struct EntryLater {
       Clock* clock;
@@ -172,6 +196,7 @@ class PricerEngine {
       }
     };
     std::priority_queue<Entry, std::vector<Entry>, EntryLater> queue_;
+    std::uint64_t copies_ = 0;  // messages in service, each message's copies counted
     Num clock_{};
     Num now_{};
   };
@@ -183,6 +208,7 @@ class PricerEngine {
     Num bytes{};
     bool reduce = false;  // a recv_reduce
     Num at{};             // when it was posted
+    std::uint32_t copies = 1;  // not yet paired
   };
 
   // Posted ops of one ordered rank pair (a -> b): all sends or all receives, oldest first.
@@ -257,11 +283,40 @@ class PricerEngine {
       st.finish = t;
       return;
     }
+    coalesce(mine);
     st.start = t;
-    st.pending = mine.size();
+    st.pending = 0;
+    for (const PricedOp<Num>& op : mine) st.pending += op.copies;
     st.last_arrival = t;
     st.reduces.clear();
     for (const PricedOp<Num>& op : mine) pair(r, op, t);
+  }
+
+  // Folds each op into the op before it to the same peer in the same direction when both have
+  // one kind and one block size: per ordered pair of ranks the ops keep their order, as copies
+  // (the top of the file). The other ops keep their places. The op before is looked for among
+  // the last kCoalesceWindow kept ops (a server's step to thousands of peers stays linear); one
+  // not found there is kept on its own, which prices the same.
+  static constexpr std::size_t kCoalesceWindow = 64;
+  void coalesce(std::vector<PricedOp<Num>>& ops) {
+    if (ops.size() < 2 || !coalesce_copies_) return;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const bool send = ops[i].kind == coll::OpKind::send;
+      std::size_t last = kept;  // the latest kept op to the same peer in the same direction
+      for (std::size_t j = kept; j-- > 0 && kept - j <= kCoalesceWindow;)
+        if (ops[j].peer == ops[i].peer && (ops[j].kind == coll::OpKind::send) == send) {
+          last = j;
+          break;
+        }
+      if (last < kept && ops[last].kind == ops[i].kind && ops[last].count == ops[i].count &&
+          Clock::same_size(ops[last].bytes, ops[i].bytes)) {
+        ++ops[last].copies;
+      } else {
+        ops[kept++] = ops[i];
+      }
+    }
+    ops.resize(kept);
   }
 
   // Pairs op of rank r with its partner (FIFO per ordered pair) and begins the message when
@@ -274,20 +329,25 @@ class PricerEngine {
       throw Error("schedule '" + reader_.header().algorithm + "': rank " + std::to_string(r) + " names peer " +
                   std::to_string(op.peer) + ", not a rank");
     PairQueue& q = pair_queue(from, to);
-    const Posted me{r, op.count, op.bytes, op.kind == coll::OpKind::recv_reduce, t};
-    if (q.head == q.waiting.size() || q.sends == send) {
-      if (q.head == q.waiting.size()) q.waiting.clear(), q.head = 0;
-      q.sends = send;
-      q.waiting.push_back(me);
-      return;
+    Posted me{r, op.count, op.bytes, op.kind == coll::OpKind::recv_reduce, t, op.copies};
+    // The waiting ops of the other side, oldest first, take as many of the copies as they hold.
+    while (me.copies > 0 && q.head < q.waiting.size() && q.sends != send) {
+      Posted& other = q.waiting[q.head];
+      clock_.in_order(other.at, t);  // the waiting op was posted first
+      if (other.count != me.count || !clock_.equal(other.bytes, me.bytes))
+        throw Error("schedule '" + reader_.header().algorithm + "': a message from rank " + std::to_string(from) +
+                    " to rank " + std::to_string(to) + " pairs blocks of " +
+                    std::to_string(send ? me.count : other.count) + " and " +
+                    std::to_string(send ? other.count : me.count) + " elements");
+      const std::uint32_t copies = std::min(me.copies, other.copies);
+      begin(from, to, me.bytes, send ? other.reduce : me.reduce, t, copies);
+      me.copies -= copies;
+      if ((other.copies -= copies) == 0) ++q.head;
     }
-    const Posted other = q.waiting[q.head++];
-    clock_.in_order(other.at, t);  // the waiting op was posted first
-    if (other.count != me.count || !clock_.equal(other.bytes, me.bytes))
-      throw Error("schedule '" + reader_.header().algorithm + "': a message from rank " + std::to_string(from) +
-                  " to rank " + std::to_string(to) + " pairs blocks of " + std::to_string(send ? me.count : other.count) +
-                  " and " + std::to_string(send ? other.count : me.count) + " elements");
-    begin(from, to, me.bytes, send ? other.reduce : me.reduce, t);
+    if (me.copies == 0) return;
+    if (q.head == q.waiting.size()) q.waiting.clear(), q.head = 0;
+    q.sends = send;
+    q.waiting.push_back(me);
   }
 
   // The queue of the ordered pair (from, to), created empty on first use. Most ranks talk to
@@ -352,7 +412,7 @@ class PricerEngine {
     return costs_.switch_helpers && r >= reader_.header().nranks - reader_.header().helpers;
   }
 
-  void begin(int from, int to, const Num& bytes, bool reduce, const Num& t) {
+  void begin(int from, int to, const Num& bytes, bool reduce, const Num& t, std::uint32_t copies) {
     const bool inter = layout_.host_of(from) != layout_.host_of(to);
     const double beta = inter ? costs_.beta_inter_us_per_byte : costs_.beta_intra_us_per_byte;
     Message m;
@@ -363,6 +423,7 @@ class PricerEngine {
         inter ? coll::inter_alpha_us(costs_, layout_.host_of(from), layout_.host_of(to)) : costs_.alpha_intra_us;
     if (in_switch(from) || in_switch(to)) m.alpha = costs_.switch_alpha_us;  // one link to the switch
     m.reduce = reduce;
+    m.copies = copies;
     m.left = t;
     m.number = begun_++;
     const std::uint32_t id = keep(m);
@@ -406,7 +467,7 @@ class PricerEngine {
 
   void join(std::uint32_t p, const Num& work, std::uint32_t message, const Num& t) {
     ++messages_[message].ports_left;
-    ports_[p].join(clock_, t, work, message);
+    ports_[p].join(clock_, t, work, message, messages_[message].copies);
     reschedule(p);
   }
 
@@ -433,8 +494,11 @@ class PricerEngine {
       RankState& st = ranks_[static_cast<std::size_t>(r)];
       touch(st, t);
       st.last_arrival = max(st.last_arrival, t);
-      if (r == m.to && m.reduce) st.reduces.emplace_back(t, m.bytes);
-      if (--st.pending == 0) finish_step(r, t);
+      // w copies of a block are reduced one after another from their common arrival: w times
+      // its bytes.
+      if (r == m.to && m.reduce)
+        st.reduces.emplace_back(t, m.copies == 1 ? m.bytes : m.bytes * static_cast<double>(m.copies));
+      if ((st.pending -= m.copies) == 0) finish_step(r, t);
     }
   }
 
@@ -467,6 +531,7 @@ class PricerEngine {
   Clock& clock_;
   const RankLayout& layout_;
   const coll::LevelCosts& costs_;
+  bool coalesce_copies_ = true;
   std::vector<RankState> ranks_;
   std::vector<Port> ports_;
   std::vector<Message> messages_;       // by slot: messages in flight, and free slots

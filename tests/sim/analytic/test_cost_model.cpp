@@ -248,6 +248,79 @@ TEST(Pricer, AServerWithManyPeersPairsEveryMessage) {
   }
 }
 
+// The reference pricer moves copies of a message (a step's ops of one kind to one peer with
+// blocks of one size) as one message that counts as that many at every port it shares. Two cases
+// worked by hand on one host (alpha a, beta b, no reductions; B-byte blocks):
+//  - rank 0 sends rank 1 three blocks in one step; rank 1 receives one in step 0 and two in step
+//    1: the first alone (B b + a), the other two together from then (2 B b + a): 3 B b + 2 a;
+//  - rank 0 sends two B blocks to rank 1 and a 2B block to rank 2 in one step: three messages
+//    share rank 0's port, the B ones leave at 3 B b, the 2B one alone after that at 4 B b.
+// Then real schedules with copies (NVLS's shards to the switch, nccl_tree's two trees along one
+// chain) and without, priced both ways, equal to rounding.
+TEST(Pricer, CopiesOfAMessageMoveAsOne) {
+  coll::LevelCosts c;
+  c.alpha_intra_us = 1.5;
+  c.beta_intra_us_per_byte = 1e-3;
+  const std::size_t n = 1000;  // elements of 4 bytes: B b = 4 us
+  const double bb = 4.0, a = 1.5;
+  const RankLayout one_host = RankLayout::single_host(3);
+  const auto step = [](std::vector<coll::Op> ops) { return coll::Step{std::move(ops)}; };
+  using coll::Block;
+  using coll::Op;
+  using coll::OpKind;
+  coll::Schedule parts;
+  parts.algorithm = "copies_in_parts";
+  parts.nranks = 3;
+  parts.count = 3 * n;
+  parts.ranks = {{step({Op(OpKind::send, 1, Block{0, n}), Op(OpKind::send, 1, Block{n, n}),
+                        Op(OpKind::send, 1, Block{2 * n, n})})},
+                 {step({Op(OpKind::recv_copy, 0, Block{0, n})}),
+                  step({Op(OpKind::recv_copy, 0, Block{n, n}), Op(OpKind::recv_copy, 0, Block{2 * n, n})})},
+                 {}};
+  EXPECT_NEAR(price_schedule(coll::StoredSteps(parts), one_host, 4, c), 3 * bb + 2 * a, 1e-12);
+  coll::Schedule shared;
+  shared.algorithm = "copies_sharing_a_port";
+  shared.nranks = 3;
+  shared.count = 4 * n;
+  shared.ranks = {{step({Op(OpKind::send, 1, Block{0, n}), Op(OpKind::send, 2, Block{n, 2 * n}),
+                         Op(OpKind::send, 1, Block{3 * n, n})})},
+                  {step({Op(OpKind::recv_copy, 0, Block{0, n}), Op(OpKind::recv_copy, 0, Block{3 * n, n})})},
+                  {step({Op(OpKind::recv_copy, 0, Block{n, 2 * n})})}};
+  EXPECT_NEAR(price_schedule(coll::StoredSteps(shared), one_host, 4, c), 4 * bb + a, 1e-12);
+  for (const coll::Schedule* s : {&parts, &shared})
+    EXPECT_EQ(price_schedule(coll::StoredSteps(*s), one_host, 4, c),
+              price_schedule_op_by_op(coll::StoredSteps(*s), one_host, 4, c));
+
+  struct Case {
+    std::string machine;
+    std::string algo;
+    bool nvls_switch;
+  };
+  for (const Case& k : {Case{"dgx-h100:nodes=2", "nccl_nvls_tree", true}, Case{"dgx-h100", "nccl_nvls", true},
+                        Case{"dgx-h100:nodes=4", "nccl_tree", false}, Case{"dgx-a100:nodes=3", "nccl_tree", false},
+                        Case{"dgx-h100:nodes=4", "dbtree", false}, Case{"dgx-h100:nodes=2", "hierarchical", false},
+                        Case{"fat-tree:nodes=8,oversub=4", "nccl_ring", false}}) {
+    topo::Topology t = topo::load_topology(k.machine);
+    if (k.nvls_switch) t = topo::with_nvls_switch(t);
+    const CostModel m(t);
+    const coll::Algorithm& alg = coll::find_algorithm(k.algo);
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{4096}}) {
+      coll::AlgoOptions o;
+      o.chunk_elems = chunk;
+      o = m.options_for(alg, o);
+      for (std::size_t count : {std::size_t{1} << 20, (std::size_t{1} << 20) + 77, std::size_t{999}}) {
+        SCOPED_TRACE(k.algo + " on " + k.machine + " chunk " + std::to_string(chunk) + " count " +
+                     std::to_string(count));
+        if (alg.not_applicable(m.layout, count, o)) continue;
+        const auto source = coll::open_schedule(alg.id, m.layout, count, o);
+        const double moved = price_schedule(*source, m.layout, 4, m.levels);
+        const double each = price_schedule_op_by_op(*source, m.layout, 4, m.levels);
+        EXPECT_NEAR(moved / each, 1.0, 1e-12);
+      }
+    }
+  }
+}
+
 // A long pipeline is extended from short ones only once they have settled, and the cost of a
 // round can hold still before that (sim/analytic/src/steady_rounds.hpp). Two machines where it
 // does: a chunked dbtree on flat:ranks=512 (rounds 4 to 10 cost the same, settled at 19)

@@ -45,4 +45,11 @@ namespace colltune::sim {
 double price_schedule(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
                       const coll::LevelCosts& costs);
 
+// The same, with every op its own message. price_schedule moves the copies of a message (a
+// step's ops of one kind to one peer with blocks of one size, in a row among its ops to that
+// peer: NVLS's shards to the switch, nccl_tree's two trees along one chain) as one message that
+// counts as that many wherever it shares a port; the price is the same to rounding. For tests.
+double price_schedule_op_by_op(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
+                               const coll::LevelCosts& costs);
+
 }  // namespace colltune::sim
