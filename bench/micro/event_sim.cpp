@@ -10,6 +10,9 @@
 // same schedule: the baseline the fast path is measured against in the same run.
 // *_ReferenceVsFast times the reference engine against the fast one on one mid-size case.
 // NcclRing* run NCCL-style channels that share links: the event queue folded by rotation.
+// Pricer_Copies_* time the reference pricer with the copies of a message moved as one
+// (price_schedule) against every op its own message (price_schedule_op_by_op), on one opened
+// schedule, alternated in every iteration: `op_by_op_over_copies` is the gain.
 #include <benchmark/benchmark.h>
 
 #include <ctime>
@@ -21,6 +24,7 @@
 #include "colltune/collectives/step_source.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/event_sim.hpp"
+#include "colltune/sim/pricer.hpp"
 #include "colltune/topology/topology.hpp"
 
 namespace {
@@ -168,6 +172,37 @@ void BM_CostModel_Ring(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(model.time_us(algo, req));
 }
 
+// NVLS-Tree on 16 DGX H100 hosts (its switches as ranks), 64 MiB in NCCL's 128 KiB chunks; and
+// nccl_tree on 64 hosts (512 ranks), 64 MiB in 1 MiB chunks: the colltune runtime's tuning.
+void pricer_copies(benchmark::State& state, const char* preset, const char* algo, bool nvls, std::size_t chunk) {
+  topo::Topology t = topo::load_topology(preset);
+  if (nvls) t = topo::with_nvls_switch(t);
+  const sim::CostModel model(t);
+  const coll::Algorithm& a = coll::find_algorithm(algo);
+  const coll::AlgoOptions options = model.options_for(a, chunked(chunk));
+  const auto source = coll::open_schedule(a.id, model.layout, std::size_t{16} << 20, options);
+  double copies_s = 0, each_s = 0;
+  const auto timed = [&](auto price, double& seconds) {
+    const std::clock_t start = std::clock();
+    benchmark::DoNotOptimize(price(*source, model.layout, 4, model.levels));
+    seconds += static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+  };
+  for (auto _ : state) {
+    timed(sim::price_schedule, copies_s);
+    timed(sim::price_schedule_op_by_op, each_s);
+  }
+  const auto runs = static_cast<double>(state.iterations());
+  state.counters["copies_ms"] = 1e3 * copies_s / runs;
+  state.counters["op_by_op_ms"] = 1e3 * each_s / runs;
+  state.counters["op_by_op_over_copies"] = each_s / copies_s;
+}
+void BM_Pricer_Copies_NvlsTree16(benchmark::State& state) {
+  pricer_copies(state, "dgx-h100:nodes=16", "nccl_nvls_tree", true, 32768);
+}
+void BM_Pricer_Copies_NcclTree512(benchmark::State& state) {
+  pricer_copies(state, "dgx-h100:nodes=64", "nccl_tree", false, 262144);
+}
+
 BENCHMARK(BM_EventSim_Ring4096_Flat)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_EventSim_Ring4096_Flat_Cold)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_EventSim_Ring4096_Flat_Queue)->Unit(benchmark::kMillisecond)->Iterations(1);
@@ -182,6 +217,8 @@ BENCHMARK(BM_EventSim_NcclRing512_DgxH100)->Unit(benchmark::kMillisecond)->Itera
 BENCHMARK(BM_EventSim_NcclRing512_DgxH100_Queue)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_EventSim_Dbtree128_ReferenceVsFast)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_CostModel_Ring)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Pricer_Copies_NvlsTree16)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_Pricer_Copies_NcclTree512)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 
