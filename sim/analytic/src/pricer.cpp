@@ -2,6 +2,7 @@
 // pricer_engine.hpp's, run on plain doubles.
 #include "colltune/sim/pricer.hpp"
 
+#include <atomic>
 #include <string>
 
 #include "colltune/common/error.hpp"
@@ -11,8 +12,14 @@ namespace colltune::sim {
 
 namespace {
 
+// Runs folded so far (folded_pricer_runs).
+std::atomic<std::size_t>& folded_runs() {
+  static std::atomic<std::size_t> n{0};
+  return n;
+}
+
 double price(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
-             const coll::LevelCosts& costs, bool coalesce_copies) {
+             const coll::LevelCosts& costs, bool shortcuts) {
   const int p = source.header().nranks;
   if (p > layout.nranks())
     throw Error("schedule '" + source.header().algorithm + "' has " + std::to_string(p) + " ranks, the layout only " +
@@ -20,11 +27,15 @@ double price(const coll::StepSource& source, const RankLayout& layout, std::size
   if (p <= 0) return 0;
   detail::PlainReader reader(source, elem_size);
   detail::PlainClock clock;
-  return detail::PricerEngine<detail::PlainClock, detail::PlainReader>(reader, clock, layout, costs, coalesce_copies)
-      .run();
+  detail::PricerEngine<detail::PlainClock, detail::PlainReader> engine(reader, clock, layout, costs, shortcuts);
+  const double t = engine.run();
+  if (engine.folded() > 0) ++folded_runs();
+  return t;
 }
 
 }  // namespace
+
+std::size_t folded_pricer_runs() { return folded_runs().load(); }
 
 double price_schedule(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
                       const coll::LevelCosts& costs) {

@@ -31,6 +31,17 @@
 // w shares and leave together, when each has had x. The same numbers as the ops one by one:
 // messages due at one virtual time leave at one real time (Port::leave), and the w reductions
 // of a block are w blocks.
+//
+// Hosts whose ranks take turns (fold): where rotating every host's ranks by one place (local
+// rank l to l + 1 mod L, on every host at once) maps the schedule onto itself, op for op with
+// each pair's ops in their order (nccl_tree's chains are one order rotated, one per channel),
+// and the machine too (its costs are per level, per host and per network group), every rank of
+// a host does at every moment what its host's first rank does, rotated. The loop then runs the
+// first rank of each host only: a message between ranks is kept as its turn that starts at a
+// host's first rank, its receiver's state and ports are the receiver's host's first rank's (a
+// rank l places on is that rank turned l times), and a host's NICs and its group's trunk carry
+// its L turns, so it counts as L messages there. Its prices are the whole run's (its times are
+// the first ranks'); rotation_period() checks the symmetry on the schedule itself.
 #include <algorithm>
 #include <cstdint>
 #include <queue>
@@ -95,14 +106,16 @@ class PricerEngine {
  public:
   using Num = typename Clock::Num;
 
-  // `coalesce_copies` false: every op its own message (price_schedule_op_by_op, for tests).
+  // `shortcuts` false: every op its own message and every rank run (price_schedule_op_by_op,
+  // for tests): no copies coalesced, no hosts folded.
   PricerEngine(Reader& reader, Clock& clock, const RankLayout& layout, const coll::LevelCosts& costs,
-               bool coalesce_copies = true)
+               bool shortcuts = true)
       : reader_(reader),
         clock_(clock),
         layout_(layout),
         costs_(costs),
-        coalesce_copies_(coalesce_copies),
+        coalesce_copies_(shortcuts),
+        fold_allowed_(shortcuts),
         ranks_(static_cast<std::size_t>(reader.header().nranks)),
         ports_(4 * static_cast<std::size_t>(reader.header().nranks) + 2 * static_cast<std::size_t>(layout.nhosts()) +
                    2 * groups(costs),
@@ -111,7 +124,9 @@ class PricerEngine {
         events_(EventLater{}) {}
 
   Num run() {
-    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) post(r, Num{});
+    fold_ = fold_allowed_ ? rotation_period() : 0;
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r)
+      if (runs(r)) post(r, Num{});
     while (!events_.empty() || !leaves_.empty()) {
       if (!leaves_.empty() && (events_.empty() || !EventLater{}(leaves_.top(), events_.top()))) {
         const Event ev = leaves_.top();
@@ -124,6 +139,7 @@ class PricerEngine {
     }
     Num last{};
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      if (!runs(static_cast<int>(r))) continue;
       if (!ranks_[r].done)
         throw Error("schedule '" + reader_.header().algorithm + "' deadlocks: rank " + std::to_string(r) +
                     " waits forever in step " + std::to_string(ranks_[r].step));
@@ -132,8 +148,78 @@ class PricerEngine {
     return last;
   }
 
+  // The hosts' ranks per turn when the run is folded, 0 when it runs every rank.
+  int folded() const { return fold_; }
+
  private:
   Num max(const Num& x, const Num& y) { return clock_.less(x, y) ? y : x; }
+
+  // --- Folding hosts whose ranks take turns (the top of the file) ---
+
+  // Whether rank r is run: every rank, or each host's first when folded.
+  bool runs(int r) const { return fold_ == 0 || local_[static_cast<std::size_t>(r)] == 0; }
+  // The rank whose state and ports stand for r: itself, or its host's first when folded.
+  int state_of(int r) const { return fold_ == 0 ? r : first_[static_cast<std::size_t>(r)]; }
+  // The rank k places after r on its host, turning (0 <= k < L).
+  int turned(int r, int k) const {
+    const auto l = static_cast<std::size_t>(local_[static_cast<std::size_t>(r)]);
+    return layout_.ranks_on_host(
+        layout_.host_of(r))[(l + static_cast<std::size_t>(k)) % static_cast<std::size_t>(fold_)];
+  }
+
+  // L where every host has the same L >= 2 ranks, no rank is a helper, and every rank's steps are
+  // its host's first rank's turned by its local rank: the same steps, and in each step, per peer
+  // and direction, the same ops (kind, count, size) in the same order, peers turned. Else 0.
+  int rotation_period() {
+    const coll::ScheduleHeader& h = reader_.header();
+    if (h.helpers != 0 || h.nranks != layout_.nranks() || layout_.nhosts() < 1) return 0;
+    const std::size_t L = layout_.ranks_on_host(0).size();
+    if (L < 2) return 0;
+    for (int host = 0; host < layout_.nhosts(); ++host)
+      if (layout_.ranks_on_host(host).size() != L) return 0;
+    const auto p = static_cast<std::size_t>(h.nranks);
+    local_.assign(p, 0);
+    first_.assign(p, 0);
+    for (int host = 0; host < layout_.nhosts(); ++host) {
+      const std::vector<int>& on = layout_.ranks_on_host(host);
+      for (std::size_t l = 0; l < L; ++l) {
+        local_[static_cast<std::size_t>(on[l])] = static_cast<int>(l);
+        first_[static_cast<std::size_t>(on[l])] = on[0];
+      }
+    }
+    fold_ = static_cast<int>(L);
+    std::vector<PricedOp<Num>> mine, theirs;
+    for (int r = 0; r < h.nranks; ++r) {
+      const int k = local_[static_cast<std::size_t>(r)];
+      if (k == 0) continue;
+      const int first = first_[static_cast<std::size_t>(r)];
+      const std::size_t steps = reader_.num_steps(first);
+      if (reader_.num_steps(r) != steps) return fold_ = 0;
+      for (std::size_t step = 0; step < steps; ++step) {
+        reader_.ops(first, step, theirs);
+        reader_.ops(r, step, mine);
+        if (mine.size() != theirs.size()) return fold_ = 0;
+        for (PricedOp<Num>& op : theirs) op.peer = turned(op.peer, k);
+        if (!same_per_pair(mine, theirs)) return fold_ = 0;
+      }
+    }
+    return fold_;
+  }
+
+  // Whether two steps hold, per peer and direction, the same ops in the same order.
+  static bool same_per_pair(std::vector<PricedOp<Num>>& a, std::vector<PricedOp<Num>>& b) {
+    const auto by_pair = [](const PricedOp<Num>& x, const PricedOp<Num>& y) {
+      const bool xs = x.kind == coll::OpKind::send, ys = y.kind == coll::OpKind::send;
+      return x.peer != y.peer ? x.peer < y.peer : xs < ys;
+    };
+    std::stable_sort(a.begin(), a.end(), by_pair);
+    std::stable_sort(b.begin(), b.end(), by_pair);
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].kind != b[i].kind || a[i].peer != b[i].peer || a[i].count != b[i].count ||
+          !Clock::same_size(a[i].bytes, b[i].bytes))
+        return false;
+    return true;
+  }
 
   struct Message {
     std::uint64_t number = 0;  // its place in the order messages began (ties at a port)
@@ -328,11 +414,17 @@ class PricerEngine {
   // the partner has posted.
   void pair(int r, const PricedOp<Num>& op, const Num& t) {
     const bool send = op.kind == coll::OpKind::send;
-    const int from = send ? r : op.peer;
-    const int to = send ? op.peer : r;
+    int from = send ? r : op.peer;
+    int to = send ? op.peer : r;
     if (op.peer < 0 || op.peer >= static_cast<int>(ranks_.size()))
       throw Error("schedule '" + reader_.header().algorithm + "': rank " + std::to_string(r) + " names peer " +
                   std::to_string(op.peer) + ", not a rank");
+    if (fold_ != 0 && !send) {
+      // The receive is the turn of a message whose sender is its host's first rank.
+      const int k = fold_ - local_[static_cast<std::size_t>(from)];
+      from = turned(from, k % fold_);
+      to = turned(to, k % fold_);
+    }
     PairQueue& q = pair_queue(from, to);
     Posted me{r, op.count, op.bytes, op.kind == coll::OpKind::recv_reduce, t, op.copies};
     // The waiting ops of the other side, oldest first, take as many of the copies as they hold.
@@ -433,24 +525,26 @@ class PricerEngine {
     m.number = begun_++;
     const std::uint32_t id = keep(m);
     const bool has_bytes = clock_.positive(bytes);
+    // Folded, a host's NICs and its group's trunk carry the message's L turns.
+    const std::uint32_t turns = fold_ == 0 ? 1 : static_cast<std::uint32_t>(fold_);
     if (has_bytes && beta > 0) {
       const Num work = m.bytes * beta;
-      join(in_switch(from) ? switch_port(from, to, true) : port_of(from, true, inter), work, id, t);
-      join(in_switch(to) ? switch_port(to, from, false) : port_of(to, false, inter), work, id, t);
+      join(in_switch(from) ? switch_port(from, to, true) : port_of(state_of(from), true, inter), work, id, t);
+      join(in_switch(to) ? switch_port(to, from, false) : port_of(state_of(to), false, inter), work, id, t);
     }
     if (has_bytes && inter && costs_.beta_host_us_per_byte > 0) {
       // A network switch's own ports are per link (switch_port), not a host's NICs.
       const Num host_work = m.bytes * costs_.beta_host_us_per_byte;
-      if (!in_switch(from)) join(host_port(layout_.host_of(from), true), host_work, id, t);
-      if (!in_switch(to)) join(host_port(layout_.host_of(to), false), host_work, id, t);
+      if (!in_switch(from)) join(host_port(layout_.host_of(from), true), host_work, id, t, turns);
+      if (!in_switch(to)) join(host_port(layout_.host_of(to), false), host_work, id, t, turns);
     }
     if (has_bytes && inter && costs_.beta_group_us_per_byte > 0 && !in_switch(from) && !in_switch(to)) {
       const int gf = costs_.host_group[static_cast<std::size_t>(layout_.host_of(from))];
       const int gt = costs_.host_group[static_cast<std::size_t>(layout_.host_of(to))];
       if (gf != gt) {  // the message crosses both groups' trunks
         const Num group_work = m.bytes * costs_.beta_group_us_per_byte;
-        join(group_port(gf, true), group_work, id, t);
-        join(group_port(gt, false), group_work, id, t);
+        join(group_port(gf, true), group_work, id, t, turns);
+        join(group_port(gt, false), group_work, id, t, turns);
       }
     }
     if (messages_[id].ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
@@ -470,9 +564,10 @@ class PricerEngine {
     return id;
   }
 
-  void join(std::uint32_t p, const Num& work, std::uint32_t message, const Num& t) {
+  // `turns`: the message's turns that pass the port (folded runs: a host's NICs carry L).
+  void join(std::uint32_t p, const Num& work, std::uint32_t message, const Num& t, std::uint32_t turns = 1) {
     ++messages_[message].ports_left;
-    ports_[p].join(clock_, t, work, message, messages_[message].copies);
+    ports_[p].join(clock_, t, work, message, messages_[message].copies * turns);
     reschedule(p);
   }
 
@@ -494,14 +589,17 @@ class PricerEngine {
     if (--m.ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
   }
 
+  // The message's sender and receiver (folded: the ranks that stand for them; one rank for a
+  // message to its own turn, whose step holds both the send and the receive) see it arrive.
   void arrive(Message m, const Num& t) {
-    for (int r : {m.from, m.to}) {
+    for (const bool receiver : {false, true}) {
+      const int r = state_of(receiver ? m.to : m.from);
       RankState& st = ranks_[static_cast<std::size_t>(r)];
       touch(st, t);
       st.last_arrival = max(st.last_arrival, t);
       // w copies of a block are reduced one after another from their common arrival, as w
       // blocks (the same sums, in the same order, as the ops one by one).
-      if (r == m.to && m.reduce)
+      if (receiver && m.reduce)
         for (std::uint32_t k = 0; k < m.copies; ++k) st.reduces.emplace_back(t, m.bytes);
       if ((st.pending -= m.copies) == 0) finish_step(r, t);
     }
@@ -537,6 +635,10 @@ class PricerEngine {
   const RankLayout& layout_;
   const coll::LevelCosts& costs_;
   bool coalesce_copies_ = true;
+  bool fold_allowed_ = true;
+  int fold_ = 0;            // L when folded (rotation_period), else 0
+  std::vector<int> local_;  // folded: each rank's place on its host
+  std::vector<int> first_;  // folded: its host's first rank
   std::vector<RankState> ranks_;
   std::vector<Port> ports_;
   std::vector<Message> messages_;       // by slot: messages in flight, and free slots

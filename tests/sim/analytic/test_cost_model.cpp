@@ -321,6 +321,48 @@ TEST(Pricer, CopiesOfAMessageMoveAsOne) {
   }
 }
 
+// Where turning every host's ranks by one place maps the schedule onto itself (nccl_tree over
+// NCCL's rotated chain orders on DGX hosts; a ring on one host, every segment equal), the pricer
+// runs each host's first rank only: the same numbers as every rank run, with the hosts' NICs
+// shared, per-level ports and group trunks. dbtree (one tree over all ranks), a ring with
+// uneven segments, and nccl_tree whose short last chunk meets a full one at a rank in one step
+// (their order there follows the channels, which turning the ranks turns) are run whole.
+TEST(Pricer, HostsWhoseRanksTakeTurnsRunTheirFirstRankOnly) {
+  struct Case {
+    std::string machine;
+    std::string algo;
+    std::size_t count;
+    bool folds;          // unchunked
+    bool folds_chunked;  // in chunks of 16384
+  };
+  for (const Case& k : {Case{"dgx-h100:nodes=4", "nccl_tree", std::size_t{1} << 20, true, true},
+                        Case{"dgx-h100:nodes=4", "nccl_tree", (std::size_t{1} << 20) + 16 * 3, true, false},
+                        Case{"fat-tree:nodes=8,oversub=4", "nccl_tree", std::size_t{1} << 20, true, true},
+                        Case{"dgx-h100", "ring", std::size_t{1} << 20, true, true},
+                        Case{"dgx-h100", "ring", (std::size_t{1} << 20) + 3, false, false},
+                        Case{"dgx-h100:nodes=4", "dbtree", std::size_t{1} << 20, false, false}}) {
+    const topo::Topology t = topo::load_topology(k.machine);
+    const CostModel m(t);
+    const coll::Algorithm& alg = coll::find_algorithm(k.algo);
+    for (std::size_t chunk : {std::size_t{0}, std::size_t{16384}}) {
+      SCOPED_TRACE(k.algo + " on " + k.machine + " count " + std::to_string(k.count) + " chunk " +
+                   std::to_string(chunk));
+      coll::AlgoOptions o;
+      o.chunk_elems = chunk;
+      o = m.options_for(alg, o);
+      coll::LevelCosts c = m.levels;
+      for (bool nics : {false, true}) {
+        c.beta_host_us_per_byte = nics ? c.beta_inter_us_per_byte : 0.0;
+        const auto source = coll::open_schedule(alg.id, m.layout, k.count, o);
+        const std::size_t before = folded_pricer_runs();
+        const double folded = price_schedule(*source, m.layout, 4, c);
+        EXPECT_EQ(folded_pricer_runs() - before, (chunk == 0 ? k.folds : k.folds_chunked) ? 1U : 0U);
+        EXPECT_DOUBLE_EQ(folded, price_schedule_op_by_op(*source, m.layout, 4, c));
+      }
+    }
+  }
+}
+
 // A long pipeline is extended from short ones only once they have settled, and the cost of a
 // round can hold still before that (sim/analytic/src/steady_rounds.hpp). Two machines where it
 // does: a chunked dbtree on flat:ranks=512 (rounds 4 to 10 cost the same, settled at 19)
