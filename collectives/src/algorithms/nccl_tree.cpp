@@ -138,6 +138,61 @@ void channel_messages(ScheduleBuilder& b, const ChannelTree& ct, long long t, st
   }
 }
 
+// Puts every rank's ops in each step in the order of (host tree, the rank's place in the
+// channel's chain), channels in their order where those tie. The channels' own order (tree 0's
+// chains, then tree 1's) would do as well, but on NCCL's rotated orders (chain c starts at GPU c:
+// DGX hosts) turning every host's GPUs by one place turns chain c into chain c + 1, so a GPU's
+// ops in channel order are the next GPU's rotated, and wherever a short last chunk meets full
+// ones in a step they differ: in this order they are the same, and the reference pricer can run
+// each host's first GPU only (sim/analytic/src/pricer_engine.hpp, fold). Only where every chain
+// is the first one rotated over three GPUs or more: then two GPUs next to each other in a chain
+// are so in one direction in every chain (the first before the second), so both ends of a message see a pair's ops in
+// one order (the parent one place before the child; a head's ops to its parent host tie at the head's place and keep
+// the channels' order). Chains that put a pair in both directions (a parent in one chain is the child in another: DGX
+// A100's orders) keep the channels' order.
+bool rotations_of_one_chain(const std::vector<std::vector<int>>& orders) {
+  const std::vector<int>& first = orders.front();
+  const std::size_t n = first.size();
+  if (n < 3) return false;  // two GPUs: each is the other's successor, both ways
+  for (const std::vector<int>& order : orders) {
+    if (order.size() != n) return false;
+    const auto shift = static_cast<std::size_t>(std::find(first.begin(), first.end(), order.front()) - first.begin());
+    for (std::size_t i = 0; i < n; ++i)
+      if (shift == n || order[i] != first[(i + shift) % n]) return false;
+  }
+  return true;
+}
+
+void order_by_chain_place(Schedule& schedule, const RankLayout& layout, const std::vector<std::vector<int>>& orders) {
+  if (orders.empty() || !rotations_of_one_chain(orders)) return;
+  const std::size_t k = orders.size();
+  std::vector<std::vector<int>> place(k);  // place[c][local rank]: its place in chain c
+  for (std::size_t c = 0; c < k; ++c) {
+    place[c].assign(orders[c].size(), 0);
+    for (std::size_t i = 0; i < orders[c].size(); ++i)
+      place[c][static_cast<std::size_t>(orders[c][i])] = static_cast<int>(i);
+  }
+  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
+    const auto local = static_cast<std::size_t>(layout.local_rank(static_cast<int>(r)));
+    const auto key = [&](const Op& op) {
+      const std::size_t j = op.channel;
+      return std::pair{j / k, place[j % k][local]};
+    };
+    // A step holds a few dozen ops: an insertion sort (stable, in place) costs less than
+    // std::stable_sort's buffer.
+    for (Step& step : schedule.ranks[r]) {
+      std::vector<Op>& ops = step.ops;
+      for (std::size_t i = 1; i < ops.size(); ++i) {
+        const Op op = ops[i];
+        const auto op_key = key(op);
+        std::size_t j = i;
+        for (; j > 0 && op_key < key(ops[j - 1]); --j) ops[j] = ops[j - 1];
+        ops[j] = op;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> nccl_tree_not_applicable(const RankLayout& layout, std::size_t /*count*/,
@@ -162,7 +217,9 @@ Schedule build_nccl_tree(const RankLayout& layout, std::size_t count, const Algo
   for (const ChannelTree& ct : trees) steps = std::max(steps, static_cast<long long>(ct.rounds) + 2LL * ct.height - 1);
   for (long long t = 0; t < steps; ++t)
     for (const ChannelTree& ct : trees) channel_messages(b, ct, t, options.chunk_elems);
-  return b.finish();
+  Schedule schedule = b.finish();
+  order_by_chain_place(schedule, layout, nccl_orders(layout, options));
+  return schedule;
 }
 
 std::size_t nccl_tree_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options) {

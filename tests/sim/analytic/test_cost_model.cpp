@@ -324,9 +324,10 @@ TEST(Pricer, CopiesOfAMessageMoveAsOne) {
 // Where turning every host's ranks by one place maps the schedule onto itself (nccl_tree over
 // NCCL's rotated chain orders on DGX hosts; a ring on one host, every segment equal), the pricer
 // runs each host's first rank only: the same numbers as every rank run, with the hosts' NICs
-// shared, per-level ports and group trunks. dbtree (one tree over all ranks), a ring with
-// uneven segments, and nccl_tree whose short last chunk meets a full one at a rank in one step
-// (their order there follows the channels, which turning the ranks turns) are run whole.
+// shared, per-level ports and group trunks, with short last chunks too (nccl_tree orders each
+// step's ops by chain place, which turning the ranks keeps). dbtree (one tree over all ranks), a
+// ring with uneven segments, and nccl_tree over DGX A100's chain orders (not one chain rotated)
+// are run whole.
 TEST(Pricer, HostsWhoseRanksTakeTurnsRunTheirFirstRankOnly) {
   struct Case {
     std::string machine;
@@ -336,7 +337,9 @@ TEST(Pricer, HostsWhoseRanksTakeTurnsRunTheirFirstRankOnly) {
     bool folds_chunked;  // in chunks of 16384
   };
   for (const Case& k : {Case{"dgx-h100:nodes=4", "nccl_tree", std::size_t{1} << 20, true, true},
-                        Case{"dgx-h100:nodes=4", "nccl_tree", (std::size_t{1} << 20) + 16 * 3, true, false},
+                        Case{"dgx-h100:nodes=4", "nccl_tree", (std::size_t{1} << 20) + 16 * 3, true, true},
+                        Case{"dgx-h100:nodes=4", "nccl_tree", (std::size_t{1} << 20) + 77, false, false},
+                        Case{"dgx-a100:nodes=3", "nccl_tree", std::size_t{1} << 20, false, false},
                         Case{"fat-tree:nodes=8,oversub=4", "nccl_tree", std::size_t{1} << 20, true, true},
                         Case{"dgx-h100", "ring", std::size_t{1} << 20, true, true},
                         Case{"dgx-h100", "ring", (std::size_t{1} << 20) + 3, false, false},
