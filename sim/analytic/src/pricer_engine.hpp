@@ -188,19 +188,22 @@ class PricerEngine {
       }
     }
     fold_ = static_cast<int>(L);
-    std::vector<PricedOp<Num>> mine, theirs;
-    for (int r = 0; r < h.nranks; ++r) {
-      const int k = local_[static_cast<std::size_t>(r)];
-      if (k == 0) continue;
-      const int first = first_[static_cast<std::size_t>(r)];
-      const std::size_t steps = reader_.num_steps(first);
-      if (reader_.num_steps(r) != steps) return fold_ = 0;
+    // Each host's first rank's step is read once and compared, turned, with each of its mates'.
+    std::vector<PricedOp<Num>> first_ops, mine, theirs;
+    for (int host = 0; host < layout_.nhosts(); ++host) {
+      const std::vector<int>& on = layout_.ranks_on_host(host);
+      const std::size_t steps = reader_.num_steps(on[0]);
+      for (std::size_t l = 1; l < L; ++l)
+        if (reader_.num_steps(on[l]) != steps) return fold_ = 0;
       for (std::size_t step = 0; step < steps; ++step) {
-        reader_.ops(first, step, theirs);
-        reader_.ops(r, step, mine);
-        if (mine.size() != theirs.size()) return fold_ = 0;
-        for (PricedOp<Num>& op : theirs) op.peer = turned(op.peer, k);
-        if (!same_per_pair(mine, theirs)) return fold_ = 0;
+        reader_.ops(on[0], step, first_ops);
+        for (std::size_t l = 1; l < L; ++l) {
+          reader_.ops(on[l], step, mine);
+          if (mine.size() != first_ops.size()) return fold_ = 0;
+          theirs = first_ops;
+          for (PricedOp<Num>& op : theirs) op.peer = turned(op.peer, static_cast<int>(l));
+          if (!same_per_pair(mine, theirs)) return fold_ = 0;
+        }
       }
     }
     return fold_;
