@@ -32,6 +32,10 @@
 // and has two children in the other sends 4 n_j per channel pair, so every host's NICs carry
 // about 2n out and 2n in, as a ring's do.
 #include <algorithm>
+#include <array>
+#include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "colltune/collectives/algorithms/algorithms.hpp"
@@ -123,33 +127,13 @@ std::vector<ChannelTree> channel_trees(const RankLayout& layout, std::size_t cou
   return trees;
 }
 
-// Every message of channel `ct` at time step t: reduce up, then broadcast down.
-void channel_messages(ScheduleBuilder& b, const ChannelTree& ct, long long t, std::size_t chunk_elems) {
-  auto valid = [&](long long c) { return c >= 0 && c < static_cast<long long>(ct.rounds); };
-  auto chunk = [&](long long c) { return chunk_of(ct.range, static_cast<std::size_t>(c), chunk_elems); };
-  const long long h = ct.height;
-  for (std::size_t r = 0; r < ct.parent.size(); ++r) {
-    const long long d = ct.depth[r];
-    const int me = static_cast<int>(r);
-    if (ct.parent[r] >= 0 && valid(t - (h - d)))
-      b.message(static_cast<int>(t), me, ct.parent[r], chunk(t - (h - d)), true, ct.channel);
-    if (!valid(t - (h + d))) continue;
-    for (int c : ct.children[r]) b.message(static_cast<int>(t), me, c, chunk(t - (h + d)), false, ct.channel);
-  }
-}
-
-// Puts every rank's ops in each step in the order of (host tree, the rank's place in the
-// channel's chain), channels in their order where those tie. The channels' own order (tree 0's
-// chains, then tree 1's) would do as well, but on NCCL's rotated orders (chain c starts at GPU c:
-// DGX hosts) turning every host's GPUs by one place turns chain c into chain c + 1, so a GPU's
-// ops in channel order are the next GPU's rotated, and wherever a short last chunk meets full
-// ones in a step they differ: in this order they are the same, and the reference pricer can run
-// each host's first GPU only (sim/analytic/src/pricer_engine.hpp, fold). Only where every chain
-// is the first one rotated over three GPUs or more: then two GPUs next to each other in a chain
-// are so in one direction in every chain (the first before the second), so both ends of a message see a pair's ops in
-// one order (the parent one place before the child; a head's ops to its parent host tie at the head's place and keep
-// the channels' order). Chains that put a pair in both directions (a parent in one chain is the child in another: DGX
-// A100's orders) keep the channels' order.
+// Whether every chain is the first one rotated, over three GPUs or more: only then are a step's
+// ops put in the order of (host tree, chain place) (channel_order; why: NcclTreeSteps). Then two GPUs
+// next to each other in a chain are so in one direction in every chain (the first before the
+// second), so both ends of a message see a pair's ops in one order (the parent one place before
+// the child; a head's ops to its parent host tie at the head's place and keep the channels'
+// order). Chains that put a pair in both directions (a parent in one chain is the child in
+// another: DGX A100's orders) keep the channels' order.
 bool rotations_of_one_chain(const std::vector<std::vector<int>>& orders) {
   const std::vector<int>& first = orders.front();
   const std::size_t n = first.size();
@@ -163,35 +147,158 @@ bool rotations_of_one_chain(const std::vector<std::vector<int>>& orders) {
   return true;
 }
 
-void order_by_chain_place(Schedule& schedule, const RankLayout& layout, const std::vector<std::vector<int>>& orders) {
-  if (orders.empty() || !rotations_of_one_chain(orders)) return;
+// The order in which a rank at local rank l lists its channels' ops: by (host tree, l's place in
+// the channel's chain), channels in their order where those tie, where every chain is the first
+// rotated (rotations_of_one_chain); else the channels' order. One order per local rank.
+std::vector<std::vector<std::uint16_t>> channel_order(const std::vector<std::vector<int>>& orders,
+                                                      std::size_t per_host) {
   const std::size_t k = orders.size();
-  std::vector<std::vector<int>> place(k);  // place[c][local rank]: its place in chain c
-  for (std::size_t c = 0; c < k; ++c) {
-    place[c].assign(orders[c].size(), 0);
-    for (std::size_t i = 0; i < orders[c].size(); ++i)
-      place[c][static_cast<std::size_t>(orders[c][i])] = static_cast<int>(i);
+  std::vector<std::uint16_t> channels(2 * k);
+  for (std::size_t j = 0; j < 2 * k; ++j) channels[j] = static_cast<std::uint16_t>(j);
+  if (k == 0 || !rotations_of_one_chain(orders)) return {channels};
+  std::vector<std::vector<std::uint16_t>> by_local(per_host, channels);
+  for (std::size_t l = 0; l < per_host; ++l) {
+    std::vector<int> place(k);  // l's place in chain c
+    for (std::size_t c = 0; c < k; ++c)
+      place[c] =
+          static_cast<int>(std::find(orders[c].begin(), orders[c].end(), static_cast<int>(l)) - orders[c].begin());
+    std::stable_sort(by_local[l].begin(), by_local[l].end(), [&](std::uint16_t x, std::uint16_t y) {
+      return std::pair{x / k, place[x % k]} < std::pair{y / k, place[y % k]};
+    });
   }
-  for (std::size_t r = 0; r < schedule.ranks.size(); ++r) {
-    const auto local = static_cast<std::size_t>(layout.local_rank(static_cast<int>(r)));
-    const auto key = [&](const Op& op) {
-      const std::size_t j = op.channel;
-      return std::pair{j / k, place[j % k][local]};
+  return by_local;
+}
+
+// The schedule, generated one step at a time (step_source.hpp; stored, it is materialize() of
+// this). A rank's step t holds, channel by channel, its messages of that time step
+// (channel_ops), in the order the channel lists them: by sender, a sender's message up before
+// its messages down, children in rank order.
+//
+// The channels are taken in the order channel_order gives: where every chain is one rotated, by
+// (host tree, the rank's place in the channel's chain), channels in their order where those
+// tie. The channels' own order would do as well, but on NCCL's rotated orders (chain c starts at GPU c: DGX hosts)
+// turning every host's GPUs by one place turns chain c into chain c + 1, so a GPU's ops in
+// channel order are the next GPU's rotated, and wherever a short last chunk meets full ones in a
+// step they differ: in this order they are the same, and the reference pricer can run each
+// host's first GPU only (sim/analytic/src/pricer_engine.hpp, fold).
+class NcclTreeSteps final : public StepSource {
+ public:
+  // `order`: channel_order's orders, one for every local rank or one for all.
+  NcclTreeSteps(ScheduleHeader header, const RankLayout& layout, std::vector<ChannelTree> trees,
+                std::size_t chunk_elems, std::vector<std::vector<std::uint16_t>> order)
+      : StepSource(std::move(header)),
+        layout_(layout),
+        trees_(std::move(trees)),
+        chunk_(chunk_elems),
+        order_(std::move(order)) {
+    for (const ChannelTree& ct : trees_)
+      steps_ = std::max(steps_, ct.rounds == 0 ? 0 : ct.rounds + 2 * static_cast<std::size_t>(ct.height) - 1);
+    turns_ = channels_turn();
+  }
+
+  std::size_t num_steps(int /*rank*/) const override { return steps_; }
+
+  bool turns_with_hosts(const RankLayout& layout) const override { return turns_ && layout == layout_; }
+
+  std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override {
+    scratch.clear();
+    if (trees_.empty()) return scratch;
+    const std::vector<std::uint16_t>& channels =
+        order_.size() == 1 ? order_.front() : order_[static_cast<std::size_t>(layout_.local_rank(rank))];
+    for (std::uint16_t j : channels) channel_ops(trees_[j], rank, static_cast<long long>(step), scratch);
+    return scratch;
+  }
+
+ private:
+  // Rank r's ops of channel ct at time step t. A rank at depth d sends chunk t-(h-d) up to its
+  // parent, which reduces it, and chunk t-(h+d) down to its children, which copy it; so it
+  // receives chunk t-(h+d-1) from its parent and chunk t-(h-d-1) from each child. Listed by
+  // sender (as the channel lists its messages): the parent and the children in rank order, r
+  // itself (up, then down) at its own place among them.
+  void channel_ops(const ChannelTree& ct, int r, long long t, std::vector<Op>& out) const {
+    const auto rr = static_cast<std::size_t>(r);
+    const long long h = ct.height;
+    const long long d = ct.depth[rr];
+    const auto rounds = static_cast<long long>(ct.rounds);
+    // Its chunks this step run from t-(h+d) (down) to t-(h-d-1) (up from the children).
+    if (t - (h - d - 1) < 0 || t - (h + d) >= rounds) return;
+    const auto chunk = [&](long long c) -> Block {
+      if (c < 0 || c >= rounds) return Block{0, 0};
+      return chunk_of(ct.range, static_cast<std::size_t>(c), chunk_);
     };
-    // A step holds a few dozen ops: an insertion sort (stable, in place) costs less than
-    // std::stable_sort's buffer.
-    for (Step& step : schedule.ranks[r]) {
-      std::vector<Op>& ops = step.ops;
-      for (std::size_t i = 1; i < ops.size(); ++i) {
-        const Op op = ops[i];
-        const auto op_key = key(op);
-        std::size_t j = i;
-        for (; j > 0 && op_key < key(ops[j - 1]); --j) ops[j] = ops[j - 1];
-        ops[j] = op;
+    const int parent = ct.parent[rr];
+    const std::vector<int>& children = ct.children[rr];
+    // The other senders' ops (the parent's and the children's), in rank order.
+    std::array<Op, 4> others;
+    std::array<int, 4> sender{};
+    std::size_t n = 0;
+    const auto other = [&](int from, OpKind kind, const Block& block) {
+      if (block.count == 0) return;
+      std::size_t j = n++;
+      for (; j > 0 && from < sender[j - 1]; --j) others[j] = others[j - 1], sender[j] = sender[j - 1];
+      others[j] = Op{kind, from, block, ct.channel};
+      sender[j] = from;
+    };
+    if (parent >= 0) other(parent, OpKind::recv_copy, chunk(t - (h + d - 1)));
+    const Block up = chunk(t - (h - d - 1));
+    for (int c : children) other(c, OpKind::recv_reduce, up);
+    std::size_t i = 0;
+    for (; i < n && sender[i] < r; ++i) out.push_back(others[i]);
+    if (parent >= 0) {
+      const Block mine = chunk(t - (h - d));
+      if (mine.count > 0) out.emplace_back(OpKind::send, parent, mine, ct.channel);
+    }
+    const Block down = chunk(t - (h + d));
+    if (down.count > 0)
+      for (int c : children) out.emplace_back(OpKind::send, c, down, ct.channel);
+    for (; i < n; ++i) out.push_back(others[i]);
+  }
+
+  // The rank one place after r on its host, turning (turns_with_hosts).
+  int turned(int r) const {
+    const std::vector<int>& on = layout_.ranks_on_host(layout_.host_of(r));
+    const auto next = static_cast<std::size_t>(layout_.local_rank(r)) + 1;
+    return on[next == on.size() ? 0 : next];
+  }
+
+  // turns_with_hosts, proven on the channels: turning every host's ranks by one place (t) maps
+  // each channel j onto a channel u(j) of the same host tree, as trees (parent of t(r) in u(j)
+  // is t(parent of r in j)) and segments (as many elements, so the same chunks), and a rank's
+  // channel order onto the next local rank's (order_[l + 1] is u of order_[l], place by place).
+  // Then t(r)'s step s lists, channel by channel, r's ops with peers turned: per peer and
+  // direction a channel has one op, so each pair's ops keep their order.
+  bool channels_turn() const {
+    const std::size_t per_host = layout_.ranks_on_host(0).size();
+    if (trees_.empty() || per_host < 2 || order_.size() != per_host || !layout_.is_uniform()) return false;
+    std::vector<std::size_t> u(trees_.size(), trees_.size());
+    for (std::size_t l = 0; l < per_host; ++l) {
+      const std::vector<std::uint16_t>& mine = order_[l];
+      const std::vector<std::uint16_t>& next = order_[(l + 1) % per_host];
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        if (u[mine[i]] == trees_.size()) u[mine[i]] = next[i];
+        if (u[mine[i]] != next[i]) return false;
       }
     }
+    for (std::size_t j = 0; j < trees_.size(); ++j) {
+      const ChannelTree& from = trees_[j];
+      const ChannelTree& to = trees_[u[j]];
+      if (from.range.count != to.range.count) return false;
+      for (std::size_t r = 0; r < from.parent.size(); ++r) {
+        const int up = from.parent[r];
+        if (to.parent[static_cast<std::size_t>(turned(static_cast<int>(r)))] != (up < 0 ? -1 : turned(up)))
+          return false;
+      }
+    }
+    return true;
   }
-}
+
+  RankLayout layout_;
+  std::vector<ChannelTree> trees_;
+  std::size_t chunk_ = 0;
+  std::vector<std::vector<std::uint16_t>> order_;  // channel_order
+  std::size_t steps_ = 0;
+  bool turns_ = false;  // channels_turn()
+};
 
 }  // namespace
 
@@ -207,19 +314,19 @@ int nccl_tree_channels(const RankLayout& layout, const AlgoOptions& options) {
   return 2 * static_cast<int>(nccl_orders(layout, options).size());
 }
 
-Schedule build_nccl_tree(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+std::unique_ptr<StepSource> generate_nccl_tree(const RankLayout& layout, std::size_t count,
+                                               const AlgoOptions& options) {
   if (std::optional<std::string> why = nccl_tree_not_applicable(layout, count, options))
     throw Error("nccl_tree: " + *why);
-  ScheduleBuilder b("nccl_tree", Collective::allreduce, layout.nranks(), count);
-  if (layout.nranks() < 2 || count == 0) return b.finish();
-  const std::vector<ChannelTree> trees = channel_trees(layout, count, options);
-  long long steps = 0;
-  for (const ChannelTree& ct : trees) steps = std::max(steps, static_cast<long long>(ct.rounds) + 2LL * ct.height - 1);
-  for (long long t = 0; t < steps; ++t)
-    for (const ChannelTree& ct : trees) channel_messages(b, ct, t, options.chunk_elems);
-  Schedule schedule = b.finish();
-  order_by_chain_place(schedule, layout, nccl_orders(layout, options));
-  return schedule;
+  if (layout.nranks() <= 0)
+    throw Error("algorithm 'nccl_tree': needs at least one rank (got " + std::to_string(layout.nranks()) + ")");
+  ScheduleHeader header{"nccl_tree", Collective::allreduce, layout.nranks(), count, {}};
+  if (layout.nranks() < 2 || count == 0)
+    return std::make_unique<NcclTreeSteps>(std::move(header), layout, std::vector<ChannelTree>{}, 0,
+                                           std::vector<std::vector<std::uint16_t>>{});
+  return std::make_unique<NcclTreeSteps>(std::move(header), layout, channel_trees(layout, count, options),
+                                         options.chunk_elems,
+                                         channel_order(nccl_orders(layout, options), layout.ranks_on_host(0).size()));
 }
 
 std::size_t nccl_tree_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options) {

@@ -115,7 +115,7 @@ std::vector<Algorithm> make_table() {
        .description = "2k channels on n/2k each: a chain in every host, NCCL's double binary tree across hosts, reduce "
                       "up and broadcast down pipelined: R+2H-1 steps, ~2n bytes each way per rank",
        .collective = ar, .runtimes = kColltuneOnly, .nccl_tree_channels = true, .summation_depth = nccl_tree_depth,
-       .not_applicable = nccl_tree_not_applicable, .schedule = stored<build_nccl_tree>,
+       .not_applicable = nccl_tree_not_applicable, .schedule = generate_nccl_tree,
        .pipeline_pieces = nccl_tree_pipeline_pieces},
       // NCCL's NVLS on one host; NCCL's own NVLS is priced by its model (simulate --algo nccl).
       {.id = "nccl_nvls", .name = "NCCL NVLS allreduce on one host, reduced in the NVSwitch",

@@ -109,6 +109,9 @@ class AffineReader {
     if (s1_.num_steps(rank) != n) throw NotAFamily{};
     return n;
   }
+  // The fold's symmetry is compared op by op here: the two sources' declarations are each of one
+  // size.
+  bool turns_with_hosts(const RankLayout& /*layout*/) const { return false; }
   void ops(int rank, std::size_t step, std::vector<PricedOp<Affine>>& out) {
     out.clear();
     const std::span<const coll::Op> o0 = s0_.ops(rank, step, scratch0_);

@@ -87,6 +87,8 @@ class PlainReader {
   PlainReader(const coll::StepSource& source, std::size_t elem_size) : source_(source), elem_(elem_size) {}
   const coll::ScheduleHeader& header() const { return source_.header(); }
   std::size_t num_steps(int rank) const { return source_.num_steps(rank); }
+  // The source's own proof of the fold's symmetry (StepSource::turns_with_hosts).
+  bool turns_with_hosts(const RankLayout& layout) const { return source_.turns_with_hosts(layout); }
   void ops(int rank, std::size_t step, std::vector<PricedOp<double>>& out) {
     out.clear();
     for (const coll::Op& op : source_.ops(rank, step, scratch_))
@@ -170,6 +172,7 @@ class PricerEngine {
   // L where every host has the same L >= 2 ranks, no rank is a helper, and every rank's steps are
   // its host's first rank's turned by its local rank: the same steps, and in each step, per peer
   // and direction, the same ops (kind, count, size) in the same order, peers turned. Else 0.
+  // Compared op by op, unless the source proves it (StepSource::turns_with_hosts).
   int rotation_period() {
     const coll::ScheduleHeader& h = reader_.header();
     if (h.helpers != 0 || h.nranks != layout_.nranks() || layout_.nhosts() < 1) return 0;
@@ -188,6 +191,7 @@ class PricerEngine {
       }
     }
     fold_ = static_cast<int>(L);
+    if (reader_.turns_with_hosts(layout_)) return fold_;  // the source proves it
     // Each host's first rank's step is read once and compared, turned, with each of its mates'.
     std::vector<PricedOp<Num>> first_ops, mine, theirs;
     for (int host = 0; host < layout_.nhosts(); ++host) {

@@ -65,6 +65,15 @@ class StepSource {
   // not listed has the ops of every other unlisted rank at the same offset within its block of
   // structure_period() ranks, rotated. A rank may be listed more than once. Cleared first.
   virtual void irregular_ranks(std::size_t /*step*/, std::vector<int>& out) const { out.clear(); }
+  // Whether turning every host's ranks by one place (the rank at place l of
+  // layout.ranks_on_host(h) to place l + 1 mod L, on every host at once) maps the schedule onto
+  // itself: every rank has as many steps as its host's first rank, and in each step, per peer and
+  // direction, that rank's ops (kinds and element counts) in the same order, peers turned by the
+  // rank's place. The symmetry the reference pricer folds hosts on
+  // (sim/analytic/src/pricer_engine.hpp), declared by a source that proves it on its own
+  // structure, for the layout it was made for; false where none is declared (the pricer then
+  // compares the ops).
+  virtual bool turns_with_hosts(const RankLayout& /*layout*/) const { return false; }
 
  private:
   ScheduleHeader header_;

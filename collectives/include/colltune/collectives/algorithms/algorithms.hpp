@@ -79,7 +79,9 @@ std::optional<double> cost_nccl_ring(const RankLayout& layout, std::size_t bytes
 std::optional<std::string> nccl_tree_not_applicable(const RankLayout& layout, std::size_t count,
                                                     const AlgoOptions& options);
 int nccl_tree_channels(const RankLayout& layout, const AlgoOptions& options);
-Schedule build_nccl_tree(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+// Generated step by step (a 512-rank schedule is a few hundred KB of trees, not tens of MB of
+// ops), proving its hosts' turn for the reference pricer (StepSource::turns_with_hosts).
+std::unique_ptr<StepSource> generate_nccl_tree(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 // 2k: each channel's segment is its own pipeline. No closed-form cost (as dbtree).
 std::size_t nccl_tree_pipeline_pieces(const RankLayout& layout, const AlgoOptions& options);
 // The height of the channels' rank trees (chain plus host tree): an element is reduced at
