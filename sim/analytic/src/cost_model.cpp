@@ -13,17 +13,16 @@
 
 #include "colltune/collectives/step_source.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/memo_key.hpp"
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/pricer.hpp"
 #include "colltune/sim/pipeline_closed_form.hpp"
 #include "contention.hpp"
-#include "memo_key.hpp"
 #include "steady_rounds.hpp"
 
 namespace colltune::sim {
 namespace {
 
-using detail::append_raw;
 
 constexpr int kSampledHosts = 16;
 

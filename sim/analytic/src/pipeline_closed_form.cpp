@@ -14,15 +14,14 @@
 #include <vector>
 
 #include "colltune/collectives/step_source.hpp"
+#include "colltune/common/memo_key.hpp"
 #include "colltune/common/once_map.hpp"
 #include "colltune/sim/pricer.hpp"
 #include "parametric_pricer.hpp"
-#include "memo_key.hpp"
 
 namespace colltune::sim {
 namespace {
 
-using detail::append_raw;
 
 using detail::ParametricPrice;
 using detail::price_parametric;

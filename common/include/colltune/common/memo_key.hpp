@@ -1,9 +1,9 @@
 #pragma once
-// Keys of the analytic side's memos (cost_model.cpp, pipeline_closed_form.cpp): the bytes of
-// what a price depends on, appended in a fixed order.
+// Keys of memos (the analytic side's prices, NCCL's channel searches): the bytes of what a
+// memoised value depends on, appended in a fixed order.
 #include <string>
 
-namespace colltune::sim::detail {
+namespace colltune {
 
 // Appends the bytes of a plain value (the key is compared, never read back).
 template <class T>
@@ -11,4 +11,4 @@ void append_raw(std::string& key, const T& value) {
   key.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
-}  // namespace colltune::sim::detail
+}  // namespace colltune
