@@ -240,6 +240,8 @@ void NcclModel::tune() {
 
 const ChannelPlan& NcclModel::channels(NcclAlgo algo) const { return plans_[static_cast<std::size_t>(index_of(algo))]; }
 
+void forget_nccl_searches() { nccl::forget_searches(); }
+
 std::vector<std::vector<int>> nccl_channel_orders(const topo::Topology& topology, int nranks) {
   return nccl_schedule_channels(topology, nranks).ring;
 }

@@ -16,7 +16,10 @@
 #include "nccl_search.hpp"
 
 #include <algorithm>
+#include <string>
 
+#include "colltune/common/memo_key.hpp"
+#include "colltune/common/once_map.hpp"
 #include "nccl_search_rec.hpp"
 
 namespace colltune::sim::nccl {
@@ -34,6 +37,7 @@ const std::vector<float>& speed_list(const NcclConstants& k, int cc_min, bool in
 // Two NVLink domains (e.g. two sockets of NVLink-joined GPUs): rings need two channels.
 bool split_nvlink(const NodeGraph& g) {
   const int n = g.num_gpus();
+  if (n < 2) return false;
   std::vector<int> domain(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) domain[static_cast<std::size_t>(i)] = i;
   for (int i = 0; i < n; ++i)
@@ -238,7 +242,9 @@ SearchBounds search_bounds(const NodeGraph& node, bool inter) {
   return b;
 }
 
-SearchGraph search_channels(const NodeGraph& node, const SearchContext& context, const SearchRequest& request) {
+namespace {
+
+SearchGraph search_once(const NodeGraph& node, const SearchContext& context, const SearchRequest& request) {
   const NcclConstants& k = *context.constants;
   NodeGraph work = node;
   const int ngpus = work.num_gpus();
@@ -268,5 +274,83 @@ SearchGraph search_channels(const NodeGraph& node, const SearchContext& context,
   graph.inter.resize(static_cast<std::size_t>(graph.nchannels));
   return graph;
 }
+
+// The bytes of everything a search reads: the node (its nodes, its links with their speeds, the
+// paths and nearest NICs built from them), the release's constants, the GPUs' compute capability,
+// whether channels cross nodes, and the request. A field added to NodeGraph must be added here.
+void append_ints(std::string& key, const std::vector<int>& v) {
+  append_raw(key, v.size());
+  for (int x : v) append_raw(key, x);
+}
+void append_paths(std::string& key, const std::vector<Path>& paths) {
+  append_raw(key, paths.size());
+  for (const Path& path : paths) {
+    append_ints(key, path.links);
+    append_raw(key, path.bw);
+    append_raw(key, path.type);
+  }
+}
+std::string search_key(const NodeGraph& g, const SearchContext& c, const SearchRequest& r) {
+  std::string key;
+  append_raw(key, g.nodes.size());
+  for (const Node& n : g.nodes) {
+    append_raw(key, n.kind);
+    append_raw(key, n.cc);
+    append_raw(key, n.index);
+    append_ints(key, n.out);
+  }
+  append_raw(key, g.links.size());
+  for (const Link& l : g.links) {
+    append_raw(key, l.from);
+    append_raw(key, l.to);
+    append_raw(key, l.type);
+    append_raw(key, l.bw);
+  }
+  append_ints(key, g.gpus);
+  append_ints(key, g.nets);
+  append_raw(key, g.net_bw.size());
+  for (float bw : g.net_bw) append_raw(key, bw);
+  append_raw(key, g.nvs);
+  append_raw(key, g.cpu);
+  for (const auto* rows : {&g.gpu_gpu, &g.gpu_net, &g.net_gpu}) {
+    append_raw(key, rows->size());
+    for (const std::vector<Path>& row : *rows) append_paths(key, row);
+  }
+  append_paths(key, g.nvs_gpu);
+  append_paths(key, g.gpu_nvs);
+  append_ints(key, g.net_local_gpu);
+  for (const auto* lists : {&g.gpu_nets, &g.net_near_gpus}) {
+    append_raw(key, lists->size());
+    for (const std::vector<int>& list : *lists) append_ints(key, list);
+  }
+  append_ints(key, g.reverse);
+  append_ints(key, g.gpu_pci);
+  append_raw(key, c.constants);  // one table per release, kept for the process
+  append_raw(key, c.cc_min);
+  append_raw(key, c.inter);
+  append_raw(key, r.pattern);
+  append_raw(key, r.min_channels);
+  append_raw(key, r.max_channels);
+  append_raw(key, r.collnet);
+  return key;
+}
+
+// Searches done, by search_key: a search depends on its key alone. A command builds several
+// models of one machine (NCCL's choice, the schedules' channel orders, the step's pricer), the
+// bottleneck line five to seven what-if machines, most of which leave one node's graph as it
+// is, and a sweep machines that differ in their number of nodes: each distinct node is searched
+// once.
+OnceMap<std::string, SearchGraph>& searches() {
+  static OnceMap<std::string, SearchGraph> done(256);
+  return done;
+}
+
+}  // namespace
+
+SearchGraph search_channels(const NodeGraph& node, const SearchContext& context, const SearchRequest& request) {
+  return searches().get(search_key(node, context, request), [&] { return search_once(node, context, request); });
+}
+
+void forget_searches() { searches().clear(); }
 
 }  // namespace colltune::sim::nccl

@@ -47,7 +47,10 @@ struct SearchContext {
 // ncclTopoCompute, including the channel duplication of the search (ncclTopoDupChannels) and
 // the fallback of one slow channel in GPU order when nothing is found (not for NVLS/CollNet).
 // `node` is copied: the search subtracts bandwidth from its links as channels take them.
+// Memoised: each distinct node, context and request is searched once per process.
 SearchGraph search_channels(const NodeGraph& node, const SearchContext& context, const SearchRequest& request);
+// Forgets the searches done (sim::forget_nccl_searches).
+void forget_searches();
 
 // The search's maxBw and totalBw (ncclTopoSearchInit).
 struct SearchBounds {

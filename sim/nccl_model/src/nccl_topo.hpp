@@ -40,6 +40,8 @@ struct Path {
   int hops() const { return static_cast<int>(links.size()); }
 };
 
+// Every field is part of a channel search's memo key (search_key in nccl_search.cpp): a field
+// added here must be appended there.
 struct NodeGraph {
   std::vector<Node> nodes;
   std::vector<Link> links;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "colltune/common/error.hpp"
@@ -219,3 +220,65 @@ TEST(NcclSearch, CollNetGraphsWithSharp) {
 }
 
 }  // namespace
+
+// The searches are memoised by everything they read (sim::forget_nccl_searches). Machines that
+// differ in one thing each search reads (one node or several, NIC speed, NVLink speed, GPU
+// generation, PCIe switch layout, CPU, PXN where a GPU's NIC sits behind another GPU's switch,
+// compute capability) answer, searched one after the
+// other with every earlier search kept, what each answers searched alone; and where the thing
+// changes the search's answer, the answers differ (so a key that left it out would be caught).
+TEST(NcclSearch, MemoisedSearchesAnswerAsFreshOnes) {
+  struct Machine {
+    std::string spec;
+    NcclOptions options;
+  };
+  NcclOptions skl, no_pxn, cc70;
+  skl.cpu = NcclCpu::intel_skl;
+  no_pxn.pxn = false;
+  cc70.compute_capability = 70;
+  const std::vector<Machine> machines = {
+      {"dgx-h100", {}},
+      {"dgx-h100:nodes=2", {}},
+      {"dgx-h100:nodes=2,nic_gbit=100", {}},
+      {"dgx-a100:nodes=2", {}},
+      {"fat-tree:nodes=2,gpu=a100,nvlink=300,nic_gbit=200", {}},
+      {"fat-tree:nodes=2,gpu=a100,nvlink=600,nic_gbit=200", {}},
+      {"fat-tree:nodes=2,gpu=a100,nvlink=300,nic_gbit=200,per_switch=1", {}},
+      {"fat-tree:nodes=2,gpu=v100,nic_gbit=100", {}},
+      {"pcie-box:nodes=2,gpu=v100", {}},
+      {"pcie-box:nodes=2,gpu=v100", skl},
+      {"fat-tree:nodes=2,gpu=a100,nvlink=300,nic_gbit=200,per_switch=1", no_pxn},
+      {"flat:ranks=8", cc70},
+  };
+  // Everything a model keeps of its searches, as text.
+  const auto answer = [](const Machine& m) {
+    const NcclModel model(topo::load_topology(m.spec), m.options);
+    std::ostringstream out;
+    for (NcclAlgo algo : {NcclAlgo::ring, NcclAlgo::tree, NcclAlgo::nvls, NcclAlgo::collnet_direct}) {
+      const ChannelPlan& c = model.channels(algo);
+      out << c.channels << ' ' << c.bw_intra << ' ' << c.bw_inter << ' ' << static_cast<int>(c.type_intra) << ' '
+          << static_cast<int>(c.type_inter) << ' ' << c.same_channels << c.cross_nic << c.simple_tree;
+      for (const auto& order : c.orders)
+        for (int g : order) out << ' ' << g;
+      for (int nic : c.nic_in) out << ' ' << nic;
+      for (int nic : c.nic_out) out << ' ' << nic;
+      out << ';';
+    }
+    out << model.system().comm_channels;
+    return out.str();
+  };
+  std::vector<std::string> alone;
+  for (const Machine& m : machines) {
+    forget_nccl_searches();
+    alone.push_back(answer(m));
+  }
+  forget_nccl_searches();
+  for (std::size_t i = 0; i < machines.size(); ++i) {
+    SCOPED_TRACE(machines[i].spec);
+    EXPECT_EQ(answer(machines[i]), alone[i]);
+  }
+  // Each change above changes the answer, but the two descriptions of one DGX A100 cluster.
+  std::set<std::string> distinct(alone.begin(), alone.end());
+  EXPECT_EQ(distinct.size(), machines.size() - 1);
+  EXPECT_EQ(alone[3], alone[4]);
+}

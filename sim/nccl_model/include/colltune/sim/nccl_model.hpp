@@ -215,6 +215,11 @@ struct NcclScheduleChannels {
 };
 NcclScheduleChannels nccl_schedule_channels(const topo::Topology& topology, int nranks = 0);
 
+// NCCL's channel searches are memoised by everything they read (one node's graph, the release,
+// the GPUs' compute capability, the request): the same node is searched once per process. For
+// tests that compare a search with a fresh one.
+void forget_nccl_searches();
+
 // nccl-tests' bus bandwidth factor: allreduce 2(n-1)/n; reduce-scatter, allgather (n-1)/n;
 // broadcast, reduce 1.
 double nccl_bus_factor(NcclColl coll, int nranks);
