@@ -36,7 +36,10 @@ const topo::Topology& machine() {
   return topology;
 }
 
+// Every model is built cold, as a command builds it once per process: NCCL's channel searches
+// are memoised (sim::forget_nccl_searches), and later iterations would otherwise time lookups.
 double nccl_sweep(const topo::Topology& t) {
+  sim::forget_nccl_searches();
   const sim::NcclModel model(t, sim::NcclOptions{});
   double total = 0;
   for (int log2 = 10; log2 <= 32; ++log2)
@@ -69,6 +72,7 @@ BENCHMARK(BM_RankScan4096)->Unit(benchmark::kMicrosecond);
 void BM_CostModelBuild4096(benchmark::State& state) {
   const topo::Topology& t = machine();
   for (auto _ : state) {
+    sim::forget_nccl_searches();
     const sim::CostModel model(t);
     benchmark::DoNotOptimize(model.levels);
   }
@@ -77,6 +81,7 @@ BENCHMARK(BM_CostModelBuild4096)->Unit(benchmark::kMillisecond);
 
 // What `simulate --algo nccl --bytes 1KiB:4GiB` computes after parsing its options.
 double simulate_command(const topo::Topology& t) {
+  sim::forget_nccl_searches();
   const cli::NcclPredictor predictor(t, cli::NcclSimulateOptions{});
   double total = 0;
   for (int log2 = 10; log2 <= 32; ++log2)
@@ -124,7 +129,8 @@ BENCHMARK(BM_SimulateNcclVsLoad)->Unit(benchmark::kMillisecond);
 // preset's spec to one size's time, in every iteration, at a size NCCL runs with its tree (1 MiB)
 // and one it runs with NVLS-Tree (1 GiB); the counter "ratio" is the figure. Every
 // priced side prices cold, as the command does once per process: the pricing memos are forgotten
-// before it (sim::forget_prices), or later iterations would time memo lookups.
+// before it (sim::forget_prices, and on both sides sim::forget_nccl_searches), or later
+// iterations would time memo lookups.
 // Both sides run under the same conditions: one untimed pass of each first, then the order
 // alternates between iterations. Without that, the first iteration's priced side paid the
 // process's first touch of a 4,096-GPU machine's memory (page faults, the allocator's growth)
@@ -133,11 +139,13 @@ BENCHMARK(BM_SimulateNcclVsLoad)->Unit(benchmark::kMillisecond);
 // (cli/main.cpp), so both sides allocate as they do in `colltune simulate`.
 double priced_once(std::size_t bytes) {
   sim::forget_prices();
+  sim::forget_nccl_searches();
   const topo::Topology t = topo::load_topology(kPreset);
   return sim::make_nccl_pricer(t)->price(sim::NcclColl::allreduce, bytes).time_us;
 }
 
 double model_once(std::size_t bytes) {
+  sim::forget_nccl_searches();
   const topo::Topology t = topo::load_topology(kPreset);
   return sim::NcclModel(t, sim::NcclOptions{}).choose(sim::NcclColl::allreduce, bytes).time_us;
 }
