@@ -85,7 +85,7 @@ std::vector<Algorithm> make_table() {
        .description = "two binary trees (NCCL 2.4), each reduces+broadcasts half the data, pipelined: R+2H-1 steps, ~n "
                       "bytes each way per rank",
        .collective = ar, .nccl_name = "tree", .runtimes = kNcclToo, .summation_depth = dbtree_depth,
-       .not_applicable = always, .schedule = stored<build_dbtree>, .pipeline_pieces = dbtree_pipeline_pieces},
+       .not_applicable = always, .schedule = generate_dbtree, .pipeline_pieces = dbtree_pipeline_pieces},
       {.id = "rhd", .name = "recursive halving-doubling allreduce",
        .description = "Rabenseifner: halving reduce-scatter + doubling allgather, 2 lg p steps, 2(p-1)/p n bytes; extra "
                       "ranks fold in first",

@@ -1,5 +1,5 @@
-// Schedules read step by step: a stored schedule's view, generated schedules (the ring family)
-// against what build() returns, and the rotation symmetry a generator declares, checked by
+// Schedules read step by step: a stored schedule's view, generated schedules (the ring family,
+// the pipelined trees) against what build() returns, and the rotation symmetry a generator declares, checked by
 // brute force.
 #include <gtest/gtest.h>
 
@@ -76,7 +76,9 @@ TEST(StepSource, RingFamilyIsGeneratedAndSymmetricWhenSegmentsAreEqual) {
     EXPECT_EQ(open_schedule(id, RankLayout::uniform(8, 1), 8 * 5)->rotation_period(), 1) << id;
     EXPECT_EQ(open_schedule(id, RankLayout::uniform(8, 1), 8 * 5 + 3)->rotation_period(), 0) << id;
   }
-  EXPECT_NE(dynamic_cast<const StoredSteps*>(open_schedule("dbtree", RankLayout::uniform(8, 1), 40).get()), nullptr);
+  for (const char* id : {"dbtree", "nccl_tree"})  // the pipelined trees are generated too
+    EXPECT_EQ(dynamic_cast<const StoredSteps*>(open_schedule(id, RankLayout::uniform(2, 4), 40).get()), nullptr) << id;
+  EXPECT_NE(dynamic_cast<const StoredSteps*>(open_schedule("tree", RankLayout::uniform(8, 1), 40).get()), nullptr);
 }
 
 // Several rings (NCCL's channels, one per local rank without NCCL's orders) repeat per host:
