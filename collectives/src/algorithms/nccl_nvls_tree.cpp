@@ -31,7 +31,11 @@
 // chain of GPUs. Summation depth: 1 (the in-switch sum) plus the tree height across hosts.
 // NCCL's multimem.st also writes the head's own copy; here the head keeps what it already has.
 #include <algorithm>
+#include <array>
+#include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "colltune/collectives/algorithms/algorithms.hpp"
@@ -42,22 +46,151 @@
 namespace colltune::coll::algo {
 namespace {
 
-// Host h's GPUs (its ranks but the last) and its switch (the last).
-struct HostRanks {
-  std::vector<int> gpus;
-  int nvswitch = -1;
-};
-
-std::vector<HostRanks> host_ranks(const RankLayout& layout) {
-  std::vector<HostRanks> out(static_cast<std::size_t>(layout.nhosts()));
-  for (int h = 0; h < layout.nhosts(); ++h) {
-    const std::vector<int>& ranks = layout.ranks_on_host(h);
-    HostRanks& hr = out[static_cast<std::size_t>(h)];
-    hr.gpus.assign(ranks.begin(), ranks.end() - 1);
-    hr.nvswitch = ranks.back();
+// The schedule, generated one step at a time (step_source.hpp; stored, it is materialize() of
+// this). A rank's step t holds, segment by segment, its messages of that time step in the
+// order the segment lists them: host by host, and in each host's turn (1) every GPU's chunk up
+// into the switch (GPU 0 copied, the others reduced), (2) the switch's host sum to the head, (3)
+// the head's partial sum up the host tree, (4) the head's final sum to its children hosts'
+// heads and into its switch, (5) the switch's final sum to the other GPUs. A head also takes
+// part in its parent host's turn (3 from its children's heads, 4 to it) and its children's.
+class NvlsTreeSteps final : public StepSource {
+ public:
+  NvlsTreeSteps(ScheduleHeader header, const RankLayout& layout, std::size_t chunk_elems)
+      : StepSource(std::move(header)) {
+    const std::size_t count = this->header().count;
+    if (this->header().nranks < 2 || count == 0) return;
+    hosts_ = layout.nhosts();
+    for (int h = 0; h < hosts_; ++h) {
+      const std::vector<int>& ranks = layout.ranks_on_host(h);
+      gpus_.emplace_back(ranks.begin(), ranks.end() - 1);
+      switches_.push_back(ranks.back());
+    }
+    per_host_ = static_cast<int>(gpus_.front().size());
+    place_.assign(static_cast<std::size_t>(layout.nranks()), Place{});
+    for (int h = 0; h < hosts_; ++h) {
+      for (int g = 0; g < per_host_; ++g) place_[static_cast<std::size_t>(gpu(h, g))] = Place{h, g};
+      place_[static_cast<std::size_t>(switches_[static_cast<std::size_t>(h)])] = Place{h, -1};
+    }
+    trees_ = {double_tree(hosts_, 0), double_tree(hosts_, 1)};  // by host
+    const auto segments = static_cast<std::size_t>(2 * per_host_);
+    segments_.reserve(segments);
+    for (std::size_t j = 0; j < segments; ++j) segments_.push_back(segment_of(j, segments, count));
+    chunk_ = nvls_chunk_elems(segments_.front().count, chunk_elems);
+    rounds_ = static_cast<long long>(chunk_count(segments_.front().count, chunk_));
+    height_ = trees_[0].height;  // the second tree is the first relabelled
+    steps_ = static_cast<std::size_t>(rounds_ + 2 * height_ + 3);
   }
-  return out;
-}
+
+  std::size_t num_steps(int /*rank*/) const override { return steps_; }
+
+  std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override {
+    scratch.clear();
+    if (steps_ == 0) return scratch;
+    const auto t = static_cast<long long>(step);
+    const Place at = place_[static_cast<std::size_t>(rank)];
+    for (std::size_t j = 0; j < segments_.size(); ++j) {
+      if (at.gpu < 0) {
+        switch_ops(j, at.host, t, scratch);
+      } else {
+        gpu_ops(j, at.host, at.gpu, t, scratch);
+      }
+    }
+    return scratch;
+  }
+
+ private:
+  struct Place {
+    int host = 0;
+    int gpu = -1;  // its place among the host's GPUs; -1: the host's switch
+  };
+
+  int gpu(int host, int g) const { return gpus_[static_cast<std::size_t>(host)][static_cast<std::size_t>(g)]; }
+  int nvswitch(int host) const { return switches_[static_cast<std::size_t>(host)]; }
+  const BinaryTree& tree_of(std::size_t j) const { return trees_[j / static_cast<std::size_t>(per_host_)]; }
+  int head_of(std::size_t j) const { return static_cast<int>(j % static_cast<std::size_t>(per_host_)); }
+  // Chunk c of segment j; empty when c is not a round (nothing is sent).
+  Block chunk(std::size_t j, long long c) const {
+    if (c < 0 || c >= rounds_) return Block{0, 0};
+    return chunk_of(segments_[j], static_cast<std::size_t>(c), chunk_);
+  }
+  static void add(std::vector<Op>& out, OpKind kind, int peer, const Block& block, std::size_t j) {
+    if (block.count > 0) out.emplace_back(kind, peer, block, static_cast<std::uint16_t>(j));
+  }
+
+  // The switch of host h in segment j: in its host's turn only.
+  void switch_ops(std::size_t j, int h, long long t, std::vector<Op>& out) const {
+    const BinaryTree& tree = tree_of(j);
+    const int head = gpu(h, head_of(j));
+    const long long d = tree.depth[static_cast<std::size_t>(h)];
+    const long long th = tree.height;
+    const Block up = chunk(j, t);
+    for (int g = 0; g < per_host_; ++g) add(out, g > 0 ? OpKind::recv_reduce : OpKind::recv_copy, gpu(h, g), up, j);
+    add(out, OpKind::send, head, chunk(j, t - 1), j);
+    add(out, OpKind::recv_copy, head, chunk(j, t - 2 - th - d), j);
+    const Block final_sum = chunk(j, t - 3 - th - d);
+    for (int g = 0; g < per_host_; ++g)
+      if (g != head_of(j)) add(out, OpKind::send, gpu(h, g), final_sum, j);
+  }
+
+  // GPU g of host h in segment j: the turns of its host and, if it is the segment's head there,
+  // of its parent and children hosts, in host order.
+  void gpu_ops(std::size_t j, int h, int g, long long t, std::vector<Op>& out) const {
+    const bool head = g == head_of(j);
+    if (!head) {
+      // Its host's turn alone: its chunk up, the final sum back.
+      const long long d = tree_of(j).depth[static_cast<std::size_t>(h)];
+      add(out, OpKind::send, nvswitch(h), chunk(j, t), j);
+      add(out, OpKind::recv_copy, nvswitch(h), chunk(j, t - 3 - tree_of(j).height - d), j);
+      return;
+    }
+    const BinaryTree& tree = tree_of(j);
+    const long long th = tree.height;
+    const int parent = tree.parent[static_cast<std::size_t>(h)];
+    const std::vector<int>& children = tree.children[static_cast<std::size_t>(h)];
+    // The hosts whose turns hold its ops, in host order: its parent, its children, itself.
+    std::array<int, 4> turns{};
+    std::size_t n = 0;
+    const auto turn = [&](int host) {
+      std::size_t i = n++;
+      for (; i > 0 && host < turns[i - 1]; --i) turns[i] = turns[i - 1];
+      turns[i] = host;
+    };
+    turn(h);
+    if (parent >= 0) turn(parent);
+    for (int c : children) turn(c);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int host = turns[i];
+      const long long d = tree.depth[static_cast<std::size_t>(host)];
+      const int other_head = gpu(host, g);
+      if (host == parent) {  // (4) of the parent's turn: its final sum down to this head
+        add(out, OpKind::recv_copy, other_head, chunk(j, t - 2 - th - d), j);
+      } else if (host != h) {  // (3) of a child's turn: its partial sum up to this head
+        add(out, OpKind::recv_reduce, other_head, chunk(j, t - 2 - th + d), j);
+      } else {
+        // Its own host's turn: (1) its chunk up, (2) the host sum back, (3) its partial sum up
+        // the host tree, (4) the final sum down to its children hosts' heads and its switch.
+        add(out, OpKind::send, nvswitch(h), chunk(j, t), j);
+        add(out, OpKind::recv_copy, nvswitch(h), chunk(j, t - 1), j);
+        if (parent >= 0) add(out, OpKind::send, gpu(parent, g), chunk(j, t - 2 - th + d), j);
+        const Block final_sum = chunk(j, t - 2 - th - d);
+        for (int c : children) add(out, OpKind::send, gpu(c, g), final_sum, j);
+        add(out, OpKind::send, nvswitch(h), final_sum, j);
+      }
+    }
+  }
+
+  int hosts_ = 0;
+  int per_host_ = 0;
+  std::vector<std::vector<int>> gpus_;  // per host, its GPUs
+  std::vector<int> switches_;           // per host, its switch
+  std::vector<Place> place_;            // per rank
+  std::array<BinaryTree, 2> trees_;
+  std::vector<Block> segments_;
+  std::size_t chunk_ = 0;
+  long long rounds_ = 0;
+  long long height_ = 0;
+  std::size_t steps_ = 0;
+};
 
 }  // namespace
 
@@ -78,57 +211,16 @@ std::optional<std::string> nccl_nvls_tree_not_applicable(const RankLayout& layou
   return std::nullopt;
 }
 
-Schedule build_nccl_nvls_tree(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
+std::unique_ptr<StepSource> generate_nccl_nvls_tree(const RankLayout& layout, std::size_t count,
+                                                    const AlgoOptions& options) {
   if (std::optional<std::string> why = nccl_nvls_tree_not_applicable(layout, count, options))
     throw Error("nccl_nvls_tree: " + *why);
-  ScheduleBuilder b("nccl_nvls_tree", Collective::allreduce, layout.nranks(), count);
-  if (layout.nranks() < 2) return b.finish();  // a GPU alone, nothing to reduce
-  b.set_helpers(layout.nhosts());  // the layout has the switch ranks: checked above
-  if (count == 0) return b.finish();
-  const std::vector<HostRanks> hosts = host_ranks(layout);
-  const int nhosts = layout.nhosts();
-  const auto gpus = static_cast<int>(hosts.front().gpus.size());
-  const std::vector<BinaryTree> trees{double_tree(nhosts, 0), double_tree(nhosts, 1)};  // by host
-  const auto segments = static_cast<std::size_t>(2 * gpus);
-  const std::size_t chunk = nvls_chunk_elems(segment_of(0, segments, count).count, options.chunk_elems);
-  const std::size_t rounds = chunk_count(segment_of(0, segments, count).count, chunk);
-  const long long height = trees[0].height;  // the second tree is the first relabelled
-  const long long steps = static_cast<long long>(rounds) + 2 * height + 3;
-  auto valid = [&](long long c) { return c >= 0 && c < static_cast<long long>(rounds); };
-  for (long long t = 0; t < steps; ++t) {
-    const int step = static_cast<int>(t);
-    for (std::size_t j = 0; j < segments; ++j) {
-      const BinaryTree& tree = trees[j / static_cast<std::size_t>(gpus)];
-      const auto head_index = static_cast<std::size_t>(j % static_cast<std::size_t>(gpus));
-      const auto channel = static_cast<std::uint16_t>(j);
-      const Block segment = segment_of(j, segments, count);
-      auto at = [&](long long c) { return chunk_of(segment, static_cast<std::size_t>(c), chunk); };
-      const long long th = tree.height;
-      for (int h = 0; h < nhosts; ++h) {
-        const HostRanks& hr = hosts[static_cast<std::size_t>(h)];
-        const int head = hr.gpus[head_index];
-        const long long d = tree.depth[static_cast<std::size_t>(h)];
-        if (valid(t))  // up into the switch: the host sum
-          for (int g = 0; g < gpus; ++g)
-            b.message(step, hr.gpus[static_cast<std::size_t>(g)], hr.nvswitch, at(t), g > 0, channel);
-        if (valid(t - 1)) b.message(step, hr.nvswitch, head, at(t - 1), false, channel);
-        const int parent = tree.parent[static_cast<std::size_t>(h)];
-        if (parent >= 0 && valid(t - 2 - th + d))  // up the host tree
-          b.message(step, head, hosts[static_cast<std::size_t>(parent)].gpus[head_index], at(t - 2 - th + d), true,
-                    channel);
-        if (valid(t - 2 - th - d)) {  // the final sum down the tree and into the switch
-          for (int c : tree.children[static_cast<std::size_t>(h)])
-            b.message(step, head, hosts[static_cast<std::size_t>(c)].gpus[head_index], at(t - 2 - th - d), false,
-                      channel);
-          b.message(step, head, hr.nvswitch, at(t - 2 - th - d), false, channel);
-        }
-        if (valid(t - 3 - th - d))  // the switch writes it to the other GPUs
-          for (int g : hr.gpus)
-            if (g != head) b.message(step, hr.nvswitch, g, at(t - 3 - th - d), false, channel);
-      }
-    }
-  }
-  return b.finish();
+  if (layout.nranks() <= 0)
+    throw Error("algorithm 'nccl_nvls_tree': needs at least one rank (got " + std::to_string(layout.nranks()) + ")");
+  ScheduleHeader header{"nccl_nvls_tree", Collective::allreduce, layout.nranks(), count, {}};
+  // The switches are helpers (Schedule::helpers); a GPU alone has none and nothing to reduce.
+  if (layout.nranks() >= 2) header.helpers = layout.nhosts();
+  return std::make_unique<NvlsTreeSteps>(std::move(header), layout, options.chunk_elems);
 }
 
 int nccl_nvls_tree_depth(const RankLayout& layout, const AlgoOptions& options) {

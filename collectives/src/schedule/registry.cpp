@@ -129,7 +129,7 @@ std::vector<Algorithm> make_table() {
        .description = "H hosts of L GPUs + H NVSwitches (helpers): switch sums, 2L segments on NCCL's double binary "
                       "tree across hosts (GPU g heads 2 of them), switch writes the sums back: R+2T+3 steps",
        .collective = ar, .runtimes = kColltuneOnly, .in_switch = true, .summation_depth = nccl_nvls_tree_depth,
-       .not_applicable = nccl_nvls_tree_not_applicable, .schedule = stored<build_nccl_nvls_tree>,
+       .not_applicable = nccl_nvls_tree_not_applicable, .schedule = generate_nccl_nvls_tree,
        .pipeline_pieces = nccl_nvls_tree_pipeline_pieces},
       // NCCL's COLLNET_DIRECT with SHARP; NCCL's own is priced by its model (--nccl-algo COLLNET_DIRECT).
       {.id = "nccl_collnet", .name = "NCCL CollNet Direct allreduce: heads sum in hosts, the SHARP switch across",
