@@ -55,7 +55,10 @@ const RuntimeSet kHorovodToo{Runtime::colltune, Runtime::horovod};
 const RuntimeSet kPsOnly{Runtime::ps};
 
 // Entries name only the fields they set (designated initializers); the others keep their
-// defaults on purpose, which GCC 12 would report as missing initializers.
+// defaults on purpose, which GCC 12 would report as missing initializers. The table is laid out
+// by hand, a few fields a line: clang-format would reflow the whole statement, one field a line,
+// whenever any line of it changes.
+// clang-format off
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 std::vector<Algorithm> make_table() {
@@ -164,6 +167,7 @@ std::vector<Algorithm> make_table() {
   };
 }
 #pragma GCC diagnostic pop
+// clang-format on
 
 }  // namespace
 
