@@ -31,8 +31,8 @@ namespace colltune::coll::algo {
 namespace {
 
 // The schedule, generated one step at a time (step_source.hpp; stored, it is materialize() of
-// this). Rank r's step t holds its messages of time step t in tree 0, then in tree 1 (tree_ops),
-// each tree's in the order the tree lists them: by the sender's position, a sender's message up
+// this). Rank r's step t holds its messages of time step t in tree 0, then in tree 1
+// (PipelinedTree::ops), each tree's in the order the tree lists them: by the sender's position, a sender's message up
 // before its messages down, children in position order.
 class DbtreeSteps final : public StepSource {
  public:
@@ -41,18 +41,22 @@ class DbtreeSteps final : public StepSource {
     const std::size_t count = this->header().count;
     if (p < 2 || count == 0) return;
     const auto n = static_cast<std::size_t>(p);
-    for (int w = 0; w < 2; ++w) {
-      Tree& tree = trees_[static_cast<std::size_t>(w)];
-      tree.ranks = double_tree(p, w);
-      tree.half = segment_of(static_cast<std::size_t>(w), 2, count);
-      tree.position.assign(n, 0);
-      for (int v = 0; v < p; ++v) tree.position[static_cast<std::size_t>(double_tree_rank(w, v, p))] = v;
-    }
-    height_ = trees_[0].ranks.height;
     // Both halves run as many rounds as the first, the larger (the second's last chunk may be
     // empty: not sent).
-    rounds_ = static_cast<long long>(chunk_count(trees_[0].half.count, chunk_elems));
-    steps_ = static_cast<std::size_t>(rounds_ + 2 * height_ - 1);
+    const std::size_t rounds = chunk_count(segment_of(0, 2, count).count, chunk_elems);
+    for (int w = 0; w < 2; ++w) {
+      BinaryTree shape = double_tree(p, w);
+      PipelinedTree& tree = trees_[static_cast<std::size_t>(w)];
+      tree.parent = std::move(shape.parent);
+      tree.children = std::move(shape.children);
+      tree.depth = std::move(shape.depth);
+      tree.height = shape.height;
+      tree.order.assign(n, 0);
+      for (int v = 0; v < p; ++v) tree.order[static_cast<std::size_t>(double_tree_rank(w, v, p))] = v;
+      tree.range = segment_of(static_cast<std::size_t>(w), 2, count);
+      tree.rounds = rounds;
+    }
+    steps_ = rounds + 2 * static_cast<std::size_t>(trees_[0].height) - 1;
   }
 
   std::size_t num_steps(int /*rank*/) const override { return steps_; }
@@ -60,64 +64,13 @@ class DbtreeSteps final : public StepSource {
   std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override {
     scratch.clear();
     if (steps_ == 0) return scratch;
-    for (const Tree& tree : trees_) tree_ops(tree, rank, static_cast<long long>(step), scratch);
+    for (const PipelinedTree& tree : trees_) tree.ops(rank, static_cast<long long>(step), chunk_, scratch);
     return scratch;
   }
 
  private:
-  struct Tree {
-    BinaryTree ranks;           // double_tree: by rank, children in position order
-    std::vector<int> position;  // each rank's position
-    Block half;                 // the half of the buffer it reduces
-  };
-
-  // Rank r's ops in `tree` at time step t. A rank at depth d sends chunk t-(H-d) up to its
-  // parent, which reduces it, and chunk t-(H+d) down to its children, which copy it; so it
-  // receives chunk t-(H+d-1) from its parent and chunk t-(H-d-1) from each child.
-  void tree_ops(const Tree& tree, int r, long long t, std::vector<Op>& out) const {
-    const auto rr = static_cast<std::size_t>(r);
-    const long long h = height_;
-    const long long d = tree.ranks.depth[rr];
-    // Its chunks this step run from t-(H+d) (down) to t-(H-d-1) (up from the children).
-    if (t - (h - d - 1) < 0 || t - (h + d) >= rounds_) return;
-    const auto chunk = [&](long long c) -> Block {
-      if (c < 0 || c >= rounds_) return Block{0, 0};
-      return chunk_of(tree.half, static_cast<std::size_t>(c), chunk_);
-    };
-    const int parent = tree.ranks.parent[rr];
-    const std::vector<int>& children = tree.ranks.children[rr];
-    // The other senders' ops (the parent's and the children's), in position order.
-    std::array<Op, 3> others;
-    std::array<int, 3> at{};
-    std::size_t n = 0;
-    const auto other = [&](int from, OpKind kind, const Block& block) {
-      if (block.count == 0) return;
-      const int v = tree.position[static_cast<std::size_t>(from)];
-      std::size_t j = n++;
-      for (; j > 0 && v < at[j - 1]; --j) others[j] = others[j - 1], at[j] = at[j - 1];
-      others[j] = Op{kind, from, block};
-      at[j] = v;
-    };
-    if (parent >= 0) other(parent, OpKind::recv_copy, chunk(t - (h + d - 1)));
-    const Block up = chunk(t - (h - d - 1));
-    for (int c : children) other(c, OpKind::recv_reduce, up);
-    const int mine = tree.position[rr];
-    std::size_t i = 0;
-    for (; i < n && at[i] < mine; ++i) out.push_back(others[i]);
-    if (parent >= 0) {
-      const Block sent = chunk(t - (h - d));
-      if (sent.count > 0) out.emplace_back(OpKind::send, parent, sent);
-    }
-    const Block down = chunk(t - (h + d));
-    if (down.count > 0)
-      for (int c : children) out.emplace_back(OpKind::send, c, down);
-    for (; i < n; ++i) out.push_back(others[i]);
-  }
-
   std::size_t chunk_ = 0;
-  std::array<Tree, 2> trees_;
-  long long height_ = 0;
-  long long rounds_ = 0;
+  std::array<PipelinedTree, 2> trees_;  // by rank; order: each rank's position
   std::size_t steps_ = 0;
 };
 

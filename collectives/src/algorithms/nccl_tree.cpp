@@ -32,7 +32,6 @@
 // and has two children in the other sends 4 n_j per channel pair, so every host's NICs carry
 // about 2n out and 2n in, as a ring's do.
 #include <algorithm>
-#include <array>
 #include <memory>
 #include <span>
 #include <utility>
@@ -46,16 +45,9 @@
 namespace colltune::coll::algo {
 namespace {
 
-// One channel: its rank tree over all p ranks, its segment and its op channel.
-struct ChannelTree {
-  std::vector<int> parent;                 // -1: the root
-  std::vector<std::vector<int>> children;  // at most 3 (chain child, two host children)
-  std::vector<int> depth;
-  int height = 0;
-  Block range;
-  std::uint16_t channel = 0;
-  std::size_t rounds = 0;
-};
+// One channel: its rank tree over all p ranks (chains of at most one child and two host
+// children), its segment and its op channel.
+using ChannelTree = PipelinedTree;
 
 // Depths from the root down (parents are set; children derived here).
 void finish_tree(ChannelTree& ct) {
@@ -171,8 +163,8 @@ std::vector<std::vector<std::uint16_t>> channel_order(const std::vector<std::vec
 
 // The schedule, generated one step at a time (step_source.hpp; stored, it is materialize() of
 // this). A rank's step t holds, channel by channel, its messages of that time step
-// (channel_ops), in the order the channel lists them: by sender, a sender's message up before
-// its messages down, children in rank order.
+// (PipelinedTree::ops), in the order the channel lists them: by sender, a sender's message up
+// before its messages down, children in rank order.
 //
 // The channels are taken in the order channel_order gives: where every chain is one rotated, by
 // (host tree, the rank's place in the channel's chain), channels in their order where those
@@ -205,55 +197,11 @@ class NcclTreeSteps final : public StepSource {
     if (trees_.empty()) return scratch;
     const std::vector<std::uint16_t>& channels =
         order_.size() == 1 ? order_.front() : order_[static_cast<std::size_t>(layout_.local_rank(rank))];
-    for (std::uint16_t j : channels) channel_ops(trees_[j], rank, static_cast<long long>(step), scratch);
+    for (std::uint16_t j : channels) trees_[j].ops(rank, static_cast<long long>(step), chunk_, scratch);
     return scratch;
   }
 
  private:
-  // Rank r's ops of channel ct at time step t. A rank at depth d sends chunk t-(h-d) up to its
-  // parent, which reduces it, and chunk t-(h+d) down to its children, which copy it; so it
-  // receives chunk t-(h+d-1) from its parent and chunk t-(h-d-1) from each child. Listed by
-  // sender (as the channel lists its messages): the parent and the children in rank order, r
-  // itself (up, then down) at its own place among them.
-  void channel_ops(const ChannelTree& ct, int r, long long t, std::vector<Op>& out) const {
-    const auto rr = static_cast<std::size_t>(r);
-    const long long h = ct.height;
-    const long long d = ct.depth[rr];
-    const auto rounds = static_cast<long long>(ct.rounds);
-    // Its chunks this step run from t-(h+d) (down) to t-(h-d-1) (up from the children).
-    if (t - (h - d - 1) < 0 || t - (h + d) >= rounds) return;
-    const auto chunk = [&](long long c) -> Block {
-      if (c < 0 || c >= rounds) return Block{0, 0};
-      return chunk_of(ct.range, static_cast<std::size_t>(c), chunk_);
-    };
-    const int parent = ct.parent[rr];
-    const std::vector<int>& children = ct.children[rr];
-    // The other senders' ops (the parent's and the children's), in rank order.
-    std::array<Op, 4> others;
-    std::array<int, 4> sender{};
-    std::size_t n = 0;
-    const auto other = [&](int from, OpKind kind, const Block& block) {
-      if (block.count == 0) return;
-      std::size_t j = n++;
-      for (; j > 0 && from < sender[j - 1]; --j) others[j] = others[j - 1], sender[j] = sender[j - 1];
-      others[j] = Op{kind, from, block, ct.channel};
-      sender[j] = from;
-    };
-    if (parent >= 0) other(parent, OpKind::recv_copy, chunk(t - (h + d - 1)));
-    const Block up = chunk(t - (h - d - 1));
-    for (int c : children) other(c, OpKind::recv_reduce, up);
-    std::size_t i = 0;
-    for (; i < n && sender[i] < r; ++i) out.push_back(others[i]);
-    if (parent >= 0) {
-      const Block mine = chunk(t - (h - d));
-      if (mine.count > 0) out.emplace_back(OpKind::send, parent, mine, ct.channel);
-    }
-    const Block down = chunk(t - (h + d));
-    if (down.count > 0)
-      for (int c : children) out.emplace_back(OpKind::send, c, down, ct.channel);
-    for (; i < n; ++i) out.push_back(others[i]);
-  }
-
   // The rank one place after r on its host, turning (turns_with_hosts).
   int turned(int r) const {
     const std::vector<int>& on = layout_.ranks_on_host(layout_.host_of(r));

@@ -1,6 +1,7 @@
 #include "colltune/collectives/algorithms/trees.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "colltune/collectives/algorithms/index_math.hpp"
 
@@ -70,6 +71,48 @@ BinaryTree double_tree(int q, int tree) {
     ranks.children[static_cast<std::size_t>(ranks.parent[r])].push_back(static_cast<int>(r));
   }
   return ranks;
+}
+
+void PipelinedTree::ops(int r, long long t, std::size_t chunk_elems, std::vector<Op>& out) const {
+  const auto rr = static_cast<std::size_t>(r);
+  const long long h = height;
+  const long long d = depth[rr];
+  const auto last = static_cast<long long>(rounds);
+  // Its chunks this step run from t-(H+d) (down) to t-(H-d-1) (up from the children).
+  if (t - (h - d - 1) < 0 || t - (h + d) >= last) return;
+  const auto chunk = [&](long long c) -> Block {
+    if (c < 0 || c >= last) return Block{0, 0};
+    return chunk_of(range, static_cast<std::size_t>(c), chunk_elems);
+  };
+  const auto place = [&](int rank) { return order.empty() ? rank : order[static_cast<std::size_t>(rank)]; };
+  const int up = parent[rr];
+  const std::vector<int>& mine = children[rr];
+  // The other senders' ops (the parent's and the children's), by place.
+  std::array<Op, 4> others;
+  std::array<int, 4> at{};
+  std::size_t n = 0;
+  const auto other = [&](int from, OpKind kind, const Block& block) {
+    if (block.count == 0) return;
+    const int v = place(from);
+    std::size_t j = n++;
+    for (; j > 0 && v < at[j - 1]; --j) others[j] = others[j - 1], at[j] = at[j - 1];
+    others[j] = Op{kind, from, block, channel};
+    at[j] = v;
+  };
+  if (up >= 0) other(up, OpKind::recv_copy, chunk(t - (h + d - 1)));
+  const Block reduced = chunk(t - (h - d - 1));
+  for (int c : mine) other(c, OpKind::recv_reduce, reduced);
+  const int own = place(r);
+  std::size_t i = 0;
+  for (; i < n && at[i] < own; ++i) out.push_back(others[i]);
+  if (up >= 0) {
+    const Block sent = chunk(t - (h - d));
+    if (sent.count > 0) out.emplace_back(OpKind::send, up, sent, channel);
+  }
+  const Block down = chunk(t - (h + d));
+  if (down.count > 0)
+    for (int c : mine) out.emplace_back(OpKind::send, c, down, channel);
+  for (; i < n; ++i) out.push_back(others[i]);
 }
 
 }  // namespace colltune::coll::algo

@@ -1,6 +1,10 @@
 #pragma once
 // Tree shapes, as positions 0..q-1 (tests/collectives/schedules/test_index_math.cpp checks them).
+#include <cstddef>
+#include <cstdint>
 #include <vector>
+
+#include "colltune/collectives/schedule.hpp"
 
 namespace colltune::coll::algo {
 
@@ -36,5 +40,27 @@ int double_tree_rank(int tree, int v, int q);
 // position: in_order_tree(q) with position v at double_tree_rank(tree, v, q). A rank's children
 // are in order of their positions; depths and height are the positions'.
 BinaryTree double_tree(int q, int tree);
+
+// A tree allreduce over ranks pipelined in chunks, reducing up and broadcasting down at once
+// (dbtree's two trees, nccl_tree's channels). In time step t a rank at depth d sends chunk
+// t-(H-d) of `range` up to its parent, which reduces it (its children delivered that chunk one
+// step earlier), and chunk t-(H+d) down to its children, which copy it; so it receives chunk
+// t-(H+d-1) from its parent and chunk t-(H-d-1) from each child. R + 2H - 1 steps for R rounds.
+struct PipelinedTree {
+  std::vector<int> parent;                 // by rank; -1: the root
+  std::vector<std::vector<int>> children;  // by rank, at most 3, in the order they are listed
+  std::vector<int> depth;                  // by rank
+  int height = 0;
+  // By rank, the place its messages are listed at in a step (dbtree: its position in the tree);
+  // empty: the rank itself.
+  std::vector<int> order;
+  Block range;             // the part of the buffer it reduces
+  std::size_t rounds = 0;  // chunks of it (empty chunks past the range's end are not sent)
+  std::uint16_t channel = 0;
+
+  // Appends rank r's ops of time step t, in the order the tree lists its messages: by sender's
+  // place, a sender's message up before its messages down, children in their order.
+  void ops(int r, long long t, std::size_t chunk_elems, std::vector<Op>& out) const;
+};
 
 }  // namespace colltune::coll::algo
