@@ -278,60 +278,52 @@ SearchGraph search_once(const NodeGraph& node, const SearchContext& context, con
 // The bytes of everything a search reads: the node (its nodes, its links with their speeds, the
 // paths and nearest NICs built from them), the release's constants, the GPUs' compute capability,
 // whether channels cross nodes, and the request. A field added to NodeGraph must be added here.
-void append_ints(std::string& key, const std::vector<int>& v) {
+// A list is its length, then its items.
+void append_list(std::string& key, const std::vector<int>& v) {
   append_raw(key, v.size());
   for (int x : v) append_raw(key, x);
 }
-void append_paths(std::string& key, const std::vector<Path>& paths) {
+void append_list(std::string& key, const std::vector<float>& v) {
+  append_raw(key, v.size());
+  for (float x : v) append_raw(key, x);
+}
+void append_list(std::string& key, const std::vector<Path>& paths) {
   append_raw(key, paths.size());
   for (const Path& path : paths) {
-    append_ints(key, path.links);
-    append_raw(key, path.bw);
-    append_raw(key, path.type);
+    append_list(key, path.links);
+    append_raw_all(key, path.bw, path.type);
   }
+}
+template <class Row>
+void append_list(std::string& key, const std::vector<Row>& rows) {
+  append_raw(key, rows.size());
+  for (const Row& row : rows) append_list(key, row);
 }
 std::string search_key(const NodeGraph& g, const SearchContext& c, const SearchRequest& r) {
   std::string key;
   append_raw(key, g.nodes.size());
   for (const Node& n : g.nodes) {
-    append_raw(key, n.kind);
-    append_raw(key, n.cc);
-    append_raw(key, n.index);
-    append_ints(key, n.out);
+    append_raw_all(key, n.kind, n.cc, n.index);
+    append_list(key, n.out);
   }
   append_raw(key, g.links.size());
-  for (const Link& l : g.links) {
-    append_raw(key, l.from);
-    append_raw(key, l.to);
-    append_raw(key, l.type);
-    append_raw(key, l.bw);
-  }
-  append_ints(key, g.gpus);
-  append_ints(key, g.nets);
-  append_raw(key, g.net_bw.size());
-  for (float bw : g.net_bw) append_raw(key, bw);
-  append_raw(key, g.nvs);
-  append_raw(key, g.cpu);
-  for (const auto* rows : {&g.gpu_gpu, &g.gpu_net, &g.net_gpu}) {
-    append_raw(key, rows->size());
-    for (const std::vector<Path>& row : *rows) append_paths(key, row);
-  }
-  append_paths(key, g.nvs_gpu);
-  append_paths(key, g.gpu_nvs);
-  append_ints(key, g.net_local_gpu);
-  for (const auto* lists : {&g.gpu_nets, &g.net_near_gpus}) {
-    append_raw(key, lists->size());
-    for (const std::vector<int>& list : *lists) append_ints(key, list);
-  }
-  append_ints(key, g.reverse);
-  append_ints(key, g.gpu_pci);
-  append_raw(key, c.constants);  // one table per release, kept for the process
-  append_raw(key, c.cc_min);
-  append_raw(key, c.inter);
-  append_raw(key, r.pattern);
-  append_raw(key, r.min_channels);
-  append_raw(key, r.max_channels);
-  append_raw(key, r.collnet);
+  for (const Link& l : g.links) append_raw_all(key, l.from, l.to, l.type, l.bw);
+  append_list(key, g.gpus);
+  append_list(key, g.nets);
+  append_list(key, g.net_bw);
+  append_raw_all(key, g.nvs, g.cpu);
+  append_list(key, g.gpu_gpu);
+  append_list(key, g.gpu_net);
+  append_list(key, g.net_gpu);
+  append_list(key, g.nvs_gpu);
+  append_list(key, g.gpu_nvs);
+  append_list(key, g.net_local_gpu);
+  append_list(key, g.gpu_nets);
+  append_list(key, g.net_near_gpus);
+  append_list(key, g.reverse);
+  append_list(key, g.gpu_pci);
+  append_raw_all(key, c.constants, c.cc_min, c.inter);  // one constants table per release, kept for the process
+  append_raw_all(key, r.pattern, r.min_channels, r.max_channels, r.collnet);
   return key;
 }
 

@@ -11,4 +11,10 @@ void append_raw(std::string& key, const T& value) {
   key.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
+// Appends several plain values, in order.
+template <class... T>
+void append_raw_all(std::string& key, const T&... values) {
+  (append_raw(key, values), ...);
+}
+
 }  // namespace colltune
