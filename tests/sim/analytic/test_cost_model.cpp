@@ -16,6 +16,7 @@
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/pricer.hpp"
 #include "colltune/topology/topology.hpp"
+#include "test_machines.hpp"
 
 namespace colltune::sim {
 namespace {
@@ -400,14 +401,7 @@ TEST(Pricer, NcclTreesProofOfTheTurnIsWhatTheOpsSay) {
                                                                {chain, chain}};
     for (int hosts : {1, 2, 3, 5}) {
       const RankLayout layout = RankLayout::uniform(hosts, per_host);
-      coll::LevelCosts c;
-      c.alpha_intra_us = 2;
-      c.beta_intra_us_per_byte = 1e-4;
-      c.alpha_inter_us = 7;
-      c.beta_inter_us_per_byte = 4e-4;
-      c.beta_host_us_per_byte = 4e-4;
-      c.gamma_us_per_byte = 3e-5;
-      c.separate_level_ports = true;
+      const coll::LevelCosts c = test_machines::test_costs(true, 1.0);  // per-level ports, shared NICs
       for (std::size_t o_i = 0; o_i < orders.size(); ++o_i)
         for (bool simple : {false, true})
           for (std::size_t chunk : {std::size_t{0}, std::size_t{64}})

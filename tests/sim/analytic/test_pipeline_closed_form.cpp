@@ -18,21 +18,12 @@
 #include "colltune/sim/pipeline_closed_form.hpp"
 #include "colltune/sim/pricer.hpp"
 #include "colltune/topology/topology.hpp"
+#include "test_machines.hpp"
 
 namespace colltune::sim {
 namespace {
 
-coll::LevelCosts test_costs(bool separate, double host_nics) {
-  coll::LevelCosts c;
-  c.alpha_intra_us = 2.0;
-  c.beta_intra_us_per_byte = 1e-4;
-  c.alpha_inter_us = 7.0;
-  c.beta_inter_us_per_byte = 4e-4;
-  c.gamma_us_per_byte = 3e-5;
-  c.separate_level_ports = separate;
-  c.beta_host_us_per_byte = host_nics > 0 ? c.beta_inter_us_per_byte / host_nics : 0.0;
-  return c;
-}
+using test_machines::test_costs;
 
 double rel(double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-12}); }
 
