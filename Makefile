@@ -29,8 +29,9 @@ test-long: build
 # ASan+UBSan: the whole suite but `long`. Open MPI frees little at exit and unloads its plugins
 # (LeakSanitizer cannot even name them), so MPI tests run without leak detection; everything
 # else with it. Left out, because they only repeat under the sanitizers commands other tests run
-# there, to compare numbers the Release suite already compares: cli.tune_vs_step (the tune and
-# step runs twenty times over, 8 minutes of ASan), cli.one_default (step, tune and sweep on three
+# there, to compare numbers the Release suite already compares: cli.tune_vs_step and
+# cli.tune_vs_step_colltune (the tune and step runs twenty times over, 8 minutes of ASan each),
+# cli.one_default (step, tune and sweep on three
 # machines, 2 minutes) and cli.calibrate_user_path.* (calibrate, compare and simulate on two
 # published logs, 3 minutes; cli.calibrate_* cover those commands under ASan).
 SAN_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -38,7 +39,7 @@ SAN_ENV_MPI = ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 UBSAN_OPTIONS=print_s
 test-asan: deps
 	cmake --preset ci-asan >/dev/null
 	cmake --build build-asan -j$(JOBS)
-	$(SAN_ENV) ctest --test-dir build-asan --output-on-failure -j$(JOBS) -LE 'long|mpi' -E '^install|^cli[.](tune_vs_step|one_default)$$|^cli[.]calibrate_user_path[.]'
+	$(SAN_ENV) ctest --test-dir build-asan --output-on-failure -j$(JOBS) -LE 'long|mpi' -E '^install|^cli[.](tune_vs_step|tune_vs_step_colltune|one_default)$$|^cli[.]calibrate_user_path[.]'
 	$(SAN_ENV_MPI) ctest --test-dir build-asan --output-on-failure -j$(JOBS) -L mpi -LE long
 
 # ThreadSanitizer: the threads transport's tests (not BenchInputs: single-threaded arithmetic at

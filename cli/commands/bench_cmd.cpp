@@ -35,17 +35,6 @@ struct BenchArgs {
   bench::BenchConfig config;
 };
 
-// --chunk is bytes, as everywhere (simulate, --fix chunk=), converted to whole elements.
-std::size_t chunk_elements(const std::string& text, coll::DType dtype, const std::string& dtype_name) {
-  if (text.empty()) return 0;
-  const std::size_t bytes = parse_size(text, "--chunk", BareNumber::refused);
-  const std::size_t es = coll::dtype_size(dtype);
-  if (bytes % es != 0)
-    throw Error("--chunk " + text + ": " + std::to_string(bytes) + " B is not a whole number of " + dtype_name +
-                " elements (" + std::to_string(es) + " B each)");
-  return bytes / es;
-}
-
 bench::BenchConfig to_config(const BenchArgs& a) {
   bench::BenchConfig c = a.config;
   c.transport = bench::parse_transport(a.transport);
@@ -63,7 +52,7 @@ bench::BenchConfig to_config(const BenchArgs& a) {
   c.compression = a.fp16_compress ? coll::Compression::fp16
                                   : coll::parse_compression(a.compression.empty() ? "none" : a.compression);
   c.timeout_s = parse_time_us(a.timeout, "--timeout") / 1e6;
-  c.algo.chunk_elems = chunk_elements(a.chunk, c.dtype, a.dtype);
+  c.algo.chunk_elems = chunk_elements(a.chunk, coll::dtype_size(c.dtype), a.dtype);
   c.json_path = a.json.destination.value_or("");
   if ((c.transport == bench::Transport::threads || c.transport == bench::Transport::cuda) && a.ranks == 0) {
     throw Error("--ranks: the " + std::string(bench::to_string(c.transport)) +

@@ -76,15 +76,6 @@ std::size_t checked_size(const std::string& text, const char* what) {
   return bytes;
 }
 
-// --chunk is bytes, as everywhere, in whole fp32 elements.
-std::size_t chunk_elements(const std::string& text) {
-  const std::size_t bytes = parse_size(text, "--chunk", BareNumber::refused);
-  if (bytes % kElem != 0)
-    throw Error("--chunk " + text + ": " + std::to_string(bytes) + " B is not a whole number of fp32 elements (" +
-                std::to_string(kElem) + " B each)");
-  return bytes / kElem;
-}
-
 // -b MIN [-e MAX] [-f FACTOR], as bench and nccl-tests: MIN, MIN*F, ... <= MAX.
 std::vector<std::size_t> factor_sizes(const SimulateArgs& a) {
   const std::size_t lo = checked_size(a.min_bytes, "-b/--minbytes");
@@ -153,7 +144,7 @@ class Predictor {
       : args_(args), engine_(engine), topology_(topology),
         model_(topology, args.ranks > 0 ? args.ranks : topology.num_ranks()) {
     if (!args.inner.empty()) options_.inner = args.inner;
-    if (!args.chunk.empty()) options_.chunk_elems = chunk_elements(args.chunk);
+    if (!args.chunk.empty()) options_.chunk_elems = chunk_elements(args.chunk, kElem, "fp32");
   }
   int ranks() const { return model_.layout.nranks(); }
   // The GPUs: an in-switch algorithm's last ranks are switches (Algorithm::in_switch), one per

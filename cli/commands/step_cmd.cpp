@@ -36,6 +36,7 @@ struct StepArgs {
   std::string model;
   std::string fusion_threshold = "128MiB";
   std::string cycle_time = "1ms";
+  std::string chunk;  // --chunk: each allreduce's pipelining chunk (tune's chunk_bytes); empty: none
   bool fp16_compress = false;
   std::string algorithm;  // empty: NCCL's own choice under Horovod, as tune's baseline (resolved())
   std::string engine = "analytic";
@@ -190,6 +191,7 @@ sim::StepConfig runtime_config(const tuner::RuntimeModel& runtime, const sim::St
   c.fusion_threshold_bytes = plain.fusion_threshold_bytes;
   c.cycle_time_us = plain.cycle_time_us;
   c.fp16 = plain.fp16_compress;
+  c.chunk_bytes = plain.options.chunk_elems * (plain.fp16_compress ? 2 : 4);
   c.algorithm = runtime.ps() ? "ps" : plain.algorithm;
   c.hierarchical = hierarchical;
   return runtime.step_config(c);
@@ -259,6 +261,11 @@ void run_step(const StepArgs& given) {
   config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold", BareNumber::refused);
   config.cycle_time_us = sim::parse_cycle_time_us(a.cycle_time, "--cycle-time");
   config.fp16_compress = a.fp16_compress;
+  if (!a.chunk.empty() && a.algorithm == tuner::kNcclChoice)
+    throw Error("--chunk " + a.chunk + ": NCCL sizes its own chunks under --algo nccl; give a colltune --algo");
+  // In elements on the wire, as tune's candidates (fp16 with compression).
+  config.options.chunk_elems =
+      a.fp16_compress ? chunk_elements(a.chunk, 2, "fp16") : chunk_elements(a.chunk, 4, "fp32");
   config.algorithm = a.algorithm;
   const sim::Engine engine = sim::parse_engine(a.engine);
   const sim::StepCosts costs = step_costs(a.costs);
@@ -318,6 +325,9 @@ void add_step_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--cycle-time", args->cycle_time, "Horovod cycle time with a unit (us/ms/s)")->capture_default_str();
   sub->add_flag("--fp16-compress", args->fp16_compress, "Cast fp32 gradients to fp16 before the allreduce");
+  sub->add_option("--chunk", args->chunk,
+                  "Pipelining chunk of each allreduce, bytes with a unit (tune's chunk_bytes; default: one chunk "
+                  "per block)");
   sub->add_option("--algo", args->algorithm, "Allreduce algorithm id, auto (fastest per buffer) or nccl (NCCL's own "
                                            "choice under Horovod: the default, as tune's baseline)");
   sub->add_option("--runtime", args->runtime, "price the buffers as tune --runtime does (default horovod for "

@@ -122,6 +122,15 @@ std::size_t checked_size(const std::string& text, const std::string& what) {
 
 }  // namespace
 
+std::size_t chunk_elements(const std::string& text, std::size_t elem_size, const std::string& elem_name) {
+  if (text.empty()) return 0;
+  const std::size_t bytes = parse_size(text, "--chunk", BareNumber::refused);
+  if (bytes % elem_size != 0)
+    throw Error("--chunk " + text + ": " + std::to_string(bytes) + " B is not a whole number of " + elem_name +
+                " elements (" + std::to_string(elem_size) + " B each)");
+  return bytes / elem_size;
+}
+
 std::vector<std::size_t> fp32_sizes(const std::string& text, const std::string& option) {
   const auto colon = text.find(':');
   if (colon == std::string::npos) return {checked_size(text, option)};

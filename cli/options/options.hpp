@@ -70,4 +70,9 @@ CLI::Option* add_json_option(CLI::App& command, JsonOutput& output, const std::s
 // size, one above the per-rank limit or not a whole number of 4-byte elements, MIN 0 or above MAX).
 std::vector<std::size_t> fp32_sizes(const std::string& text, const std::string& option);
 
+// --chunk SIZE (bytes with a unit, as everywhere: simulate, bench, step, tune's chunk_bytes) in
+// whole elements of `elem_size` bytes named `elem_name`; 0 for an empty text (no chunking).
+// Throws colltune::Error for a malformed size or one that is not a whole number of elements.
+std::size_t chunk_elements(const std::string& text, std::size_t elem_size, const std::string& elem_name);
+
 }  // namespace colltune::cli
