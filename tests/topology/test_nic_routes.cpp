@@ -228,5 +228,53 @@ TEST(NicRoutes, NegativeChannelsAreRejected) {
   EXPECT_THAT(error_of([&] { (void)t.local_nics(16); }), HasSubstr("rank 16 out of range"));
 }
 
+// Copies share the paths their searches find (Topology::legs_) while their graphs have the same
+// links and latencies: every route of a copy, read after the original and a sibling read theirs
+// on several threads, is the one a machine built afresh with the same change finds, bottleneck
+// included (it is the copy's own); a copy whose latencies changed finds its own paths.
+TEST(NicRoutes, CopiesShareThePathsTheyFindWhileTheirLatenciesAgree) {
+  for (const char* spec : {"dgx-a100:nodes=3", "fat-tree:nodes=6,gpus=2,nics=1,leaf_ports=4,oversub=2"}) {
+    const Topology t = load_topology(spec);
+    const Topology pcie = t.with_scaled_bandwidth(LinkKind::pcie, 3);
+    // The first link of rank 0's route to its host-mate, made slow enough to take another path.
+    const auto slow_down = [&t](Topology& m) {
+      const std::size_t link = t.route(0, 1).links.front();
+      m.set_link_figures(link, m.link(link).bandwidth_gbps, 1000);
+    };
+    Topology slower = t;
+    slow_down(slower);
+    const auto all_routes = [](const Topology& m) {
+      std::vector<Path> out;
+      for (int c = 0; c < 3; ++c)
+        for (int a = 0; a < m.num_ranks(); ++a)
+          for (int b = 0; b < m.num_ranks(); ++b) out.push_back(m.route(a, b, c));
+      return out;
+    };
+    std::vector<std::thread> threads;
+    for (const Topology* m : std::initializer_list<const Topology*>{&t, &pcie, &slower})
+      threads.emplace_back([&all_routes, m] { (void)all_routes(*m); });
+    for (auto& th : threads) th.join();
+    const auto links_of = [&all_routes](const Topology& m) {
+      std::vector<std::vector<std::size_t>> out;
+      for (const Path& p : all_routes(m)) out.push_back(p.links);
+      return out;
+    };
+    ASSERT_NE(links_of(slower), links_of(t)) << spec << ": the slow links change no path";
+    Topology fresh_slower = load_topology(spec);
+    slow_down(fresh_slower);
+    const std::vector<std::pair<const Topology*, Topology>> pairs = {
+        {&pcie, load_topology(spec).with_scaled_bandwidth(LinkKind::pcie, 3)}, {&slower, fresh_slower}};
+    for (const auto& [copy, fresh] : pairs) {
+      const std::vector<Path> mine = all_routes(*copy), theirs = all_routes(fresh);
+      ASSERT_EQ(mine.size(), theirs.size());
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        ASSERT_EQ(mine[i].links, theirs[i].links) << spec << " route " << i;
+        ASSERT_EQ(mine[i].latency_us, theirs[i].latency_us) << spec << " route " << i;
+        ASSERT_EQ(mine[i].bottleneck_gbps, theirs[i].bottleneck_gbps) << spec << " route " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace colltune::topo

@@ -230,8 +230,12 @@ const NicPlan& Topology::nic_plan(int rank) const {
 // of different hosts (searched through the network), cached.
 const std::optional<Path>& Topology::leg(VertexId from, VertexId to) const {
   RouteCache& c = cache();
+  LegCache& shared = *legs_;
   const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
-  if (auto it = c.legs.find(key); it != c.legs.end()) return it->second;
+  {
+    std::lock_guard lock(shared.mutex);
+    if (auto it = shared.legs.find(key); it != shared.legs.end()) return it->second;
+  }
   Region region;
   if (store_->graph[from].host == store_->graph[to].host) {
     region.kind = Region::Kind::host;
@@ -244,7 +248,9 @@ const std::optional<Path>& Topology::leg(VertexId from, VertexId to) const {
   std::optional<Path> path;
   if (std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, from, to, region, c.scratch))
     path = path_of(*this, *found);
-  return c.legs.emplace(key, std::move(path)).first->second;
+  // Another copy may have found the same leg meanwhile: the same path, the first one kept.
+  std::lock_guard lock(shared.mutex);
+  return shared.legs.emplace(key, std::move(path)).first->second;
 }
 
 const Path* Topology::nic_route(int src_rank, int dst_rank, int channel) const {

@@ -188,13 +188,25 @@ class RouteTable {
 struct Topology::RouteCache {
   std::mutex mutex;
   RouteTable routes;
-  // Legs of NIC routes, key (from << 32) | to: GPU -> NIC and NIC -> GPU inside a host, NIC ->
-  // NIC across the network; nullopt where the leg has no path in its region.
-  std::unordered_map<std::uint64_t, std::optional<Path>> legs;
   std::optional<HostIndex> index;                // built on the first query
   std::vector<std::optional<HostNics>> hosts;    // by host, made on need
   std::vector<std::optional<NicPlan>> plans;     // by rank, made on need
   BidirectionalScratch scratch;                // route()'s search state, used under `mutex`
+};
+
+// Legs of NIC routes, key (from << 32) | to of their devices: GPU -> NIC and NIC -> GPU inside
+// a host, NIC -> NIC across the network; nullopt where the leg has no path in its region.
+// Shared by the copies of a topology (Topology::legs_), so read and written under its own
+// mutex; no entry is erased while it is shared (Topology::invalidate_routes gives the changed
+// copy a fresh cache), so a reference to one stays valid. A path's bottleneck_gbps is that of the
+// copy that found it: routes are built from the paths' links (joined_path), which read each
+// link at the reading copy's bandwidth.
+struct Topology::LegCache {
+  std::mutex mutex;
+  std::unordered_map<std::uint64_t, std::optional<Path>> legs;
+  // The minimum-latency paths over the whole graph (direct_route()), by the same key; read the
+  // same way as the legs.
+  std::unordered_map<std::uint64_t, std::optional<Path>> direct;
 };
 
 // nic_routing.cpp: the index in `slot`, built there on first use.

@@ -14,7 +14,10 @@
 
 namespace colltune::topo {
 
-Topology::Topology() : store_(std::make_shared<GraphStore>()), cache_(std::make_unique<RouteCache>()) {}
+Topology::Topology()
+    : store_(std::make_shared<GraphStore>()),
+      cache_(std::make_unique<RouteCache>()),
+      legs_(std::make_shared<LegCache>()) {}
 
 namespace {
 
@@ -37,8 +40,9 @@ std::shared_ptr<GraphStore> copy_store(const GraphStore& from, const std::array<
 
 }  // namespace
 
-// A copy shares the graph (never changed while shared: own_store()) and has a route cache of
-// its own. A move hands the store over whole and leaves the source an empty machine.
+// A copy shares the graph (never changed while shared: own_store()) and the paths its route
+// searches found so far (LegCache), and has a route cache of its own. A move hands the store over whole
+// and leaves the source an empty machine.
 Topology::Topology(const Topology& other)
     : name(other.name),
       description(other.description),
@@ -51,7 +55,8 @@ Topology::Topology(const Topology& other)
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
       rank_map_count_(other.rank_map_count_),
-      cache_(std::make_unique<RouteCache>()) {}
+      cache_(std::make_unique<RouteCache>()),
+      legs_(other.legs_) {}
 
 Topology::Topology(Topology&& other) noexcept
     : name(std::move(other.name)),
@@ -65,7 +70,8 @@ Topology::Topology(Topology&& other) noexcept
       hosts_(std::move(other.hosts_)),
       rank_device_(std::move(other.rank_device_)),
       rank_map_count_(std::move(other.rank_map_count_)),
-      cache_(std::make_unique<RouteCache>()) {}
+      cache_(std::make_unique<RouteCache>()),
+      legs_(std::exchange(other.legs_, std::make_shared<LegCache>())) {}
 
 Topology& Topology::operator=(Topology&& other) noexcept {
   if (this != &other) {
@@ -81,6 +87,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     rank_device_ = std::move(other.rank_device_);
     rank_map_count_ = std::move(other.rank_map_count_);
     cache_ = std::make_unique<RouteCache>();
+    legs_ = std::exchange(other.legs_, std::make_shared<LegCache>());
   }
   return *this;
 }
@@ -108,7 +115,12 @@ Topology::~Topology() = default;
 void Topology::invalidate_routes() {
   std::lock_guard lock(cache_->mutex);
   cache_->routes.clear();
-  cache_->legs.clear();
+  if (legs_.use_count() > 1) {
+    legs_ = std::make_shared<LegCache>();  // the copies that share the old legs keep them
+  } else {
+    legs_->legs.clear();
+    legs_->direct.clear();
+  }
   cache_->index.reset();
   cache_->hosts.clear();
   cache_->plans.clear();

@@ -202,6 +202,13 @@ class Topology {
   std::vector<int> rank_map_count_;        // rank -> times map_rank() named it (validate() wants 1)
   struct RouteCache;                       // lazily filled route cache (mutex-protected)
   std::unique_ptr<RouteCache> cache_;      // never null: every constructor makes one
+  // The paths route()'s searches found (NIC routes' legs, leg(); direct routes' paths),
+  // shared by copies while their graphs have the same devices, links, hosts and latencies: each
+  // is the minimum-latency path of its region, whatever the bandwidths (with_scaled_bandwidth)
+  // or reduction rates. A change to any of those gives this topology a fresh one
+  // (invalidate_routes()). Never null.
+  struct LegCache;
+  std::shared_ptr<LegCache> legs_;
 
   RouteCache& cache() const { return *cache_; }  // every constructor and assignment makes one
   // The store, for a change: a copy of its own first where it is shared, with the bandwidth
@@ -213,6 +220,7 @@ class Topology {
   // Ranks on different hosts; nullptr where their hosts' NICs give no route.
   const Path* nic_route(int src_rank, int dst_rank, int channel) const;
   const Path& direct_route(int src_rank, int dst_rank) const;            // routing.cpp
+  const std::optional<Path>& shared_direct_route(VertexId from, VertexId to) const;  // routing.cpp
   void invalidate_routes();
   void check_rank(int rank, const char* what) const;
 };
