@@ -5,10 +5,12 @@
 
 namespace colltune::cli {
 
-AllreduceBottlenecks::AllreduceBottlenecks(const topo::Topology& topology, int ranks, Request request, bool one_size)
+AllreduceBottlenecks::AllreduceBottlenecks(const topo::Topology& topology, const sim::CostModel& model, Request request,
+                                           bool one_size)
     : machines_(sim::whatif_machines(topology)), request_(std::move(request)) {
   const sim::SizeFamilies families = one_size ? sim::SizeFamilies::skip : sim::SizeFamilies::use;
-  base_ = std::make_unique<sim::CostModel>(topology, ranks);
+  const int ranks = model.layout.nranks();
+  base_ = std::make_unique<sim::CostModel>(model);  // the machine's own: copied, not derived again
   base_->families = families;
   // Each machine's own cost model (routes sampled on its own copy), on several threads.
   costs_ = parallel_map(machines_.size(), [&](std::size_t i) {

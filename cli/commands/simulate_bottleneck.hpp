@@ -18,10 +18,10 @@ namespace colltune::cli {
 class AllreduceBottlenecks {
  public:
   using Request = std::function<sim::CollectiveRequest(const std::string& algorithm, std::size_t bytes)>;
-  // colltune's algorithms on the first `ranks` ranks; `request` builds a row's request. With
-  // `one_size`, at() is asked for one size, and each machine prices it whole rather than from its
-  // family of sizes (sim::SizeFamilies).
-  AllreduceBottlenecks(const topo::Topology& topology, int ranks, Request request, bool one_size);
+  // colltune's algorithms on the ranks of `model`, the topology's cost model; `request` builds a
+  // row's request. With `one_size`, at() is asked for one size, and each machine prices it whole
+  // rather than from its family of sizes (sim::SizeFamilies).
+  AllreduceBottlenecks(const topo::Topology& topology, const sim::CostModel& model, Request request, bool one_size);
   // NCCL's choice under `options`.
   AllreduceBottlenecks(const topo::Topology& topology, const sim::NcclOptions& options);
   ~AllreduceBottlenecks();

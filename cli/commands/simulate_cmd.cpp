@@ -4,12 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <initializer_list>
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,7 @@ class Predictor {
     if (!args.chunk.empty()) options_.chunk_elems = chunk_elements(args.chunk, kElem, "fp32");
   }
   int ranks() const { return model_.layout.nranks(); }
+  const sim::CostModel& model() const { return model_; }
   // The GPUs: an in-switch algorithm's last ranks are switches (Algorithm::in_switch), one per
   // host (every host's NVSwitch) or one for the machine (the network's SHARP switch).
   int data_ranks() const {
@@ -420,13 +422,31 @@ void run_simulate(SimulateArgs args) {
   }
   Predictor predictor(args, engine, topology);
   if (!args.late.empty()) predictor.set_starts(late_starts(args.late, topology, predictor.ranks()));
+  // Each row's bottleneck line, for the rows' algorithms (the analytic model prices it on the
+  // machine and its what-if copies, whatever the engine: the row's own time is not read).
+  const auto bottlenecks = [&](const std::vector<std::string>& algorithms) {
+    const AllreduceBottlenecks limits(
+        topology, predictor.model(),
+        [&predictor](const std::string& algo, std::size_t bytes) { return predictor.request(algo, bytes); },
+        sizes.size() == 1);
+    std::vector<sim::Bottleneck> out;
+    for (std::size_t i = 0; i < sizes.size(); ++i) out.push_back(limits.at(algorithms[i], sizes[i], 0));
+    return out;
+  };
+  // A fixed algorithm's lines need no row: they are found on another thread while the rows are
+  // predicted (at 16,384 ranks the what-if machines are as much work as the event simulation).
+  // Where a row fails, its error is the command's, as before: the lines are then waited for and
+  // dropped.
+  std::future<std::vector<sim::Bottleneck>> fixed_lines;
+  if (args.algo != "auto")
+    fixed_lines = std::async(std::launch::async, bottlenecks,
+                             std::vector<std::string>(sizes.size(), coll::find_algorithm(args.algo).id));
   std::vector<Row> rows;
   for (std::size_t bytes : sizes) rows.push_back(predictor.predict(bytes));
-  const AllreduceBottlenecks limits(
-      topology, predictor.ranks(),
-      [&predictor](const std::string& algo, std::size_t bytes) { return predictor.request(algo, bytes); },
-      rows.size() == 1);
-  for (Row& row : rows) row.bottleneck = limits.at(row.algorithm, row.bytes, row.time_us);
+  std::vector<std::string> algorithms;
+  for (const Row& row : rows) algorithms.push_back(row.algorithm);
+  const std::vector<sim::Bottleneck> lines = fixed_lines.valid() ? fixed_lines.get() : bottlenecks(algorithms);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].bottleneck = lines[i];
   if (!args.trace.empty()) files.stage(args.trace, predictor.trace());
   print_rows(rows, args, topology, predictor.data_ranks(), nullptr, one_size, files);
 }
