@@ -1,5 +1,7 @@
 #include "commands/simulate_bottleneck.hpp"
 
+#include <optional>
+
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/parallel.hpp"
 
@@ -32,19 +34,42 @@ AllreduceBottlenecks::~AllreduceBottlenecks() = default;
 sim::Bottleneck AllreduceBottlenecks::at(const std::string& algorithm, std::size_t bytes, double time_us) const {
   // Each what-if machine priced on its own, and colltune's rows on the machine itself too (the
   // analytic price: an event row's time is another model's), all on several threads: a large
-  // machine's schedule is seconds of the reference pricer on each.
+  // machine's schedule is seconds of the reference pricer on each. Index n is the machine itself.
   const std::size_t n = machines_.size();
-  const std::vector<double> times = parallel_map(n + 1, [&](std::size_t i) {
+  const auto price_on = [&](std::size_t i) {
     if (!nccl_.empty()) return i < n ? nccl_[i]->choose(sim::NcclColl::allreduce, bytes).time_us : time_us;
     const sim::CostModel& model = i < n ? *costs_[i] : *base_;
     return model.time_us(coll::find_algorithm(algorithm), request_(algorithm, bytes));
-  });
-  std::vector<sim::WhatIf> priced;
+  };
+  // Every link class at once counts only where no one resource moves the row
+  // (sim::one_resource_moves): that machine is priced after the others, and only then.
+  std::vector<std::size_t> first;
+  std::optional<std::size_t> links;
   for (std::size_t i = 0; i < n; ++i) {
-    priced.push_back(machines_[i].whatif);
-    priced.back().time_us = times[i];
+    if (machines_[i].whatif.resource == "links") {
+      links = i;
+    } else {
+      first.push_back(i);
+    }
   }
-  return sim::pick_bottleneck(times[n], std::move(priced), !nccl_.empty());
+  first.push_back(n);
+  const std::vector<double> times = parallel_map(first.size(), [&](std::size_t k) { return price_on(first[k]); });
+  std::vector<std::optional<double>> by_machine(n);
+  std::vector<sim::WhatIf> singles;
+  for (std::size_t k = 0; k + 1 < first.size(); ++k) {
+    by_machine[first[k]] = times[k];
+    singles.push_back(machines_[first[k]].whatif);
+    singles.back().time_us = times[k];
+  }
+  const double base = times.back();
+  if (links && !sim::one_resource_moves(base, singles)) by_machine[*links] = price_on(*links);
+  std::vector<sim::WhatIf> priced;  // in the machines' order, as pick_bottleneck breaks ties
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!by_machine[i]) continue;
+    priced.push_back(machines_[i].whatif);
+    priced.back().time_us = *by_machine[i];
+  }
+  return sim::pick_bottleneck(base, std::move(priced), !nccl_.empty());
 }
 
 }  // namespace colltune::cli

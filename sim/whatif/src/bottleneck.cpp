@@ -201,6 +201,11 @@ Bottleneck find_bottleneck(const topo::Topology& topology, const TopologyPrice& 
   return pick_bottleneck(price(topology), std::move(priced), runtime_model);
 }
 
+bool one_resource_moves(double time_us, const std::vector<WhatIf>& priced) {
+  return std::any_of(priced.begin(), priced.end(),
+                     [&](const WhatIf& w) { return w.resource != "links" && time_us - w.time_us > kNoGain * time_us; });
+}
+
 Bottleneck pick_bottleneck(double time_us, std::vector<WhatIf> priced, bool runtime_model) {
   Bottleneck b;
   b.time_us = time_us;
@@ -210,8 +215,7 @@ Bottleneck pick_bottleneck(double time_us, std::vector<WhatIf> priced, bool runt
   auto best = b.whatifs.end();
   for (auto w = b.whatifs.begin(); w != b.whatifs.end(); ++w)
     if (w->resource != "links" && (best == b.whatifs.end() || faster(*w, *best))) best = w;
-  if (best == b.whatifs.end() || b.time_us - best->time_us <= kNoGain * b.time_us)
-    best = std::min_element(b.whatifs.begin(), b.whatifs.end(), faster);
+  if (!one_resource_moves(b.time_us, b.whatifs)) best = std::min_element(b.whatifs.begin(), b.whatifs.end(), faster);
   if (best != b.whatifs.end() && b.time_us - best->time_us > kNoGain * b.time_us) {
     b.resource = best->resource;
     b.description = best->label;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "colltune/sim/bottleneck.hpp"
 #include "colltune/sim/cost_model.hpp"
@@ -67,6 +68,30 @@ TEST(Bottleneck, TwoLinksThatLimitTogether) {
   };
   const Bottleneck b = find_bottleneck(topo::load_topology("dgx-a100:nodes=2"), both);
   EXPECT_EQ(b.resource, "links") << b.line();
+}
+
+// Every link class at once is named only where no one resource moves the prediction by 1 %:
+// where one does, the pick is the same with or without it (simulate then does not price it).
+TEST(Bottleneck, AllLinksCountOnlyWhereNoOneResourceMoves) {
+  const std::vector<WhatIf> singles = {
+      {"pcie", "PCIe", 31.5, 99.5}, {"net", "the network", 25, 98.0}, {"latency", "link latency", 0, 99.9}};
+  EXPECT_TRUE(one_resource_moves(100, singles));
+  std::vector<WhatIf> all = singles;
+  all.insert(all.begin() + 2, WhatIf{"links", "every link class at once", 0, 50.0});
+  for (const std::vector<WhatIf>* priced : std::initializer_list<const std::vector<WhatIf>*>{&singles, &all}) {
+    const Bottleneck b = pick_bottleneck(100, *priced, false);
+    EXPECT_EQ(b.resource, "net");
+    EXPECT_EQ(b.faster_us, 98.0);
+  }
+  // Within 1 % alone, together 2x: only the links name it.
+  const std::vector<WhatIf> barely = {{"pcie", "PCIe", 31.5, 99.5}, {"net", "the network", 25, 99.1}};
+  EXPECT_FALSE(one_resource_moves(100, barely));
+  std::vector<WhatIf> with_links = barely;
+  with_links.push_back({"links", "every link class at once", 0, 50.0});
+  EXPECT_EQ(pick_bottleneck(100, with_links, false).resource, "links");
+  EXPECT_EQ(pick_bottleneck(100, barely, false).resource, "fixed");
+  // "links" itself never counts as one resource.
+  EXPECT_FALSE(one_resource_moves(100, {{"links", "every link class at once", 0, 50.0}}));
 }
 
 TEST(Bottleneck, AStepNamesComputeAndWhatComesNext) {

@@ -51,6 +51,10 @@ struct WhatIfMachine {
 std::vector<WhatIfMachine> whatif_machines(const topo::Topology& topology);
 // The bottleneck among priced what-ifs of a prediction of `time_us`.
 Bottleneck pick_bottleneck(double time_us, std::vector<WhatIf> priced, bool runtime_model);
+// Whether a what-if of one resource (any but "links", every link class at once) moves a
+// prediction of `time_us` by more than 1 %: then pick_bottleneck names one of them, never
+// "links", whose price it does not read.
+bool one_resource_moves(double time_us, const std::vector<WhatIf>& priced);
 
 // A prediction on a machine (the same question on a what-if copy of it).
 using TopologyPrice = std::function<double(const topo::Topology&)>;
