@@ -355,20 +355,25 @@ const Path& Topology::route(int src_rank, int dst_rank, int channel) const {
   return direct_route(src_rank, dst_rank);
 }
 
-// The minimum-latency path between two devices over the whole graph, found once for every copy
-// that shares the legs (cache().mutex held).
-const std::optional<Path>& Topology::shared_direct_route(VertexId s, VertexId d) const {
+// The minimum-latency path between two devices over the whole graph, for this copy: one another
+// copy found, its links read at this copy's bandwidths (joined_path), or found here and kept for
+// the others (cache().mutex held). nullopt where there is none.
+std::optional<Path> Topology::shared_direct_route(VertexId s, VertexId d) const {
   LegCache& shared = *legs_;
   const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint64_t>(d);
   {
     std::lock_guard lock(shared.mutex);
-    if (auto it = shared.direct.find(key); it != shared.direct.end()) return it->second;
+    if (auto it = shared.direct.find(key); it != shared.direct.end()) {
+      if (!it->second) return std::nullopt;
+      return joined_path(*this, {&*it->second});
+    }
   }
   std::optional<Path> path;
   if (std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, s, d, Region{}, cache().scratch))
     path = path_of(*this, *found);
   std::lock_guard lock(shared.mutex);
-  return shared.direct.emplace(key, std::move(path)).first->second;
+  shared.direct.emplace(key, path);
+  return path;
 }
 
 // The minimum-latency route over the whole graph (cache().mutex held).
@@ -381,9 +386,9 @@ const Path& Topology::direct_route(int src_rank, int dst_rank) const {
   if (s == d) {
     path.bottleneck_gbps = std::numeric_limits<double>::infinity();
   } else {
-    const std::optional<Path>& found = shared_direct_route(s, d);
+    std::optional<Path> found = shared_direct_route(s, d);
     if (!found) throw Error(no_path(src_rank, dst_rank));
-    path = joined_path(*this, {&*found});  // its bottleneck at this copy's bandwidths
+    path = std::move(*found);
   }
   return c.routes.insert(src_rank, dst_rank, RouteTable::kDirect, std::move(path), num_ranks());
 }

@@ -220,7 +220,7 @@ class Topology {
   // Ranks on different hosts; nullptr where their hosts' NICs give no route.
   const Path* nic_route(int src_rank, int dst_rank, int channel) const;
   const Path& direct_route(int src_rank, int dst_rank) const;            // routing.cpp
-  const std::optional<Path>& shared_direct_route(VertexId from, VertexId to) const;  // routing.cpp
+  std::optional<Path> shared_direct_route(VertexId from, VertexId to) const;  // routing.cpp
   void invalidate_routes();
   void check_rank(int rank, const char* what) const;
 };
