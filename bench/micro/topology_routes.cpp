@@ -1,5 +1,6 @@
 // Route queries at scale: every ring-neighbour route of a 4096-GPU fat-tree (512 hosts x 8),
-// cold (a fresh topology copy per iteration, so nothing is cached) and warm (cached), against
+// cold (a copy per iteration with paths of its own, so nothing is cached), on a copy that
+// shares the paths its machine found (a what-if machine's case) and warm (cached), against
 // loading the topology itself as the baseline measured in the same run. The same cold ring
 // over flat:ranks=4096 (one crossbar switch of degree 4096) and over a fat-tree with big
 // leaf/spine radix shows that a query costs what its route needs, not the switches' degree.
@@ -45,7 +46,10 @@ void BM_LoadTopology(benchmark::State& state) {
 void ring_routes_cold(benchmark::State& state, const Topology& source) {
   for (auto _ : state) {
     state.PauseTiming();
-    Topology copy = source;  // copies start with an empty route cache
+    // A copy shares the paths its machine found; a change, even to the same figures, gives it
+    // its own, empty.
+    Topology copy = source;
+    copy.set_link_figures(0, copy.link(0).bandwidth_gbps, copy.link(0).latency_us);
     state.ResumeTiming();
     benchmark::DoNotOptimize(ring_routes(copy));
   }
@@ -60,6 +64,19 @@ void BM_FlatRingRoutesCold(benchmark::State& state) { ring_routes_cold(state, fl
 // The fat-tree with 8 NICs per host and 2:1 oversubscription (bigger leaf fan-out per spine).
 void BM_WideFatTreeRingRoutesCold(benchmark::State& state) { ring_routes_cold(state, wide_fat_tree()); }
 
+// A copy of a machine whose paths are found (the bottleneck line's bandwidth what-ifs): its
+// routes are built from the shared paths at its own bandwidths, without a search.
+void BM_RingRoutesSharedPaths(benchmark::State& state) {
+  ring_routes(fat_tree());
+  for (auto _ : state) {
+    state.PauseTiming();
+    const Topology copy = fat_tree().with_scaled_bandwidth(colltune::topo::LinkKind::net, 2);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(ring_routes(copy));
+  }
+  state.counters["routes"] = fat_tree().num_ranks();
+}
+
 void BM_RingRoutesWarm(benchmark::State& state) {
   ring_routes(fat_tree());
   for (auto _ : state) benchmark::DoNotOptimize(ring_routes(fat_tree()));
@@ -71,5 +88,6 @@ BENCHMARK(BM_LoadTopology)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RingRoutesCold)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FlatRingRoutesCold)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WideFatTreeRingRoutesCold)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RingRoutesSharedPaths)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RingRoutesWarm)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
