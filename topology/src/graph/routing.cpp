@@ -361,13 +361,12 @@ const Path& Topology::route(int src_rank, int dst_rank, int channel) const {
 std::optional<Path> Topology::shared_direct_route(VertexId s, VertexId d) const {
   LegCache& shared = *legs_;
   const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint64_t>(d);
+  const std::optional<Path>* found = nullptr;  // entries stay where they are: read after the lock
   {
     std::lock_guard lock(shared.mutex);
-    if (auto it = shared.direct.find(key); it != shared.direct.end()) {
-      if (!it->second) return std::nullopt;
-      return joined_path(*this, {&*it->second});
-    }
+    if (auto it = shared.direct.find(key); it != shared.direct.end()) found = &it->second;
   }
+  if (found != nullptr) return *found ? std::optional<Path>(joined_path(*this, {&**found})) : std::nullopt;
   std::optional<Path> path;
   if (std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, s, d, Region{}, cache().scratch))
     path = path_of(*this, *found);
