@@ -79,9 +79,20 @@ class NvlsTreeSteps final : public StepSource {
     rounds_ = static_cast<long long>(chunk_count(segments_.front().count, chunk_));
     height_ = trees_[0].height;  // the second tree is the first relabelled
     steps_ = static_cast<std::size_t>(rounds_ + 2 * height_ + 3);
+    layout_ = layout;
+    const std::size_t segment = segments_.front().count;
+    turns_ = count % segments == 0 && (rounds_ == 1 || segment % chunk_ == 0);
   }
 
   std::size_t num_steps(int /*rank*/) const override { return steps_; }
+
+  // Turning every host's GPUs by one place (g to g + 1 mod L; the switch stays) maps segment
+  // tree * L + g onto tree * L + g + 1: the same host tree, the head turned. Where every segment
+  // has as many elements and every chunk of a segment as many as the others (no short last
+  // chunk), every op of a time step moves a block of one size, so a turned GPU's step holds, per
+  // peer and direction, as many ops of each kind as its own, and the switch's the same with GPU
+  // 0's block copied where the others' are reduced (step_source.hpp).
+  bool turns_with_hosts(const RankLayout& layout) const override { return turns_ && layout == layout_; }
 
   std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override {
     scratch.clear();
@@ -190,6 +201,8 @@ class NvlsTreeSteps final : public StepSource {
   long long rounds_ = 0;
   long long height_ = 0;
   std::size_t steps_ = 0;
+  RankLayout layout_;   // the one it was made for (turns_with_hosts)
+  bool turns_ = false;  // equal segments in equal chunks (turns_with_hosts)
 };
 
 }  // namespace

@@ -42,6 +42,15 @@
 // rank l places on is that rank turned l times), and a host's NICs and its group's trunk carry
 // its L turns, so it counts as L messages there. Its prices are the whole run's (its times are
 // the first ranks'); rotation_period() checks the symmetry on the schedule itself.
+// A host's NVSwitch, where the schedule has one as a helper (nccl_nvls, nccl_nvls_tree: each
+// host's last rank, priced by its links, LevelCosts::switch_helpers), is a fixed point of the
+// turn: turning its host's GPUs maps it onto itself, and its ops with GPU l are its ops with GPU
+// 0 turned l times, on GPU l's own link to it. The loop then runs each switch too, with its ops
+// towards each host's first GPUs only (the others are their turns, on ports of their own): the
+// 16-host NVLS-Tree of 144 ranks runs 32. A switch copies GPU 0's block and reduces the others'
+// (schedule.hpp's helper rule), so its ops differ in kind between GPUs: they count as turns of
+// one another only where the switch's reductions take no time (switch_gamma_us_per_byte 0, the
+// presets' NVLS), else the run is not folded.
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
@@ -49,6 +58,7 @@
 #include <queue>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -164,24 +174,34 @@ class PricerEngine {
   bool runs(int r) const { return fold_ == 0 || local_[static_cast<std::size_t>(r)] == 0; }
   // The rank whose state and ports stand for r: itself, or its host's first when folded.
   int state_of(int r) const { return fold_ == 0 ? r : first_[static_cast<std::size_t>(r)]; }
-  // The rank k places after r on its host, turning (0 <= k < L).
+  // The rank k places after r on its host, turning (0 <= k < L); a switch stays itself.
   int turned(int r, int k) const {
+    if (in_switch(r)) return r;
     const auto l = static_cast<std::size_t>(local_[static_cast<std::size_t>(r)]);
     return layout_.ranks_on_host(
         layout_.host_of(r))[(l + static_cast<std::size_t>(k)) % static_cast<std::size_t>(fold_)];
   }
 
-  // L where every host has the same L >= 2 ranks, no rank is a helper, and every rank's steps are
-  // its host's first rank's turned by its local rank: the same steps, and in each step, per peer
-  // and direction, the same ops (kind, count, size) in the same order, peers turned. Else 0.
-  // Compared op by op, unless the source proves it (StepSource::turns_with_hosts).
+  // L where every host has the same L >= 2 ranks (GPUs, and as its last rank its switch where the
+  // schedule's helpers are the hosts' switches), and every rank's steps are its host's first
+  // rank's turned by its local rank: the same steps, and in each step, per peer and direction, the
+  // same ops (kind, count, size) in the same order, peers turned; and every switch's steps are
+  // their own turns (switch_turns). Else 0. Compared op by op, unless the source proves it
+  // (StepSource::turns_with_hosts).
   int rotation_period() {
     const coll::ScheduleHeader& h = reader_.header();
-    if (h.helpers != 0 || h.nranks != layout_.nranks() || layout_.nhosts() < 1) return 0;
-    const std::size_t L = layout_.ranks_on_host(0).size();
-    if (L < 2) return 0;
-    for (int host = 0; host < layout_.nhosts(); ++host)
-      if (layout_.ranks_on_host(host).size() != L) return 0;
+    if (h.nranks != layout_.nranks() || layout_.nhosts() < 1) return 0;
+    const bool switches = h.helpers != 0;
+    if (switches && !(costs_.switch_helpers && h.helpers == layout_.nhosts())) return 0;
+    const std::size_t per_host = layout_.ranks_on_host(0).size();
+    const std::size_t L = per_host - (switches ? 1 : 0);
+    if (per_host < 1 || L < 2) return 0;
+    for (int host = 0; host < layout_.nhosts(); ++host) {
+      const std::vector<int>& on = layout_.ranks_on_host(host);
+      if (on.size() != per_host) return 0;
+      for (std::size_t l = 0; l < per_host; ++l)
+        if (in_switch(on[l]) != (switches && l == L)) return 0;  // the switch last, the GPUs before
+    }
     const auto p = static_cast<std::size_t>(h.nranks);
     local_.assign(p, 0);
     first_.assign(p, 0);
@@ -191,9 +211,12 @@ class PricerEngine {
         local_[static_cast<std::size_t>(on[l])] = static_cast<int>(l);
         first_[static_cast<std::size_t>(on[l])] = on[0];
       }
+      if (switches) first_[static_cast<std::size_t>(on[L])] = on[L];  // its own, run
     }
     fold_ = static_cast<int>(L);
-    if (reader_.turns_with_hosts(layout_)) return fold_;  // the source proves it
+    // The source proves it (a switch's copied block among reduced ones: where its sums are free).
+    if (reader_.turns_with_hosts(layout_))
+      return !switches || costs_.switch_gamma_us_per_byte == 0 ? fold_ : (fold_ = 0);
     // Each host's first rank's step is read once and compared, turned, with each of its mates'.
     std::vector<PricedOp<Num>> first_ops, mine, theirs;
     for (int host = 0; host < layout_.nhosts(); ++host) {
@@ -211,8 +234,48 @@ class PricerEngine {
           if (!same_per_pair(mine, theirs)) return fold_ = 0;
         }
       }
+      if (switches && !switch_turns(on[L])) return fold_ = 0;
     }
     return fold_;
+  }
+
+  // Whether every step of switch s holds, for each GPU it talks to, the ops it holds for that
+  // GPU's host's first GPU, turned: per direction the same ops in the same order, a reduced block
+  // counting as a copied one where the switch's reductions take no time. Its ops are sorted by
+  // (peer's first GPU, direction, peer's place), keeping their order, and each place's run
+  // compared with the first's.
+  bool switch_turns(int s) {
+    const bool free_sums = costs_.switch_gamma_us_per_byte == 0;
+    const auto send = [](const PricedOp<Num>& op) { return op.kind == coll::OpKind::send; };
+    const auto key = [&](const PricedOp<Num>& op) {
+      const auto q = static_cast<std::size_t>(op.peer);
+      return std::tuple(first_[q], send(op), local_[q]);
+    };
+    std::vector<PricedOp<Num>> ops;
+    for (std::size_t step = 0; step < reader_.num_steps(s); ++step) {
+      reader_.ops(s, step, ops);
+      for (const PricedOp<Num>& op : ops)
+        if (op.peer < 0 || op.peer >= layout_.nranks() || in_switch(op.peer)) return false;
+      std::stable_sort(ops.begin(), ops.end(), [&](const auto& x, const auto& y) { return key(x) < key(y); });
+      // Runs of one (first GPU, direction): L places, each as long as place 0's and alike.
+      for (std::size_t begin = 0; begin < ops.size();) {
+        const auto [first, out, place] = key(ops[begin]);
+        std::size_t run = begin;
+        while (run < ops.size() && key(ops[run]) == std::tuple(first, out, place)) ++run;
+        const std::size_t n = run - begin;
+        if (place != 0 || begin + n * static_cast<std::size_t>(fold_) > ops.size()) return false;
+        for (std::size_t i = begin + n; i < begin + n * static_cast<std::size_t>(fold_); ++i) {
+          const PricedOp<Num>& a = ops[i];
+          const PricedOp<Num>& b = ops[begin + (i - begin) % n];
+          const bool kinds = a.kind == b.kind || (free_sums && !send(a) && !send(b));
+          if (key(a) != std::tuple(first, out, static_cast<int>((i - begin) / n)) || !kinds || a.count != b.count ||
+              !Clock::same_size(a.bytes, b.bytes))
+            return false;
+        }
+        begin += n * static_cast<std::size_t>(fold_);
+      }
+    }
+    return true;
   }
 
   // Whether two steps hold, per peer and direction, the same ops in the same order.
@@ -388,6 +451,7 @@ class PricerEngine {
     std::vector<PricedOp<Num>>& mine = mine_;  // pairing reads no other step
     for (; st.step < steps; ++st.step) {
       reader_.ops(r, st.step, mine);
+      if (fold_ != 0 && in_switch(r)) keep_first_gpus(mine);
       if (!mine.empty()) break;
     }
     if (st.step >= steps) {
@@ -402,6 +466,11 @@ class PricerEngine {
     st.last_arrival = t;
     st.reduces.clear();
     for (const PricedOp<Num>& op : mine) pair(r, op, t);
+  }
+
+  // Folded, a switch posts its ops towards the hosts' first GPUs: the others are their turns.
+  void keep_first_gpus(std::vector<PricedOp<Num>>& ops) const {
+    std::erase_if(ops, [this](const PricedOp<Num>& op) { return local_[static_cast<std::size_t>(op.peer)] != 0; });
   }
 
   // Folds each op into the op before it to the same peer in the same direction when both have

@@ -440,6 +440,58 @@ TEST(Pricer, NcclTreesProofOfTheTurnIsWhatTheOpsSay) {
   EXPECT_LT(declared, cases);
 }
 
+// NVLS-Tree's hosts take turns around their NVSwitches: turning every host's GPUs maps the
+// schedule onto itself with each switch staying put, so the pricer runs each host's first GPU and
+// its switch (pricer_engine.hpp). The source proves it (equal segments in equal chunks) exactly
+// where the pricer, comparing the stored schedule's ops, finds it; the two, and every rank run op
+// by op, give one price to the last bit. Over 1 to 5 hosts of 2 to 8 GPUs, with and without
+// chunks, even, uneven and short-last-chunk counts, shared NICs and per-level ports. A switch
+// whose sums take time is not folded (it copies GPU 0's block and reduces the others'): priced
+// whole, to the same number as op by op.
+TEST(Pricer, NvlsTreeHostsTurnAroundTheirSwitches) {
+  std::size_t declared = 0, cases = 0;
+  for (int per_host : {2, 3, 4, 8})
+    for (int hosts : {1, 2, 3, 5}) {
+      std::vector<int> host_of;
+      for (int h = 0; h < hosts; ++h)
+        for (int g = 0; g < per_host; ++g) host_of.push_back(h);
+      for (int h = 0; h < hosts; ++h) host_of.push_back(h);  // the switches, last, in host order
+      const RankLayout layout(host_of);
+      coll::LevelCosts c = test_machines::test_costs(true, 1.0);
+      c.switch_helpers = true;
+      c.switch_alpha_us = 0.5;
+      for (double switch_gamma : {0.0, 2e-5})
+        for (std::size_t chunk : {std::size_t{0}, std::size_t{64}, std::size_t{48}})
+          for (std::size_t extra : {std::size_t{0}, std::size_t{1}, std::size_t{77}}) {
+            c.switch_gamma_us_per_byte = switch_gamma;
+            coll::AlgoOptions o;
+            o.chunk_elems = chunk;
+            const auto segments = static_cast<std::size_t>(2 * per_host);
+            const std::size_t count = 256 * segments + extra;
+            SCOPED_TRACE(std::to_string(hosts) + " hosts of " + std::to_string(per_host) + ", switch gamma " +
+                         std::to_string(switch_gamma) + ", chunk " + std::to_string(chunk) + ", count " +
+                         std::to_string(count));
+            const auto generated = coll::open_schedule("nccl_nvls_tree", layout, count, o);
+            const coll::StoredSteps stored(coll::materialize(*generated));
+            const bool proven = generated->turns_with_hosts(layout);
+            EXPECT_EQ(proven, extra == 0 && chunk != 48);  // 256 elements a segment: 48 leaves a short chunk
+            std::size_t before = folded_pricer_runs();
+            const double from_stored = price_schedule(stored, layout, 4, c);
+            const bool compared = folded_pricer_runs() > before;
+            before = folded_pricer_runs();
+            const double from_generated = price_schedule(*generated, layout, 4, c);
+            const bool by_proof = folded_pricer_runs() > before;
+            EXPECT_EQ(compared, proven && switch_gamma == 0);
+            EXPECT_EQ(by_proof, compared);
+            EXPECT_EQ(from_generated, from_stored);
+            EXPECT_DOUBLE_EQ(from_stored, price_schedule_op_by_op(stored, layout, 4, c));
+            declared += by_proof ? 1 : 0;
+            ++cases;
+          }
+    }
+  EXPECT_EQ(declared, cases / 9);  // free sums, equal segments, equal chunks: a ninth of the cases
+}
+
 // A long pipeline is extended from short ones only once they have settled, and the cost of a
 // round can hold still before that (sim/analytic/src/steady_rounds.hpp). Two machines where it
 // does: a chunked dbtree on flat:ranks=512 (rounds 4 to 10 cost the same, settled at 19)

@@ -72,7 +72,10 @@ class StepSource {
   // rank's place. The symmetry the reference pricer folds hosts on
   // (sim/analytic/src/pricer_engine.hpp), declared by a source that proves it on its own
   // structure, for the layout it was made for; false where none is declared (the pricer then
-  // compares the ops).
+  // compares the ops). Where the schedule's helpers are the hosts' switches (each host's last
+  // rank; nccl_nvls_tree), the turn moves the GPUs only and a switch stays itself: its ops turned
+  // are its own, except that a block it receives may be copied from one GPU where it is reduced
+  // from the others (the pricer folds that only where the switch's sums take no time).
   virtual bool turns_with_hosts(const RankLayout& /*layout*/) const { return false; }
 
  private:
