@@ -1,6 +1,7 @@
 // The graph itself: construction, copies, route / widest-path queries, validate().
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -231,6 +232,44 @@ TEST(TopologyGraph, QueriesRejectBadRanks) {
   EXPECT_THAT(error_of([&] { (void)t.route(0, 5); }), HasSubstr("rank 5 out of range (topology has 2 ranks)"));
   EXPECT_THAT(error_of([&] { (void)t.widest_bandwidth(-1, 0); }), HasSubstr("rank -1 out of range"));
   EXPECT_THAT(error_of([&] { (void)t.device_route(0, 99); }), HasSubstr("device index 99 does not exist"));
+}
+
+// validate() reads a graph's devices and links once per graph, hosts and bandwidth factors
+// (GraphStore::checked): a copy that shares them checks its ranks only. Every change of the graph
+// is checked again, in place or in a copy, and so is a scaled copy whose factor puts a link out
+// of range. Without the mark forgotten on a change, the spoiled links below would pass.
+TEST(TopologyValidate, AGraphCheckedOnceIsCheckedAgainAfterAChange) {
+  const auto spoiled_after_check = [](const std::function<void(Topology&)>& spoil, bool copy) {
+    Topology t = diamond();
+    t.validate();
+    if (!copy) {  // the graph its own, changed in place
+      spoil(t);
+      return error_of([&] { t.validate(); });
+    }
+    Topology other = t;
+    other.validate();  // the shared graph, checked by both
+    spoil(other);
+    return error_of([&] { other.validate(); });
+  };
+  for (bool copy : {false, true}) {
+    EXPECT_THAT(spoiled_after_check([](Topology& t) { t.add_link(0, 1, LinkKind::net, -3, 1); }, copy),
+                HasSubstr("got -3"));
+    EXPECT_THAT(spoiled_after_check([](Topology& t) { t.set_link_figures(0, 0, 1); }, copy),
+                HasSubstr("links[0] (a -> b).bandwidth_gbps"));
+    EXPECT_THAT(spoiled_after_check([](Topology& t) { t.set_reduce_gbps(0, 1e9); }, copy),
+                HasSubstr("devices[0].reduce_gbps"));
+    EXPECT_THAT(spoiled_after_check([](Topology& t) { gpu(t, "a"); }, copy), HasSubstr("duplicate device id 'a'"));
+    EXPECT_THAT(spoiled_after_check([](Topology& t) { t.map_rank(1, 1); }, copy),
+                HasSubstr("rank 1 is mapped 2 times"));
+  }
+  const Topology t = diamond();
+  t.validate();
+  const Topology huge = t.with_scaled_bandwidth(LinkKind::net, 1e4);  // 400 GB/s -> 4e6
+  EXPECT_THAT(error_of([&] { huge.validate(); }), HasSubstr("links[2] (a -> b).bandwidth_gbps"));
+  t.validate();  // the graph itself is still sound
+  Topology more = t;
+  more.map_rank(3, 1);  // the ranks alone changed: read, the shared graph not
+  EXPECT_THAT(error_of([&] { more.validate(); }), HasSubstr("rank 2 is not mapped"));
 }
 
 TEST(TopologyValidate, NamesEachProblem) {

@@ -276,5 +276,28 @@ TEST(NicRoutes, CopiesShareThePathsTheyFindWhileTheirLatenciesAgree) {
   }
 }
 
+// A change of the rank map keeps the paths between devices the machine found (with_nvls_switch
+// adds each host's NVSwitch as a rank to a copy): every route of the copy, on every channel, is
+// the one the same copy of a freshly loaded machine finds, bottleneck included.
+TEST(NicRoutes, SwitchRanksAddedToACopyRouteAsOnAFreshMachine) {
+  for (const char* spec : {"dgx-h100:nodes=2", "dgx-h100:nodes=3"}) {
+    const Topology t = load_topology(spec);
+    for (int c = 0; c < 2; ++c)
+      for (int a = 0; a < t.num_ranks(); ++a)
+        for (int b = 0; b < t.num_ranks(); ++b) (void)t.route(a, b, c);
+    const Topology mine = with_nvls_switch(t), theirs = with_nvls_switch(load_topology(spec));
+    ASSERT_EQ(mine.num_ranks(), t.num_ranks() + t.num_hosts());
+    for (int c = 0; c < 2; ++c)
+      for (int a = 0; a < mine.num_ranks(); ++a)
+        for (int b = 0; b < mine.num_ranks(); ++b) {
+          const Path& x = mine.route(a, b, c);
+          const Path& y = theirs.route(a, b, c);
+          ASSERT_EQ(x.links, y.links) << spec << " " << a << " -> " << b << " channel " << c;
+          ASSERT_EQ(x.latency_us, y.latency_us);
+          ASSERT_EQ(x.bottleneck_gbps, y.bottleneck_gbps);
+        }
+  }
+}
+
 }  // namespace
 }  // namespace colltune::topo

@@ -98,6 +98,8 @@ GraphStore& Topology::own_store() {
     bandwidth_scale_.fill(1.0);
     scaled_ = false;
   }
+  const std::lock_guard lock(store_->checked_mutex);
+  store_->checked.clear();  // about to change: validate() reads it again
   return *store_;
 }
 
@@ -113,14 +115,19 @@ Topology::~Topology() = default;
 
 
 void Topology::invalidate_routes() {
+  forget_rank_routes();
   std::lock_guard lock(cache_->mutex);
-  cache_->routes.clear();
   if (legs_.use_count() > 1) {
     legs_ = std::make_shared<LegCache>();  // the copies that share the old legs keep them
   } else {
     legs_->legs.clear();
     legs_->direct.clear();
   }
+}
+
+void Topology::forget_rank_routes() {
+  std::lock_guard lock(cache_->mutex);
+  cache_->routes.clear();
   cache_->index.reset();
   cache_->hosts.clear();
   cache_->plans.clear();
@@ -170,7 +177,9 @@ void Topology::map_rank(int rank, VertexId device) {
   if (rank >= limits::kMaxTopologyRanks)
     limits::exceeded("topology: rank " + std::to_string(rank), std::to_string(limits::kMaxTopologyRanks) + " ranks",
                      limits::kTopologySizeReason);
-  invalidate_routes();
+  // The paths between devices stay (legs_: with_nvls_switch's copies reuse what their machine
+  // found); what a rank's routes are built from (its NICs, its host's GPUs) may not.
+  forget_rank_routes();
   const auto r = static_cast<std::size_t>(rank);
   if (r >= rank_device_.size()) {
     rank_device_.resize(r + 1, kNoDevice);

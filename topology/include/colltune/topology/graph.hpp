@@ -3,7 +3,9 @@
 // topology/src/graph, tests that check routes by a search of their own). Everything else uses
 // topology.hpp, which does not include Boost.Graph: it is the heaviest header of the project,
 // and topology.hpp is included by most of it (docs/building.md, "Build time").
+#include <array>
 #include <boost/graph/adjacency_list.hpp>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -22,6 +24,20 @@ static_assert(std::is_same_v<Graph::vertex_descriptor, VertexId>, "a VertexId is
 struct GraphStore {
   Graph graph;
   std::vector<EdgeId> links;
+  // What validate() found sound in this graph's devices and links: for how many hosts (a device
+  // names one of them) and with which bandwidth factors (a scaled copy reads its links times
+  // them). A copy that shares the graph and differs in neither (with_nvls_switch adds ranks
+  // only) skips those checks: 42,000 links on a 512-host machine. The last kCheckedKept are
+  // kept (a machine, its efficiency-scaled copy, what-if copies). Topology::own_store(), which
+  // every change of the graph goes through, forgets them.
+  struct Checked {
+    int hosts = 0;
+    std::array<double, kLinkKinds> scale{};
+    bool operator==(const Checked&) const = default;
+  };
+  static constexpr std::size_t kCheckedKept = 4;
+  std::mutex checked_mutex;  // copies sharing the graph may validate at once
+  std::vector<Checked> checked;
 };
 
 inline const Graph& graph_of(const Topology& topology) { return topology.graph_store().graph; }

@@ -222,6 +222,9 @@ class Topology {
   const Path& direct_route(int src_rank, int dst_rank) const;            // routing.cpp
   std::optional<Path> shared_direct_route(VertexId from, VertexId to) const;  // routing.cpp
   void invalidate_routes();
+  // The routes between ranks and what they are built from per rank (a rank's NICs), not the
+  // paths between devices (legs_): for a change of the rank map alone.
+  void forget_rank_routes();
   void check_rank(int rank, const char* what) const;
 };
 
