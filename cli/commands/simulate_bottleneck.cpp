@@ -16,9 +16,9 @@ AllreduceBottlenecks::AllreduceBottlenecks(const topo::Topology& topology, const
   base_->families = families;
   // Each machine's own cost model (routes sampled on its own copy), on several threads.
   costs_ = parallel_map(machines_.size(), [&](std::size_t i) {
-    auto model = std::make_unique<sim::CostModel>(machines_[i].topology, ranks);
-    model->families = families;
-    return model;
+    auto cost = std::make_unique<sim::CostModel>(machines_[i].topology, ranks);
+    cost->families = families;
+    return cost;
   });
 }
 

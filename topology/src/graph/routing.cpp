@@ -368,8 +368,8 @@ std::optional<Path> Topology::shared_direct_route(VertexId s, VertexId d) const 
   }
   if (found != nullptr) return *found ? std::optional<Path>(joined_path(*this, {&**found})) : std::nullopt;
   std::optional<Path> path;
-  if (std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, s, d, Region{}, cache().scratch))
-    path = path_of(*this, *found);
+  if (std::optional<std::vector<EdgeId>> edges = cheapest_route(store_->graph, s, d, Region{}, cache().scratch))
+    path = path_of(*this, *edges);
   std::lock_guard lock(shared.mutex);
   shared.direct.emplace(key, path);
   return path;
