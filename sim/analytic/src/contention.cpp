@@ -14,24 +14,33 @@ constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
 // Per layout host: the one device outside every host its links reach (its leaf switch), or kNone
 // when it has none or several (a rail-optimised host: no groups).
+// Per topology host: its layout host (the first whose first rank is there), or kNone. A table,
+// not a map: the callers look it up once per link (42,000 on a 512-host machine).
+std::vector<std::size_t> layout_hosts(const topo::Topology& topology, const RankLayout& layout) {
+  std::vector<std::size_t> out(static_cast<std::size_t>(topology.num_hosts()), kNone);
+  for (int h = 0; h < layout.nhosts(); ++h) {
+    const int host = topology.host_of_rank(layout.ranks_on_host(h).front());
+    if (host >= 0 && out[static_cast<std::size_t>(host)] == kNone)
+      out[static_cast<std::size_t>(host)] = static_cast<std::size_t>(h);
+  }
+  return out;
+}
+
 std::vector<std::size_t> first_switches(const topo::Topology& topology, const RankLayout& layout) {
-  std::vector<int> topo_host(static_cast<std::size_t>(layout.nhosts()));
-  for (int h = 0; h < layout.nhosts(); ++h) topo_host[static_cast<std::size_t>(h)] = topology.host_of_rank(layout.ranks_on_host(h).front());
-  std::map<int, std::size_t> layout_host;  // topology host -> layout host
-  for (std::size_t h = 0; h < topo_host.size(); ++h) layout_host.emplace(topo_host[h], h);
-  std::vector<std::size_t> out(topo_host.size(), kNone);
-  std::vector<bool> several(topo_host.size(), false);
+  const std::vector<std::size_t> layout_host = layout_hosts(topology, layout);
+  std::vector<std::size_t> out(static_cast<std::size_t>(layout.nhosts()), kNone);
+  std::vector<bool> several(out.size(), false);
   for (std::size_t l = 0; l < topology.num_links(); ++l) {
     const topo::Device& a = topology.device(topology.link_source(l));
     const topo::Device& b = topology.device(topology.link_target(l));
     const bool out_of_host = a.host >= 0 && b.host < 0;
     const bool into_host = b.host >= 0 && a.host < 0;
     if (!out_of_host && !into_host) continue;
-    const auto it = layout_host.find(out_of_host ? a.host : b.host);
-    if (it == layout_host.end()) continue;
+    const std::size_t h = layout_host[static_cast<std::size_t>(out_of_host ? a.host : b.host)];
+    if (h == kNone) continue;
     const std::size_t sw = out_of_host ? topology.link_target(l) : topology.link_source(l);
-    std::size_t& first = out[it->second];
-    if (first != kNone && first != sw) several[it->second] = true;
+    std::size_t& first = out[h];
+    if (first != kNone && first != sw) several[h] = true;
     first = sw;
   }
   for (std::size_t h = 0; h < out.size(); ++h)
@@ -42,17 +51,13 @@ std::vector<std::size_t> first_switches(const topo::Topology& topology, const Ra
 // Per layout host: the devices outside every host that its links out of the host reach, sorted
 // and without repeats (empty for a host with none).
 std::vector<std::vector<std::size_t>> reached_switches(const topo::Topology& topology, const RankLayout& layout) {
-  std::map<int, std::size_t> layout_host;  // topology host -> layout host
-  for (int h = 0; h < layout.nhosts(); ++h) {
-    const int host = topology.host_of_rank(layout.ranks_on_host(h).front());
-    if (host >= 0) layout_host.emplace(host, static_cast<std::size_t>(h));
-  }
+  const std::vector<std::size_t> layout_host = layout_hosts(topology, layout);
   std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(layout.nhosts()));
   for (std::size_t l = 0; l < topology.num_links(); ++l) {
     const topo::Device& a = topology.device(topology.link_source(l));
     if (a.host < 0 || topology.device(topology.link_target(l)).host >= 0) continue;
-    if (const auto it = layout_host.find(a.host); it != layout_host.end())
-      out[it->second].push_back(topology.link_target(l));
+    if (const std::size_t h = layout_host[static_cast<std::size_t>(a.host)]; h != kNone)
+      out[h].push_back(topology.link_target(l));
   }
   for (auto& switches : out) {
     std::sort(switches.begin(), switches.end());
@@ -68,17 +73,23 @@ struct Capacity {
 };
 
 // The capacities of the given switches, in one pass over the links.
-std::map<std::size_t, Capacity> capacities(const topo::Topology& topology, const std::vector<std::size_t>& switches) {
-  std::map<std::size_t, Capacity> out;
-  for (std::size_t s : switches) out.emplace(s, Capacity{});
+std::vector<Capacity> capacities(const topo::Topology& topology, const std::vector<std::size_t>& switches) {
+  std::vector<Capacity> out(switches.size());
+  std::vector<std::size_t> slot(topology.num_devices(), kNone);  // device -> its place in switches
+  for (std::size_t i = 0; i < switches.size(); ++i) slot[switches[i]] = i;
   for (std::size_t l = 0; l < topology.num_links(); ++l) {
     const std::size_t from = topology.link_source(l);
     const std::size_t to = topology.link_target(l);
+    if (slot[from] == kNone && slot[to] == kNone) continue;
     const double gbps = topology.link(l).bandwidth_gbps;
-    if (auto it = out.find(from); it != out.end())  // leaving the switch: to a host, or up its trunk
-      (topology.device(to).host >= 0 ? it->second.hosts_in : it->second.trunk_out) += gbps;
-    if (auto it = out.find(to); it != out.end())
-      (topology.device(from).host >= 0 ? it->second.hosts_out : it->second.trunk_in) += gbps;
+    if (slot[from] != kNone) {  // leaving the switch: to a host, or up its trunk
+      Capacity& c = out[slot[from]];
+      (topology.device(to).host >= 0 ? c.hosts_in : c.trunk_out) += gbps;
+    }
+    if (slot[to] != kNone) {
+      Capacity& c = out[slot[to]];
+      (topology.device(from).host >= 0 ? c.hosts_out : c.trunk_in) += gbps;
+    }
   }
   return out;
 }
@@ -99,7 +110,7 @@ NetworkGroups network_groups(const topo::Topology& topology, const RankLayout& l
   if (switches.size() < 2) return {};
   double narrowest = std::numeric_limits<double>::infinity();
   bool oversubscribed = false;
-  for (const auto& [s, c] : capacities(topology, switches)) {
+  for (const Capacity& c : capacities(topology, switches)) {
     if (!(c.trunk_out > 0) || !(c.trunk_in > 0)) return {};  // no way out but through hosts: not a tree
     narrowest = std::min({narrowest, c.trunk_out, c.trunk_in});
     oversubscribed = oversubscribed || c.trunk_out < c.hosts_out || c.trunk_in < c.hosts_in;
