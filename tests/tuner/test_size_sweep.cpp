@@ -1,5 +1,5 @@
-// colltune sweep --bytes: each point's cells are what NCCL's model or colltune's cost model
-// predicts on that point's topology, loaded here on its own.
+// colltune sweep --bytes: each point's cells are what simulate predicts on that point's topology,
+// loaded here on its own: NCCL's pick priced by colltune's schedule, or colltune's cost model.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +8,8 @@
 #include "colltune/common/units.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/nccl_price.hpp"
+#include "colltune/sim/priced_machine.hpp"
 #include "colltune/tuner/size_sweep.hpp"
 
 using namespace colltune;
@@ -33,11 +35,13 @@ TEST(SizeSweep, NcclPointsAreNcclsChoiceOnEachTopology) {
   for (const SizeSweepPoint& p : r.points) {
     const topo::Topology t = topo::load_topology("dgx-a100:nodes=" + p.values[0] + ",nic_gbit=" + p.values[1]);
     EXPECT_EQ(p.ranks, t.num_ranks());
-    const sim::NcclModel nccl(t);
+    const auto pricer = sim::make_nccl_pricer(t);  // simulate --algo nccl's price path
     ASSERT_EQ(p.cells.size(), 3u);
     for (const SizeSweepCell& c : p.cells) {
-      const sim::NcclChoice pick = nccl.choose(sim::NcclColl::allreduce, c.bytes);
+      const sim::NcclPrice pick = pricer->price(sim::NcclColl::allreduce, c.bytes);
       EXPECT_DOUBLE_EQ(c.time_us, pick.time_us) << p.topology << " " << c.bytes;
+      EXPECT_EQ(c.choice,
+                std::string(sim::to_string(pick.nccl.algo)) + "/" + std::string(sim::to_string(pick.nccl.proto)));
       EXPECT_NEAR(c.busbw_gbps, static_cast<double>(c.bytes) / (c.time_us * 1e3) * 2.0 * (p.ranks - 1) / p.ranks, 1e-12);
     }
   }

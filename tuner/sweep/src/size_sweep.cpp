@@ -4,19 +4,22 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "colltune/common/finite.hpp"
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/finite.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/common/svg.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/nccl_model.hpp"
+#include "colltune/sim/nccl_price.hpp"
+#include "colltune/sim/priced_machine.hpp"
 #include "colltune/topology/topology.hpp"
-#include "colltune/common/svg.hpp"
 
 namespace colltune::tuner {
 namespace {
@@ -66,11 +69,13 @@ std::vector<SizeSweepCell> price_sizes(const SizeSweepSpec& spec, const topo::To
   std::vector<SizeSweepCell> cells;
   const int ranks = topology.num_ranks();
   if (spec.algorithm == "nccl") {
-    const sim::NcclModel nccl(topology);
+    // NCCL's pick by NCCL's model, priced by its colltune schedule on the (calibrated) machine:
+    // the one NCCL price path simulate, step and tune take (sim::make_nccl_pricer).
+    const std::unique_ptr<sim::NcclPricer> pricer = sim::make_nccl_pricer(topology);
     for (std::size_t bytes : spec.sizes) {
-      const sim::NcclChoice c = nccl.choose(sim::NcclColl::allreduce, bytes);
-      cells.push_back({bytes, c.time_us, busbw(bytes, c.time_us, ranks),
-                       std::string(sim::to_string(c.algo)) + "/" + std::string(sim::to_string(c.proto))});
+      const sim::NcclPrice p = pricer->price(sim::NcclColl::allreduce, bytes, kElem);
+      cells.push_back({bytes, p.time_us, busbw(bytes, p.time_us, ranks),
+                       std::string(sim::to_string(p.nccl.algo)) + "/" + std::string(sim::to_string(p.nccl.proto))});
     }
     return cells;
   }
