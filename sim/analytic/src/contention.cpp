@@ -12,8 +12,6 @@ namespace {
 
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
-// Per layout host: the one device outside every host its links reach (its leaf switch), or kNone
-// when it has none or several (a rail-optimised host: no groups).
 // Per topology host: its layout host (the first whose first rank is there), or kNone. A table,
 // not a map: the callers look it up once per link (42,000 on a 512-host machine).
 std::vector<std::size_t> layout_hosts(const topo::Topology& topology, const RankLayout& layout) {
@@ -26,6 +24,8 @@ std::vector<std::size_t> layout_hosts(const topo::Topology& topology, const Rank
   return out;
 }
 
+// Per layout host: the one device outside every host its links reach (its leaf switch), or kNone
+// when it has none or several (a rail-optimised host: no groups).
 std::vector<std::size_t> first_switches(const topo::Topology& topology, const RankLayout& layout) {
   const std::vector<std::size_t> layout_host = layout_hosts(topology, layout);
   std::vector<std::size_t> out(static_cast<std::size_t>(layout.nhosts()), kNone);

@@ -215,8 +215,7 @@ class PricerEngine {
     }
     fold_ = static_cast<int>(L);
     // The source proves it (a switch's copied block among reduced ones: where its sums are free).
-    if (reader_.turns_with_hosts(layout_))
-      return !switches || costs_.switch_gamma_us_per_byte == 0 ? fold_ : (fold_ = 0);
+    if (reader_.turns_with_hosts(layout_)) return !switches || switch_sums_free() ? fold_ : (fold_ = 0);
     // Each host's first rank's step is read once and compared, turned, with each of its mates'.
     std::vector<PricedOp<Num>> first_ops, mine, theirs;
     for (int host = 0; host < layout_.nhosts(); ++host) {
@@ -245,7 +244,7 @@ class PricerEngine {
   // (peer's first GPU, direction, peer's place), keeping their order, and each place's run
   // compared with the first's.
   bool switch_turns(int s) {
-    const bool free_sums = costs_.switch_gamma_us_per_byte == 0;
+    const bool free_sums = switch_sums_free();
     const auto send = [](const PricedOp<Num>& op) { return op.kind == coll::OpKind::send; };
     const auto key = [&](const PricedOp<Num>& op) {
       const auto q = static_cast<std::size_t>(op.peer);
@@ -277,6 +276,10 @@ class PricerEngine {
     }
     return true;
   }
+
+  // Whether a switch's reductions take no time: then a block it copies from one GPU and reduces
+  // from another cost the same, and its ops with different GPUs are turns of one another.
+  bool switch_sums_free() const { return costs_.switch_gamma_us_per_byte == 0; }
 
   // Whether two steps hold, per peer and direction, the same ops in the same order.
   static bool same_per_pair(std::vector<PricedOp<Num>>& a, std::vector<PricedOp<Num>>& b) {

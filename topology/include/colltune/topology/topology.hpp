@@ -225,6 +225,7 @@ class Topology {
   // The routes between ranks and what they are built from per rank (a rank's NICs), not the
   // paths between devices (legs_): for a change of the rank map alone.
   void forget_rank_routes();
+  void clear_rank_routes();  // forget_rank_routes()'s work, cache().mutex held
   void check_rank(int rank, const char* what) const;
 };
 
