@@ -5,6 +5,8 @@
 #include <limits>
 #include <thread>
 
+#include "colltune/topology/json_io.hpp"
+#include "colltune/topology/subset.hpp"
 #include "topo_test_util.hpp"
 
 namespace colltune::topo {
@@ -152,6 +154,77 @@ TEST(TopologyGraph, ScaledBandwidthPerKindScalesEveryLinkByItsKind) {
   EXPECT_DOUBLE_EQ(scaled.widest_bandwidth(0, 1), 200);
   factors[static_cast<std::size_t>(LinkKind::sys)] = std::numeric_limits<double>::infinity();
   EXPECT_THAT(error_of([&] { (void)t.with_scaled_bandwidth(factors); }), HasSubstr("positive and finite"));
+}
+
+// A latency copy reads every link's latency times its factor, and routes as a graph with those
+// latencies written into it. a -> m -> b (3 + 3 ps) is cheaper than the direct 7 ps link, but
+// halved and rounded to picoseconds both cost 4 ps and the direct link's one hop wins: the
+// halved copy must not keep the original's path (the costs do not scale exactly), while on the
+// diamond, whose costs halve exactly, it shares the original's paths.
+TEST(TopologyGraph, ALatencyCopyRoutesAsAGraphWithItsLatenciesWritten) {
+  Topology t;
+  t.add_host("h");
+  const VertexId a = gpu(t, "a"), m = gpu(t, "m"), b = gpu(t, "b");
+  t.add_duplex_link(a, m, LinkKind::nvlink, 100, 3e-6);
+  t.add_duplex_link(m, b, LinkKind::nvlink, 100, 3e-6);
+  t.add_duplex_link(a, b, LinkKind::nvlink, 100, 7e-6);
+  t.map_rank(0, a);
+  t.map_rank(1, b);
+  const auto written = [](const Topology& from, double factor) {
+    Topology out = from;
+    for (std::size_t i = 0; i < out.num_links(); ++i)
+      out.set_link_figures(i, out.link(i).bandwidth_gbps, out.link(i).latency_us * factor);
+    return out;
+  };
+  for (const Topology& machine : {t, diamond(), diamond().with_scaled_bandwidth(LinkKind::net, 3)}) {
+    machine.validate();
+    const std::vector<std::size_t> before = machine.route(0, 1).links;  // found, and kept for copies
+    for (double factor : {0.5, 0.3, 2.0}) {
+      const Topology copy = machine.with_scaled_latency(factor);
+      const Topology fresh = written(machine, factor);
+      copy.validate();
+      for (std::size_t i = 0; i < machine.num_links(); ++i) {
+        EXPECT_EQ(copy.link(i).latency_us, machine.link(i).latency_us * factor) << "link " << i;
+        EXPECT_EQ(copy.link(i).bandwidth_gbps, machine.link(i).bandwidth_gbps) << "link " << i;
+      }
+      for (const auto& [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {
+        EXPECT_EQ(copy.route(from, to).links, fresh.route(from, to).links) << factor;
+        EXPECT_EQ(copy.route(from, to).latency_us, fresh.route(from, to).latency_us) << factor;
+        EXPECT_EQ(copy.route(from, to).bottleneck_gbps, fresh.route(from, to).bottleneck_gbps) << factor;
+      }
+      // Scaled again: as a graph with the first factor's latencies written, then the second's.
+      const Topology twice = copy.with_scaled_latency(0.5);
+      EXPECT_EQ(twice.route(0, 1).latency_us, written(written(machine, factor), 0.5).route(0, 1).latency_us);
+    }
+    EXPECT_EQ(machine.route(0, 1).links, before);  // the original is untouched
+  }
+  const std::vector<std::size_t> via_m = t.route(0, 1).links;
+  EXPECT_EQ(via_m.size(), 2U);
+  EXPECT_EQ(t.with_scaled_latency(0.5).route(0, 1).links.size(), 1U) << "kept the original's path";
+  EXPECT_THAT(error_of([&] { (void)t.with_scaled_latency(0); }), HasSubstr("latency scale factor must be positive"));
+}
+
+// A reduction copy reads every device's rate times its factor (0 stays 0) wherever a rate is
+// read: in its JSON, in a subset, once it changes its own graph; the original is untouched.
+TEST(TopologyGraph, AReductionCopyReadsEveryRateTimesItsFactor) {
+  Topology t = diamond();
+  t.set_reduce_gbps(t.device_of_rank(1), 0);
+  const Topology copy = t.with_scaled_reduction(2);
+  Topology written = t;
+  for (VertexId v = 0; v < t.num_devices(); ++v) written.set_reduce_gbps(v, t.device(v).reduce_gbps * 2);
+  for (VertexId v = 0; v < t.num_devices(); ++v) {
+    EXPECT_EQ(copy.reduce_gbps_of(v), t.device(v).reduce_gbps * 2) << "device " << v;
+    EXPECT_EQ(t.reduce_gbps_of(v), t.device(v).reduce_gbps) << "device " << v;
+  }
+  EXPECT_EQ(to_json(copy), to_json(written));
+  EXPECT_EQ(to_json(copy.with_scaled_reduction(1.5)), to_json(written.with_scaled_reduction(1.5)));
+  EXPECT_EQ(to_json(without_hosts(copy, {})), to_json(without_hosts(written, {})));
+  Topology changed = copy;
+  changed.set_link_figures(0, 5, 1);  // a graph of its own, the rates written into it
+  EXPECT_EQ(changed.device(changed.device_of_rank(0)).reduce_gbps, 200);
+  EXPECT_EQ(changed.reduce_gbps_of(changed.device_of_rank(0)), 200);
+  EXPECT_EQ(t.device(t.device_of_rank(0)).reduce_gbps, 100);
+  EXPECT_THAT(error_of([&] { (void)t.with_scaled_reduction(-1); }), HasSubstr("reduction scale factor"));
 }
 
 // Copies share the graph until one of them changes it: a change to any copy, scaled or not,

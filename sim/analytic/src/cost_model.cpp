@@ -267,7 +267,7 @@ coll::LevelCosts derive_level_costs(const topo::Topology& topology, int nranks) 
 double reduce_us_per_byte(const topo::Topology& topology, int nranks) {
   double slowest = std::numeric_limits<double>::infinity();
   for (int r = 0; r < nranks; ++r) {
-    const double gbps = topology.device(topology.device_of_rank(r)).reduce_gbps;
+    const double gbps = topology.reduce_gbps_of(topology.device_of_rank(r));
     if (gbps > 0) slowest = std::min(slowest, gbps);
   }
   return us_per_byte(slowest);

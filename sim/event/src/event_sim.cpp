@@ -50,7 +50,7 @@ void insert_peer(std::vector<std::pair<int, std::uint32_t>>& table, int peer, st
 }  // namespace
 
 double rank_gamma(const topo::Topology& topology, int rank) {
-  const double gbps = topology.device(topology.device_of_rank(rank)).reduce_gbps;
+  const double gbps = topology.reduce_gbps_of(topology.device_of_rank(rank));
   return gbps > 0 ? 1.0 / (gbps * 1e3) : 0.0;
 }
 

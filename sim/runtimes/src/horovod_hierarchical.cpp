@@ -65,7 +65,7 @@ double cpu_reduce_us_per_byte(const topo::Topology& t, int host, int processes) 
   double gbps = 0;
   for (topo::VertexId v = 0; v < t.num_devices(); ++v) {
     const topo::Device& d = t.device(v);
-    if (d.kind == topo::DeviceKind::cpu && d.host == host) gbps += d.reduce_gbps;
+    if (d.kind == topo::DeviceKind::cpu && d.host == host) gbps += t.reduce_gbps_of(v);
   }
   return gbps > 0 ? processes / (gbps * 1e3) : 0.0;
 }

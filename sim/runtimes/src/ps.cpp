@@ -17,7 +17,7 @@ namespace {
 double workers_reduce_gbps(const topo::Topology& t) {
   double slowest = std::numeric_limits<double>::infinity();
   for (int r = 0; r < t.num_ranks(); ++r) {
-    const double g = t.device(t.device_of_rank(r)).reduce_gbps;
+    const double g = t.reduce_gbps_of(t.device_of_rank(r));
     if (g > 0) slowest = std::min(slowest, g);
   }
   return std::isfinite(slowest) ? slowest : 0;

@@ -110,7 +110,7 @@ bool has_links(const topo::Topology& t, topo::LinkKind kind) {
 }
 
 std::string reduction_label(const topo::Topology& t) {
-  const double rate = t.num_ranks() > 0 ? t.device(t.device_of_rank(0)).reduce_gbps : 0;
+  const double rate = t.num_ranks() > 0 ? t.reduce_gbps_of(t.device_of_rank(0)) : 0;
   return "the reduction rate (" + gbps(rate) + " on rank 0's " + device_name(t.device(t.device_of_rank(0)).kind) + ")";
 }
 
@@ -135,20 +135,6 @@ std::string describe_link(const topo::Topology& t, topo::LinkKind kind, double* 
   return out;
 }
 
-topo::Topology with_scaled_latency(const topo::Topology& topology, double factor) {
-  topo::Topology t = topology;
-  for (std::size_t l = 0; l < t.num_links(); ++l)
-    t.set_link_figures(l, t.link(l).bandwidth_gbps, t.link(l).latency_us * factor);
-  return t;
-}
-
-topo::Topology with_scaled_reduction(const topo::Topology& topology, double factor) {
-  topo::Topology t = topology;
-  for (topo::VertexId v = 0; v < t.num_devices(); ++v)
-    if (t.device(v).reduce_gbps > 0) t.set_reduce_gbps(v, t.device(v).reduce_gbps * factor);
-  return t;
-}
-
 StepCosts halved_overheads(const StepCosts& c) {
   StepCosts out = c;
   out.launch_us /= kFaster;
@@ -161,8 +147,10 @@ StepCosts halved_overheads(const StepCosts& c) {
 }
 
 std::vector<WhatIfMachine> whatif_machines(const topo::Topology& topology) {
-  // What each machine is, then the machines themselves: each a copy of the whole topology (tens
-  // of megabytes at 16,384 GPUs), made on several threads.
+  // What each machine is, then the machines themselves: copies that share the machine's graph
+  // and read it with their factors (bandwidth per link kind, latency, reduction rate; the
+  // latency copy shares the paths found too where its costs scale exactly), made on several
+  // threads.
   std::vector<WhatIf> whatifs;
   std::vector<std::function<topo::Topology()>> make;
   std::vector<topo::LinkKind> kinds;
@@ -181,9 +169,9 @@ std::vector<WhatIfMachine> whatif_machines(const topo::Topology& topology) {
     make.emplace_back([&topology, kinds] { return topology.with_scaled_bandwidth(kinds, kFaster); });
   }
   whatifs.push_back({"latency", "link latency (every hop's alpha)", 0, 0});
-  make.emplace_back([&topology] { return with_scaled_latency(topology, 1 / kFaster); });
+  make.emplace_back([&topology] { return topology.with_scaled_latency(1 / kFaster); });
   whatifs.push_back({"reduction", reduction_label(topology), 0, 0});
-  make.emplace_back([&topology] { return with_scaled_reduction(topology, kFaster); });
+  make.emplace_back([&topology] { return topology.with_scaled_reduction(kFaster); });
   std::vector<topo::Topology> machines = parallel_map(make.size(), [&](std::size_t i) { return make[i](); });
   std::vector<WhatIfMachine> out;
   for (std::size_t i = 0; i < whatifs.size(); ++i) out.push_back({std::move(whatifs[i]), std::move(machines[i])});

@@ -13,12 +13,13 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson device_json(const Topology& t, const Device& d) {
+ojson device_json(const Topology& t, VertexId v) {
+  const Device& d = t.device(v);
   ojson j;
   j["id"] = d.id;
   j["kind"] = to_string(d.kind);
   if (d.host >= 0) j["host"] = t.host_name(d.host);
-  if (d.reduce_gbps != 0) j["reduce_gbps"] = d.reduce_gbps;
+  if (const double reduce = t.reduce_gbps_of(v); reduce != 0) j["reduce_gbps"] = reduce;
   if (d.compute_capability != 0) j["compute_capability"] = d.compute_capability;
   if (d.switch_reduction != SwitchReduction::none) j["switch_reduction"] = to_string(d.switch_reduction);
   return j;
@@ -56,7 +57,7 @@ std::string to_json(const Topology& t) {
   root["hosts"] = ojson::array();
   for (int h = 0; h < t.num_hosts(); ++h) root["hosts"].push_back(t.host_name(h));
   root["devices"] = ojson::array();
-  for (VertexId v = 0; v < t.num_devices(); ++v) root["devices"].push_back(device_json(t, t.device(v)));
+  for (VertexId v = 0; v < t.num_devices(); ++v) root["devices"].push_back(device_json(t, v));
   root["links"] = links_json(t);
   root["ranks"] = ojson::array();
   for (int r = 0; r < t.num_ranks(); ++r)

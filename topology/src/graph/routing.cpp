@@ -306,7 +306,7 @@ Path path_of(const Topology& t, const std::vector<EdgeId>& backwards) {
     const Link& l = g[e];
     path.links.push_back(l.index);
     path.bottleneck_gbps = std::min(path.bottleneck_gbps, t.bandwidth_of(l));
-    path.latency_us += l.latency_us;
+    path.latency_us += t.latency_of(l);
   }
   std::reverse(path.links.begin(), path.links.end());
   return path;

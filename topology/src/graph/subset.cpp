@@ -56,6 +56,7 @@ Topology without_hosts(const Topology& topology, const std::vector<int>& hosts) 
   std::vector<VertexId> vertex_map(topology.num_devices(), kNoDevice);
   for (VertexId v = 0; v < topology.num_devices(); ++v) {
     Device d = topology.device(v);
+    d.reduce_gbps = topology.reduce_gbps_of(v);
     if (d.host >= 0 && removed[static_cast<std::size_t>(d.host)]) continue;
     if (d.host >= 0) d.host = host_map[static_cast<std::size_t>(d.host)];
     vertex_map[v] = out.add_device(std::move(d));

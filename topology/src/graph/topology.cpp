@@ -21,10 +21,19 @@ Topology::Topology()
 
 namespace {
 
-// A store of its own: the graph copied, each link's bandwidth times its kind's factor where
-// `scale` is given. Edge descriptors point at edge properties inside the graph they came from,
+// The factors a copy reads its graph with (Topology's bandwidth_scale_, latency_scale_,
+// reduce_scale_), to be written into a store of its own.
+struct Factors {
+  const std::array<double, kLinkKinds>* bandwidth = nullptr;  // none: every factor 1
+  double latency = 1.0;
+  double reduce = 1.0;
+};
+
+// A store of its own: the graph copied, each link's bandwidth and latency and each device's
+// reduction rate times its factor, the products a copy reads (Topology::link(),
+// reduce_gbps_of()). Edge descriptors point at edge properties inside the graph they came from,
 // so the link index -> edge table is rebuilt from each edge's stored index.
-std::shared_ptr<GraphStore> copy_store(const GraphStore& from, const std::array<double, kLinkKinds>* scale) {
+std::shared_ptr<GraphStore> copy_store(const GraphStore& from, const Factors& factors) {
   auto store = std::make_shared<GraphStore>();
   // Assigned in place: boost::adjacency_list has no move constructor, so a GraphStore built
   // from a temporary copied the whole graph twice.
@@ -33,9 +42,27 @@ std::shared_ptr<GraphStore> copy_store(const GraphStore& from, const std::array<
   for (auto [it, end] = boost::edges(store->graph); it != end; ++it) {
     Link& link = store->graph[*it];
     store->links[link.index] = *it;
-    if (scale) link.bandwidth_gbps *= (*scale)[static_cast<std::size_t>(link.kind)];
+    if (factors.bandwidth) link.bandwidth_gbps *= (*factors.bandwidth)[static_cast<std::size_t>(link.kind)];
+    if (factors.latency != 1.0) link.latency_us *= factors.latency;
   }
+  if (factors.reduce != 1.0)
+    for (VertexId v = 0; v < boost::num_vertices(store->graph); ++v) store->graph[v].reduce_gbps *= factors.reduce;
   return store;
+}
+
+// Whether every link's cost in picoseconds (latency_ps) times `factor` is exactly its cost with
+// its latency times `factor`: then every route search compares costs as it did, scaled by one
+// positive number, and finds the same paths.
+bool costs_scale_exactly(const Graph& g, double factor) {
+  for (auto [it, end] = boost::edges(g); it != end; ++it) {
+    const double us = g[*it].latency_us;
+    const double scaled = us * factor;
+    if (!(us >= 0 && us < 1e9) || !(scaled >= 0 && scaled < 1e9)) return false;  // latency_ps would refuse it
+    const auto ps = static_cast<double>(std::llround(us * 1e6));
+    const auto scaled_ps = static_cast<double>(std::llround(scaled * 1e6));
+    if (ps * factor != scaled_ps || std::fma(ps, factor, -scaled_ps) != 0) return false;  // the product exact
+  }
+  return true;
 }
 
 }  // namespace
@@ -52,6 +79,8 @@ Topology::Topology(const Topology& other)
       store_(other.store_),
       bandwidth_scale_(other.bandwidth_scale_),
       scaled_(other.scaled_),
+      latency_scale_(other.latency_scale_),
+      reduce_scale_(other.reduce_scale_),
       hosts_(other.hosts_),
       rank_device_(other.rank_device_),
       rank_map_count_(other.rank_map_count_),
@@ -67,6 +96,8 @@ Topology::Topology(Topology&& other) noexcept
       store_(std::exchange(other.store_, std::make_shared<GraphStore>())),
       bandwidth_scale_(std::exchange(other.bandwidth_scale_, {1.0, 1.0, 1.0, 1.0, 1.0})),
       scaled_(std::exchange(other.scaled_, false)),
+      latency_scale_(std::exchange(other.latency_scale_, 1.0)),
+      reduce_scale_(std::exchange(other.reduce_scale_, 1.0)),
       hosts_(std::move(other.hosts_)),
       rank_device_(std::move(other.rank_device_)),
       rank_map_count_(std::move(other.rank_map_count_)),
@@ -83,6 +114,8 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     store_ = std::exchange(other.store_, std::make_shared<GraphStore>());
     bandwidth_scale_ = std::exchange(other.bandwidth_scale_, {1.0, 1.0, 1.0, 1.0, 1.0});
     scaled_ = std::exchange(other.scaled_, false);
+    latency_scale_ = std::exchange(other.latency_scale_, 1.0);
+    reduce_scale_ = std::exchange(other.reduce_scale_, 1.0);
     hosts_ = std::move(other.hosts_);
     rank_device_ = std::move(other.rank_device_);
     rank_map_count_ = std::move(other.rank_map_count_);
@@ -93,10 +126,13 @@ Topology& Topology::operator=(Topology&& other) noexcept {
 }
 
 GraphStore& Topology::own_store() {
-  if (scaled_ || store_.use_count() > 1) {
-    store_ = copy_store(*store_, scaled_ ? &bandwidth_scale_ : nullptr);
+  const bool factors = scaled_ || latency_scale_ != 1.0 || reduce_scale_ != 1.0;
+  if (factors || store_.use_count() > 1) {
+    store_ = copy_store(*store_, Factors{scaled_ ? &bandwidth_scale_ : nullptr, latency_scale_, reduce_scale_});
     bandwidth_scale_.fill(1.0);
     scaled_ = false;
+    latency_scale_ = 1.0;
+    reduce_scale_ = 1.0;
   }
   const std::lock_guard lock(store_->checked_mutex);
   store_->checked.clear();  // about to change: validate() reads it again
@@ -212,11 +248,21 @@ std::vector<std::size_t> Topology::in_links(VertexId v) const {
 Link Topology::link(std::size_t index) const {
   Link l = store_->graph[store_->links.at(index)];
   l.bandwidth_gbps = bandwidth_of(l);
+  l.latency_us = latency_of(l);
   return l;
 }
 
 double Topology::bandwidth_of(const Link& link) const {
   return scaled_ ? link.bandwidth_gbps * bandwidth_scale_[static_cast<std::size_t>(link.kind)] : link.bandwidth_gbps;
+}
+
+double Topology::latency_of(const Link& link) const {
+  return latency_scale_ != 1.0 ? link.latency_us * latency_scale_ : link.latency_us;
+}
+
+double Topology::reduce_gbps_of(VertexId v) const {
+  const double gbps = store_->graph[v].reduce_gbps;
+  return reduce_scale_ != 1.0 ? gbps * reduce_scale_ : gbps;
 }
 VertexId Topology::link_source(std::size_t index) const { return boost::source(store_->links.at(index), store_->graph); }
 VertexId Topology::link_target(std::size_t index) const { return boost::target(store_->links.at(index), store_->graph); }
@@ -276,9 +322,9 @@ void Topology::set_reduce_gbps(VertexId device, double gbps) {
 
 namespace {
 
-void check_scale_factor(double factor) {
+void check_scale_factor(double factor, const char* what = "bandwidth") {
   if (!(factor > 0) || !std::isfinite(factor))
-    throw Error("bandwidth scale factor must be positive and finite, got " + std::to_string(factor));
+    throw Error(std::string(what) + " scale factor must be positive and finite, got " + std::to_string(factor));
 }
 
 }  // namespace
@@ -303,6 +349,31 @@ Topology Topology::with_scaled_bandwidth(const std::array<double, kLinkKinds>& f
   if (copy.scaled_) copy.own_store();
   copy.bandwidth_scale_ = factors;
   copy.scaled_ = std::any_of(factors.begin(), factors.end(), [](double f) { return f != 1.0; });
+  return copy;
+}
+
+Topology Topology::with_scaled_latency(double factor) const {
+  check_scale_factor(factor, "latency");
+  Topology copy(*this);
+  // Scaled again: written out first, so that every latency is the product of the same two
+  // roundings as when each copy held its own graph.
+  if (copy.latency_scale_ != 1.0) copy.own_store();
+  if (costs_scale_exactly(copy.store_->graph, factor)) {
+    copy.latency_scale_ = factor;  // the paths found so far stay the copy's (legs_ shared)
+    return copy;
+  }
+  for (std::size_t l = 0; l < copy.num_links(); ++l) {
+    const Link figures = copy.link(l);
+    copy.set_link_figures(l, figures.bandwidth_gbps, figures.latency_us * factor);
+  }
+  return copy;
+}
+
+Topology Topology::with_scaled_reduction(double factor) const {
+  check_scale_factor(factor, "reduction");
+  Topology copy(*this);
+  if (copy.reduce_scale_ != 1.0) copy.own_store();  // as with_scaled_latency
+  copy.reduce_scale_ = factor;
   return copy;
 }
 

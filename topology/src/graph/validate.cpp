@@ -58,8 +58,9 @@ void check_devices(const Topology& t) {
     if (d.host < -1 || d.host >= t.num_hosts())
       throw Error(where() + ".host: device '" + d.id + "' names host " + std::to_string(d.host) + " of " +
                   std::to_string(t.num_hosts()));
-    if (!(d.reduce_gbps == 0 || (d.reduce_gbps >= limits::kMinBandwidthGbps && d.reduce_gbps <= limits::kMaxBandwidthGbps)))
-      throw Error(where() + ".reduce_gbps: device '" + d.id + "' has reduce rate " + fmt_num(d.reduce_gbps) +
+    const double reduce = t.reduce_gbps_of(v);
+    if (!(reduce == 0 || (reduce >= limits::kMinBandwidthGbps && reduce <= limits::kMaxBandwidthGbps)))
+      throw Error(where() + ".reduce_gbps: device '" + d.id + "' has reduce rate " + fmt_num(reduce) +
                   " (must be 0 or in [" + fmt_num(limits::kMinBandwidthGbps) + ", " +
                   fmt_num(limits::kMaxBandwidthGbps) + "] GB/s: " + limits::kLinkFigureReason + ")");
     check_capabilities(d, where);
@@ -99,11 +100,11 @@ void check_links(const Topology& t) {
 
 void Topology::validate() const {
   check_hosts(*this);
-  // The devices and links once per graph, hosts and bandwidth factors (GraphStore::checked).
+  // The devices and links once per graph, hosts and factors (GraphStore::checked).
   {
     const std::lock_guard lock(store_->checked_mutex);
     std::vector<GraphStore::Checked>& seen = store_->checked;
-    const GraphStore::Checked mine{num_hosts(), bandwidth_scale_};
+    const GraphStore::Checked mine{num_hosts(), bandwidth_scale_, latency_scale_, reduce_scale_};
     if (std::find(seen.begin(), seen.end(), mine) == seen.end()) {
       check_devices(*this);
       check_links(*this);

@@ -65,6 +65,7 @@ HostDevices add_copy(Topology& t, const Topology& server, int n, const std::vect
   std::vector<VertexId> copy(server.num_devices(), kNoDevice);
   for (VertexId v = 0; v < server.num_devices(); ++v) {
     Device d = server.device(v);
+    d.reduce_gbps = server.reduce_gbps_of(v);
     if (d.host < 0) continue;
     d.id = name + "/" + local_id(d.id, server.host_name(d.host));
     d.host = out.host;

@@ -25,14 +25,16 @@ struct GraphStore {
   Graph graph;
   std::vector<EdgeId> links;
   // What validate() found sound in this graph's devices and links: for how many hosts (a device
-  // names one of them) and with which bandwidth factors (a scaled copy reads its links times
-  // them). A copy that shares the graph and differs in neither (with_nvls_switch adds ranks
-  // only) skips those checks: 42,000 links on a 512-host machine. The last kCheckedKept are
-  // kept (a machine, its efficiency-scaled copy, what-if copies). Topology::own_store(), which
-  // every change of the graph goes through, forgets them.
+  // names one of them) and with which factors (a scaled copy reads its links' bandwidths and
+  // latencies and its devices' reduction rates times them). A copy that shares the graph and differs in neither
+  // (with_nvls_switch adds ranks only) skips those checks: 42,000 links on a 512-host machine. The last kCheckedKept
+  // are kept (a machine, its efficiency-scaled copy, what-if copies). Topology::own_store(), which every change of the
+  // graph goes through, forgets them.
   struct Checked {
     int hosts = 0;
     std::array<double, kLinkKinds> scale{};
+    double latency_scale = 1.0;
+    double reduce_scale = 1.0;
     bool operator==(const Checked&) const = default;
   };
   static constexpr std::size_t kCheckedKept = 4;

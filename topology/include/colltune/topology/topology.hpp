@@ -111,10 +111,16 @@ class Topology {
   std::size_t num_links() const;
   const Device& device(VertexId v) const;
   // A link's figures on this machine: the graph's, with the bandwidth times its kind's factor
-  // where this is a scaled copy (with_scaled_bandwidth).
+  // and the latency times the latency factor where this is a scaled copy (with_scaled_bandwidth,
+  // with_scaled_latency).
   Link link(std::size_t index) const;
-  // The bandwidth of a link of the graph (graph.hpp) on this machine, as link() gives it.
+  // The bandwidth and the latency of a link of the graph (graph.hpp) on this machine, as link()
+  // gives them.
   double bandwidth_of(const Link& link) const;
+  double latency_of(const Link& link) const;
+  // A device's reduction rate on this machine: device(v).reduce_gbps, times the factor of a
+  // with_scaled_reduction copy. Read rates with this, not with device().
+  double reduce_gbps_of(VertexId v) const;
   VertexId link_source(std::size_t index) const;
   VertexId link_target(std::size_t index) const;
   // The links leaving (entering) a device, as link indices, in the order they were added.
@@ -189,6 +195,16 @@ class Topology {
   Topology with_scaled_bandwidth(const std::vector<LinkKind>& kinds, double factor) const;
   // A copy with every link's bandwidth times its kind's factor (factors[LinkKind's value]).
   Topology with_scaled_bandwidth(const std::array<double, kLinkKinds>& factors) const;
+  // A copy with every link's latency times `factor` (> 0, finite): "what if every hop's alpha
+  // were halved?". Where every link's latency in integer picoseconds (a route's cost) is exactly
+  // `factor` times what it was (0.5 on the presets' latencies), every route search orders paths
+  // as before and picks the same ones: the copy then shares the graph and the paths found so
+  // far, and reads each latency times the factor (link(), latency_of()). Elsewhere it writes
+  // the latencies into a graph of its own, and searches its paths again.
+  Topology with_scaled_latency(double factor) const;
+  // A copy with every device's reduction rate times `factor` (> 0, finite), read where a rate
+  // is read (reduce_gbps_of()); the graph and the paths shared.
+  Topology with_scaled_reduction(double factor) const;
 
  private:
   // Shared by copies until one of them changes it (own_store()); never null.
@@ -197,6 +213,11 @@ class Topology {
   // `scaled_` is false while every factor is 1.
   std::array<double, kLinkKinds> bandwidth_scale_{1.0, 1.0, 1.0, 1.0, 1.0};
   bool scaled_ = false;
+  // The factors a link's latency and a device's reduction rate are read with (1: none). A
+  // latency factor other than 1 scales every link's cost in picoseconds exactly
+  // (with_scaled_latency), so the graph's own latencies order paths as the copy's do.
+  double latency_scale_ = 1.0;
+  double reduce_scale_ = 1.0;
   std::vector<std::string> hosts_;
   std::vector<VertexId> rank_device_;      // rank -> device; unmapped slots hold kNoDevice
   std::vector<int> rank_map_count_;        // rank -> times map_rank() named it (validate() wants 1)
@@ -212,7 +233,7 @@ class Topology {
 
   RouteCache& cache() const { return *cache_; }  // every constructor and assignment makes one
   // The store, for a change: a copy of its own first where it is shared, with the bandwidth
-  // factors written into the copy's links.
+  // and latency factors written into the copy's links and the reduction factor into its devices.
   GraphStore& own_store();
   // nic_routing.cpp; each expects cache().mutex held.
   const NicPlan& nic_plan(int rank) const;

@@ -78,9 +78,6 @@ Bottleneck step_bottleneck(const topo::Topology& topology, const Workload& workl
 // Horovod's own costs twice as cheap: launch, per-tensor and negotiation halved, fusion copies
 // and the compute slowdown under communication (interference - 1) twice as fast.
 StepCosts halved_overheads(const StepCosts& resolved);
-// Copies of the machine with every link's latency, or every device's reduction rate, scaled.
-topo::Topology with_scaled_latency(const topo::Topology& topology, double factor);
-topo::Topology with_scaled_reduction(const topo::Topology& topology, double factor);
 
 // The narrowest link of `kind` on the route a prediction leans on (rank 0 to the first rank of
 // another host; on one host, rank 0 to rank 1), in words, with its rate and the faster network
