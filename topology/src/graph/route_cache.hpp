@@ -126,6 +126,11 @@ struct NicPlan {
   std::size_t index_for(int channel) const {
     return static_cast<std::size_t>(start + channel % per_gpu) % nics.size();
   }
+  // By index into `nics`: the legs between the rank's GPU and that NIC, out and in
+  // (Topology::leg(), kept in the LegCache, whose entries stay where they are), found on first
+  // use: a route then looks up its network leg alone. Cleared with the plan whenever the legs
+  // are (Topology::invalidate_routes()).
+  mutable std::vector<const std::optional<Path>*> out_legs, in_legs;
 };
 
 // What route() needs of every rank and host, built on its first query: each rank's host (a
