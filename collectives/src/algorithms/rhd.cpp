@@ -21,11 +21,19 @@
 // brackets only when e > 0, S_k = largest group of p'/2^(k+1) segments; for p a power of two and
 // n divisible by p: 2 lg p a + 2 (p-1)/p n b + (p-1)/p n g (either order: the orders differ in
 // which link level carries the large exchanges).
-// chunk_elems does not apply (every step already moves a distinct block).
+// chunk_elems does not apply (every step already moves a distinct block). The schedule is
+// generated one step at a time (RhdSteps below): stored, it was 460,000 steps on 16,384 ranks,
+// of which the event simulator's XOR fold reads one rank's.
 #include <algorithm>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "colltune/collectives/algorithms/algorithms.hpp"
 #include "colltune/collectives/algorithms/index_math.hpp"
+#include "colltune/common/error.hpp"
 
 namespace colltune::coll::algo {
 namespace {
@@ -65,30 +73,6 @@ std::size_t group_start(int v, const std::vector<int>& ds, std::size_t k) {
   return start;
 }
 
-// Halving (reduce) or doubling (copy) exchange of step k, time step t: the group of p'/2^k
-// segments splits in halves of h = p'/2^(k+1); v keeps the half its bit at d_k names.
-void exchange(ScheduleBuilder& b, const Fold& f, std::size_t count, const std::vector<int>& ds, std::size_t k, int t,
-              bool halving) {
-  const auto parts = static_cast<std::size_t>(f.active);
-  const std::size_t half = parts >> (k + 1);
-  const int d = ds[k];
-  for (int v = 0; v < f.active; ++v) {
-    const int partner = v ^ d;
-    const std::size_t lo = group_start(v, ds, k);
-    // Halving: send the partner's half. Doubling: send my own half.
-    const bool send_upper = ((v & d) == 0) == halving;
-    const std::size_t first = lo + (send_upper ? half : 0);
-    b.message(t, f.real(v), f.real(partner), segments_span(first, first + half, parts, count), halving);
-  }
-}
-
-void fold_messages(ScheduleBuilder& b, const Fold& f, std::size_t count, int t, bool fold) {
-  for (int i = 0; i < f.extra; ++i) {
-    if (fold) b.message(t, 2 * i, 2 * i + 1, Block{0, count}, true);
-    else b.message(t, 2 * i + 1, 2 * i, Block{0, count}, false);
-  }
-}
-
 // Largest block of `segments` aligned segments among `parts` segments of count (the first one).
 double span_bytes(std::size_t segments, int parts, std::size_t count, std::size_t elem_size) {
   const Block s = segments_span(0, segments, static_cast<std::size_t>(parts), count);
@@ -112,30 +96,6 @@ double fold_cost(const RankLayout& layout, const Fold& f, std::size_t count, std
   return message_time(levels, bytes, costs) + (reduce ? bytes * costs.gamma_us_per_byte : 0.0);
 }
 
-// Steps 2 and/or 3 with an optional fold around them; t counts time steps.
-Schedule build_rhd_like(const std::string& id, Collective c, const RankLayout& layout, std::size_t count,
-                        bool halving, bool doubling, Order order = Order::far_first) {
-  const int p = layout.nranks();
-  const Fold f = fold_of(p);
-  const std::vector<int> ds = distances(f.active, order);
-  ScheduleBuilder b(id, c, p, count);
-  int t = 0;
-  if (c == Collective::allreduce) fold_messages(b, f, count, t++, true);
-  if (halving) {
-    for (std::size_t k = 0; k < ds.size(); ++k) exchange(b, f, count, ds, k, t++, true);
-  }
-  if (doubling) {
-    for (std::size_t k = ds.size(); k-- > 0;) exchange(b, f, count, ds, k, t++, false);
-  }
-  if (c == Collective::allreduce) fold_messages(b, f, count, t, false);
-  if (c != Collective::allreduce) {
-    std::vector<Block> owned;
-    for (int r = 0; r < p; ++r) owned.push_back(segment_of(static_cast<std::size_t>(r), static_cast<std::size_t>(p), count));
-    b.set_owned(std::move(owned));
-  }
-  return b.finish();
-}
-
 double cost_rhd_like(const RankLayout& layout, std::size_t count, std::size_t elem_size, bool fold, bool halving,
                      bool doubling, const LevelCosts& costs, Order order = Order::far_first) {
   const Fold f = fold_of(layout.nranks());
@@ -150,6 +110,91 @@ double cost_rhd_like(const RankLayout& layout, std::size_t count, std::size_t el
   return t;
 }
 
+// The schedule, generated one step at a time (step_source.hpp; stored, it is materialize() of
+// this, which drops the steps whose blocks are all empty, as when nothing is sent). Rank x's
+// steps: for an allreduce on p not a power of two, the fold first (odd x < 2e receives from
+// x - 1, even x < 2e sends to x + 1), then the exchanges of its new rank v (the halving steps,
+// then the doubling ones, those the variant runs), then the unfold; an even x < 2e has the fold
+// and the unfold only. In an exchange v sends its block to v xor d and receives its partner's;
+// the pair's lower new rank lists its send first, the higher its receive first.
+class RhdSteps final : public StepSource {
+ public:
+  RhdSteps(ScheduleHeader header, bool halving, bool doubling, Order order, int xor_period)
+      : StepSource(std::move(header)),
+        fold_(fold_of(this->header().nranks)),
+        ds_(distances(fold_.active, order)),
+        halving_(halving),
+        doubling_(doubling),
+        folds_(this->header().collective == Collective::allreduce),
+        xor_period_(xor_period) {}
+
+  std::size_t num_steps(int rank) const override {
+    const int v = new_rank(rank);
+    const std::size_t fold_steps = folds_ && rank < 2 * fold_.extra ? 2 : 0;
+    return v < 0 ? fold_steps : exchange_steps() + fold_steps;
+  }
+
+  std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override {
+    scratch.clear();
+    const Block whole{0, header().count};
+    if (folds_ && rank < 2 * fold_.extra) {
+      const bool sender = rank % 2 == 0;  // folds into rank + 1, which unfolds back into it
+      const int partner = sender ? rank + 1 : rank - 1;
+      const std::size_t last = num_steps(rank) - 1;
+      if (whole.count > 0 && (step == 0 || step == last)) {
+        const bool folding = step == 0;
+        const OpKind kind = folding == sender ? OpKind::send : (folding ? OpKind::recv_reduce : OpKind::recv_copy);
+        scratch.emplace_back(kind, partner, whole);
+      }
+      if (step == 0 || step == last) return scratch;
+      --step;  // an exchange of odd rank's new rank
+    }
+    exchange(new_rank(rank), step, scratch);
+    return scratch;
+  }
+
+  int xor_period() const override { return xor_period_; }
+
+ private:
+  // The new rank of real rank x (Fold::real's inverse); -1 for an even x < 2e, which only folds.
+  int new_rank(int x) const {
+    if (x < 2 * fold_.extra) return x % 2 == 1 ? x / 2 : -1;
+    return x - fold_.extra;
+  }
+  std::size_t exchange_steps() const { return (halving_ ? ds_.size() : 0) + (doubling_ ? ds_.size() : 0); }
+
+  // The ops of new rank v's exchange step j: halving step k = j (reducing), or doubling step
+  // k = L - 1 - (j - L) (copying), over the p'/2^k segments of its group.
+  void exchange(int v, std::size_t j, std::vector<Op>& out) const {
+    const std::size_t halvings = halving_ ? ds_.size() : 0;
+    const bool halving = j < halvings;
+    const std::size_t k = halving ? j : ds_.size() - 1 - (j - halvings);
+    const auto parts = static_cast<std::size_t>(fold_.active);
+    const std::size_t half = parts >> (k + 1);
+    const int d = ds_[k];
+    // What new rank u sends: halving, the half its partner keeps; doubling, its own half.
+    const auto block_of = [&](int u) {
+      const bool send_upper = ((u & d) == 0) == halving;
+      const std::size_t first = group_start(u, ds_, k) + (send_upper ? half : 0);
+      return segments_span(first, first + half, parts, header().count);
+    };
+    const int w = v ^ d;
+    const Block mine = block_of(v), theirs = block_of(w);
+    const int peer = fold_.real(w);
+    const OpKind receive = halving ? OpKind::recv_reduce : OpKind::recv_copy;
+    if (v < w && mine.count > 0) out.emplace_back(OpKind::send, peer, mine);
+    if (theirs.count > 0) out.emplace_back(receive, peer, theirs);
+    if (v > w && mine.count > 0) out.emplace_back(OpKind::send, peer, mine);
+  }
+
+  Fold fold_;
+  std::vector<int> ds_;
+  bool halving_ = true;
+  bool doubling_ = true;
+  bool folds_ = true;  // an allreduce: extra ranks fold in first
+  int xor_period_ = 0;
+};
+
 // Summing each step's slowest message is exact when every step's exchanges are all inside
 // hosts or all across them with as many per host (hosts holding a power of two of ranks);
 // otherwise ranks run ahead of each other and the sum overestimates.
@@ -157,10 +202,43 @@ bool steps_align_with_hosts(const RankLayout& layout) {
   return layout.nhosts() == 1 || (layout.is_uniform() && is_pow2(layout.max_ranks_per_host()));
 }
 
+std::unique_ptr<StepSource> generate_rhd_like(const std::string& id, Collective c, const RankLayout& layout,
+                                              std::size_t count, bool halving, bool doubling, int xor_period,
+                                              Order order = Order::far_first) {
+  const int p = layout.nranks();
+  if (p <= 0) throw Error("algorithm '" + id + "': needs at least one rank (got " + std::to_string(p) + ")");
+  ScheduleHeader header{id, c, p, count, {}};
+  if (c != Collective::allreduce)
+    for (int r = 0; r < p; ++r)
+      header.owned.push_back(segment_of(static_cast<std::size_t>(r), static_cast<std::size_t>(p), count));
+  return std::make_unique<RhdSteps>(std::move(header), halving, doubling, order, xor_period);
+}
+
+// rhd and rhd_near on a power of two of ranks and equal segments (count divisible by p): rank
+// r xor m runs rank r's exchanges with every peer xor m and equal blocks, so they declare XOR
+// period 1 (StepSource::xor_period).
+int rhd_xor_period(const RankLayout& layout, std::size_t count) {
+  const int p = layout.nranks();
+  return p > 1 && is_pow2(p) && count % static_cast<std::size_t>(p) == 0 ? 1 : 0;
+}
+
 }  // namespace
 
-Schedule build_rhd(const RankLayout& layout, std::size_t count, const AlgoOptions& /*options*/) {
-  return build_rhd_like("rhd", Collective::allreduce, layout, count, true, true);
+std::unique_ptr<StepSource> generate_rhd(const RankLayout& layout, std::size_t count, const AlgoOptions& /*options*/) {
+  return generate_rhd_like("rhd", Collective::allreduce, layout, count, true, true, rhd_xor_period(layout, count));
+}
+std::unique_ptr<StepSource> generate_rhd_near(const RankLayout& layout, std::size_t count,
+                                              const AlgoOptions& /*options*/) {
+  return generate_rhd_like("rhd_near", Collective::allreduce, layout, count, true, true, rhd_xor_period(layout, count),
+                           Order::near_first);
+}
+std::unique_ptr<StepSource> generate_reduce_scatter_rh(const RankLayout& layout, std::size_t count,
+                                                       const AlgoOptions& /*options*/) {
+  return generate_rhd_like("reduce_scatter_rh", Collective::reduce_scatter, layout, count, true, false, 0);
+}
+std::unique_ptr<StepSource> generate_allgather_rd(const RankLayout& layout, std::size_t count,
+                                                  const AlgoOptions& /*options*/) {
+  return generate_rhd_like("allgather_rd", Collective::allgather, layout, count, false, true, 0);
 }
 
 // Far first: exact on misaligned hosts too, as long as the hosts' NICs add no sharing (the
@@ -169,10 +247,6 @@ std::optional<double> cost_rhd(const RankLayout& layout, std::size_t bytes, std:
                                const AlgoOptions& /*options*/, const LevelCosts& costs) {
   if (!steps_align_with_hosts(layout) && costs.beta_host_us_per_byte > 0) return std::nullopt;
   return cost_rhd_like(layout, elements_of(bytes, elem_size), elem_size, true, true, true, costs);
-}
-
-Schedule build_rhd_near(const RankLayout& layout, std::size_t count, const AlgoOptions& /*options*/) {
-  return build_rhd_like("rhd_near", Collective::allreduce, layout, count, true, true, Order::near_first);
 }
 
 // Near first on misaligned hosts, the first steps mix levels and the sum overestimates (by up to
@@ -185,9 +259,6 @@ std::optional<double> cost_rhd_near(const RankLayout& layout, std::size_t bytes,
 
 // Reduce-scatter by recursive halving alone (p a power of two): step 2 above, rank r ends with
 // segment r. lg p steps; bytes per rank (p-1)/p n; cost sum_k (a + S_k b + S_k g).
-Schedule build_reduce_scatter_rh(const RankLayout& layout, std::size_t count, const AlgoOptions& /*options*/) {
-  return build_rhd_like("reduce_scatter_rh", Collective::reduce_scatter, layout, count, true, false);
-}
 
 double cost_reduce_scatter_rh(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                               const AlgoOptions& /*options*/, const LevelCosts& costs) {
@@ -196,9 +267,6 @@ double cost_reduce_scatter_rh(const RankLayout& layout, std::size_t bytes, std::
 
 // Allgather by recursive doubling alone (p a power of two): step 3 above, rank r starts with
 // segment r. lg p steps; bytes per rank (p-1)/p n; cost sum_k (a + S_k b).
-Schedule build_allgather_rd(const RankLayout& layout, std::size_t count, const AlgoOptions& /*options*/) {
-  return build_rhd_like("allgather_rd", Collective::allgather, layout, count, false, true);
-}
 
 double cost_allgather_rd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                          const AlgoOptions& /*options*/, const LevelCosts& costs) {

@@ -27,16 +27,6 @@ std::unique_ptr<StepSource> stored(const RankLayout& layout, std::size_t count, 
   return std::make_unique<StoredSteps>(Build(layout, count, options));
 }
 
-// Recursive halving-doubling's stored schedule with its symmetry: on a power-of-two number of
-// ranks and equal segments (count divisible by p), rank r xor m runs rank r's exchanges with
-// every peer xor m and equal blocks (algorithms/rhd.cpp), so it declares XOR period 1.
-template <Schedule (*Build)(const RankLayout&, std::size_t, const AlgoOptions&)>
-std::unique_ptr<StepSource> stored_xor(const RankLayout& layout, std::size_t count, const AlgoOptions& options) {
-  const int p = layout.nranks();
-  const bool symmetric = p > 1 && algo::is_pow2(p) && count % static_cast<std::size_t>(p) == 0;
-  return std::make_unique<StoredSteps>(Build(layout, count, options), symmetric ? 1 : 0);
-}
-
 // Summation depths (Algorithm::summation_depth).
 int ring_depth(const RankLayout& layout, const AlgoOptions& /*options*/) { return std::max(layout.nranks() - 1, 0); }
 int log_depth(const RankLayout& layout, const AlgoOptions& /*options*/) { return algo::ceil_log2(layout.nranks()); }
@@ -93,12 +83,12 @@ std::vector<Algorithm> make_table() {
        .description = "Rabenseifner: halving reduce-scatter + doubling allgather, 2 lg p steps, 2(p-1)/p n bytes; extra "
                       "ranks fold in first",
        .collective = ar, .runtimes = kColltuneOnly, .summation_depth = log_depth, .not_applicable = always,
-       .schedule = stored_xor<build_rhd>, .cost = cost_rhd},
+       .schedule = generate_rhd, .cost = cost_rhd},
       {.id = "rhd_near", .name = "recursive halving-doubling allreduce, nearest partner first",
        .description = "rhd with the distances reversed (SimGrid's rab_rdb): halving starts with the neighbour, so the "
                       "largest exchanges stay inside hosts and leaves",
        .collective = ar, .runtimes = kColltuneOnly, .summation_depth = log_depth, .not_applicable = always,
-       .schedule = stored_xor<build_rhd_near>, .cost = cost_rhd_near},
+       .schedule = generate_rhd_near, .cost = cost_rhd_near},
       {.id = "hierarchical", .name = "hierarchical allreduce (Horovod)",
        .description = "ring reduce-scatter in each host, inner allreduce of each n/L shard across hosts, ring allgather "
                       "in each host",
@@ -154,7 +144,7 @@ std::vector<Algorithm> make_table() {
        .description = "lg p pairwise exchanges of halving blocks, rank r ends with segment r: (p-1)/p n bytes per rank; "
                       "p a power of two",
        .collective = rs, .runtimes = kColltuneOnly, .summation_depth = log_depth, .not_applicable = power_of_two,
-       .schedule = stored<build_reduce_scatter_rh>, .cost = cost_reduce_scatter_rh},
+       .schedule = generate_reduce_scatter_rh, .cost = cost_reduce_scatter_rh},
       {.id = "allgather_ring", .name = "ring allgather",
        .description = "p-1 steps per chunk round around a ring, rank r starts with segment r: (p-1)/p n bytes per rank",
        .collective = ag, .runtimes = kColltuneOnly, .summation_depth = no_depth, .not_applicable = always,
@@ -163,7 +153,7 @@ std::vector<Algorithm> make_table() {
        .description = "lg p pairwise exchanges of doubling blocks, rank r starts with segment r: (p-1)/p n bytes per "
                       "rank; p a power of two",
        .collective = ag, .runtimes = kColltuneOnly, .summation_depth = no_depth, .not_applicable = power_of_two,
-       .schedule = stored<build_allgather_rd>, .cost = cost_allgather_rd},
+       .schedule = generate_allgather_rd, .cost = cost_allgather_rd},
   };
 }
 #pragma GCC diagnostic pop

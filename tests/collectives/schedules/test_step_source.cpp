@@ -1,9 +1,11 @@
 // Schedules read step by step: a stored schedule's view, generated schedules (the ring family,
-// the pipelined trees) against what build() returns, and the rotation symmetry a generator declares, checked by
-// brute force.
+// the pipelined trees, recursive halving-doubling) against what build() returns, and the
+// rotation and XOR symmetries a generator declares, checked by brute force.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "colltune/collectives/registry.hpp"
@@ -79,6 +81,58 @@ TEST(StepSource, RingFamilyIsGeneratedAndSymmetricWhenSegmentsAreEqual) {
   for (const char* id : {"dbtree", "nccl_tree"})  // the pipelined trees are generated too
     EXPECT_EQ(dynamic_cast<const StoredSteps*>(open_schedule(id, RankLayout::uniform(2, 4), 40).get()), nullptr) << id;
   EXPECT_NE(dynamic_cast<const StoredSteps*>(open_schedule("tree", RankLayout::uniform(8, 1), 40).get()), nullptr);
+}
+
+// Rank r xor m's step s must hold rank r's ops with peers xor m and the same kinds, counts and
+// channels, for every multiple m of d below p: as a set (a pair's lower rank lists its send
+// first, the higher its receive).
+void expect_xor_invariant(const StepSource& src, int d) {
+  const int p = src.header().nranks;
+  std::vector<Op> sa;
+  std::vector<Op> sb;
+  const auto sorted = [](std::vector<Op> ops) {
+    std::sort(ops.begin(), ops.end(), [](const Op& x, const Op& y) {
+      return std::tie(x.peer, x.kind, x.block.count, x.channel) < std::tie(y.peer, y.kind, y.block.count, y.channel);
+    });
+    return ops;
+  };
+  for (int m = d; m < p; m += d)
+    for (int r = 0; r < p; ++r) {
+      const int img = r ^ m;
+      ASSERT_EQ(src.num_steps(r), src.num_steps(img));
+      for (std::size_t s = 0; s < src.num_steps(r); ++s) {
+        const std::span<const Op> ra = src.ops(r, s, sa);
+        std::vector<Op> a(ra.begin(), ra.end());
+        for (Op& op : a) op.peer ^= m;
+        const std::span<const Op> rb = src.ops(img, s, sb);
+        a = sorted(std::move(a));
+        const std::vector<Op> b = sorted(std::vector<Op>(rb.begin(), rb.end()));
+        ASSERT_EQ(a.size(), b.size()) << "rank " << r << " step " << s << " xor " << m;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          EXPECT_EQ(a[i].kind, b[i].kind) << "rank " << r << " step " << s << " xor " << m;
+          EXPECT_EQ(a[i].peer, b[i].peer);
+          EXPECT_EQ(a[i].block.count, b[i].block.count);
+          EXPECT_EQ(a[i].channel, b[i].channel);
+        }
+      }
+    }
+}
+
+// Recursive halving-doubling and its halves are generated (460,000 stored steps on 16,384
+// ranks); rhd and rhd_near declare XOR period 1 where the ranks are a power of two and the
+// segments equal, checked by brute force, and none elsewhere.
+TEST(StepSource, RecursiveHalvingDoublingIsGeneratedWithItsXorSymmetry) {
+  for (const char* id : {"rhd", "rhd_near", "reduce_scatter_rh", "allgather_rd"})
+    EXPECT_EQ(dynamic_cast<const StoredSteps*>(open_schedule(id, RankLayout::uniform(4, 4), 64).get()), nullptr) << id;
+  for (const char* id : {"rhd", "rhd_near"}) {
+    for (int p : {2, 8, 32, 64}) {
+      const auto even = open_schedule(id, RankLayout::uniform(p / 2, 2), static_cast<std::size_t>(p) * 5);
+      ASSERT_EQ(even->xor_period(), 1) << id << " p=" << p;
+      expect_xor_invariant(*even, 1);
+    }
+    EXPECT_EQ(open_schedule(id, RankLayout::uniform(8, 2), 16 * 5 + 3)->xor_period(), 0) << id;
+    EXPECT_EQ(open_schedule(id, RankLayout::uniform(3, 4), 12 * 5)->xor_period(), 0) << id;
+  }
 }
 
 // Several rings (NCCL's channels, one per local rank without NCCL's orders) repeat per host:

@@ -89,17 +89,21 @@ std::size_t nccl_tree_pipeline_pieces(const RankLayout& layout, const AlgoOption
 int nccl_tree_depth(const RankLayout& layout, const AlgoOptions& options);
 
 // ---- recursive halving / doubling (rhd.cpp) -------------------------------------------------
-Schedule build_rhd(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+// Generated step by step (stored, 460,000 steps on 16,384 ranks). rhd and rhd_near declare XOR
+// period 1 on a power of two of ranks and a count they divide (StepSource::xor_period).
+std::unique_ptr<StepSource> generate_rhd(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+std::unique_ptr<StepSource> generate_rhd_near(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
+std::unique_ptr<StepSource> generate_reduce_scatter_rh(const RankLayout& layout, std::size_t count,
+                                                       const AlgoOptions& options);
+std::unique_ptr<StepSource> generate_allgather_rd(const RankLayout& layout, std::size_t count,
+                                                  const AlgoOptions& options);
 std::optional<double> cost_rhd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                                const AlgoOptions& options, const LevelCosts& costs);
 // Nearest partner first (SimGrid's rab_rdb): the same peers and bytes, the large exchanges near.
-Schedule build_rhd_near(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 std::optional<double> cost_rhd_near(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                                     const AlgoOptions& options, const LevelCosts& costs);
-Schedule build_reduce_scatter_rh(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 double cost_reduce_scatter_rh(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                               const AlgoOptions& options, const LevelCosts& costs);
-Schedule build_allgather_rd(const RankLayout& layout, std::size_t count, const AlgoOptions& options);
 double cost_allgather_rd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                          const AlgoOptions& options, const LevelCosts& costs);
 
