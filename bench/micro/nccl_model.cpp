@@ -15,10 +15,8 @@
 
 #include <chrono>
 #include <cstddef>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
+#include "colltune/common/heap.hpp"
 #include "colltune/sim/cost_model.hpp"
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/priced_machine.hpp"
@@ -161,9 +159,8 @@ double seconds_of(F&& f) {
 
 void BM_NcclPricedVsModel(benchmark::State& state) {
   const std::size_t bytes = static_cast<std::size_t>(state.range(0));
-#if defined(__GLIBC__)
-  mallopt(M_TOP_PAD, 64 << 20);
-#endif
+  static const bool slack = (keep_heap_slack(), true);  // as colltune's main() keeps it
+  (void)slack;
   benchmark::DoNotOptimize(priced_once(bytes));
   benchmark::DoNotOptimize(model_once(bytes));
   double priced_s = 0, model_s = 0;
