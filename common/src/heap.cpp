@@ -1,14 +1,15 @@
 #include "colltune/common/heap.hpp"
 
-#if defined(__GLIBC__) && defined(__linux__)
-#include <malloc.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
+// Included first: they define __GLIBC__, which the rest is conditional on.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+
+#if defined(__GLIBC__) && defined(__linux__)
+#include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 namespace colltune {
