@@ -21,11 +21,7 @@ void ScheduleBuilder::add(int rank, int t, const Op& op) {
   const long long key = static_cast<long long>(phase_) * (1LL << 40) + t;
   auto& steps = schedule_.ranks[static_cast<std::size_t>(rank)];
   auto& last = last_key_[static_cast<std::size_t>(rank)];
-  if (steps.empty() || key != last) {
-    // Room for a send and a receive, what most steps hold: one allocation, not two (16,384
-    // ranks of rhd make 460,000 steps).
-    steps.emplace_back().ops.reserve(2);
-  }
+  if (steps.empty() || key != last) steps.emplace_back();
   last = key;
   steps.back().ops.push_back(op);
 }

@@ -136,18 +136,12 @@ class RhdSteps final : public StepSource {
 
   std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override {
     scratch.clear();
-    const Block whole{0, header().count};
     if (folds_ && rank < 2 * fold_.extra) {
-      const bool sender = rank % 2 == 0;  // folds into rank + 1, which unfolds back into it
-      const int partner = sender ? rank + 1 : rank - 1;
-      const std::size_t last = num_steps(rank) - 1;
-      if (whole.count > 0 && (step == 0 || step == last)) {
-        const bool folding = step == 0;
-        const OpKind kind = folding == sender ? OpKind::send : (folding ? OpKind::recv_reduce : OpKind::recv_copy);
-        scratch.emplace_back(kind, partner, whole);
+      if (step == 0 || step == num_steps(rank) - 1) {
+        fold(rank, step == 0, scratch);
+        return scratch;
       }
-      if (step == 0 || step == last) return scratch;
-      --step;  // an exchange of odd rank's new rank
+      --step;  // the fold came first: an exchange of the odd rank's new rank
     }
     exchange(new_rank(rank), step, scratch);
     return scratch;
@@ -162,6 +156,17 @@ class RhdSteps final : public StepSource {
     return x - fold_.extra;
   }
   std::size_t exchange_steps() const { return (halving_ ? ds_.size() : 0) + (doubling_ ? ds_.size() : 0); }
+
+  // The op of rank x < 2e at the fold (`folding`) or the unfold: even x sends its whole buffer
+  // to x + 1, which reduces it, and receives the result back from it.
+  void fold(int x, bool folding, std::vector<Op>& out) const {
+    const Block whole{0, header().count};
+    if (whole.count == 0) return;
+    if (x % 2 == 0)
+      out.emplace_back(folding ? OpKind::send : OpKind::recv_copy, x + 1, whole);
+    else
+      out.emplace_back(folding ? OpKind::recv_reduce : OpKind::send, x - 1, whole);
+  }
 
   // The ops of new rank v's exchange step j: halving step k = j (reducing), or doubling step
   // k = L - 1 - (j - L) (copying), over the p'/2^k segments of its group.
@@ -259,7 +264,6 @@ std::optional<double> cost_rhd_near(const RankLayout& layout, std::size_t bytes,
 
 // Reduce-scatter by recursive halving alone (p a power of two): step 2 above, rank r ends with
 // segment r. lg p steps; bytes per rank (p-1)/p n; cost sum_k (a + S_k b + S_k g).
-
 double cost_reduce_scatter_rh(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                               const AlgoOptions& /*options*/, const LevelCosts& costs) {
   return cost_rhd_like(layout, elements_of(bytes, elem_size), elem_size, false, true, false, costs);
@@ -267,7 +271,6 @@ double cost_reduce_scatter_rh(const RankLayout& layout, std::size_t bytes, std::
 
 // Allgather by recursive doubling alone (p a power of two): step 3 above, rank r starts with
 // segment r. lg p steps; bytes per rank (p-1)/p n; cost sum_k (a + S_k b).
-
 double cost_allgather_rd(const RankLayout& layout, std::size_t bytes, std::size_t elem_size,
                          const AlgoOptions& /*options*/, const LevelCosts& costs) {
   return cost_rhd_like(layout, elements_of(bytes, elem_size), elem_size, false, false, true, costs);

@@ -253,18 +253,6 @@ const std::optional<Path>& Topology::leg(VertexId from, VertexId to) const {
   return shared.legs.emplace(key, std::move(path)).first->second;
 }
 
-namespace {
-
-// legs[i], found by `find` on first use (NicPlan::out_legs, in_legs).
-template <typename Find>
-const std::optional<Path>& host_leg(std::vector<const std::optional<Path>*>& legs, std::size_t i, Find find) {
-  if (legs.size() <= i) legs.resize(i + 1, nullptr);
-  if (legs[i] == nullptr) legs[i] = find();
-  return *legs[i];
-}
-
-}  // namespace
-
 const Path* Topology::nic_route(int src_rank, int dst_rank, int channel) const {
   RouteCache& c = cache();
   const VertexId s = rank_device_[static_cast<std::size_t>(src_rank)];
@@ -276,9 +264,9 @@ const Path* Topology::nic_route(int src_rank, int dst_rank, int channel) const {
   if (i > 0xffff || j > 0xffff) throw Error("route: a host with more than 65536 NICs");
   const auto nics = static_cast<std::uint32_t>((i << 16) | j);
   if (const Path* cached = c.routes.find(src_rank, dst_rank, nics)) return cached;
-  const std::optional<Path>& out = host_leg(from.out_legs, i, [&] { return &leg(s, from.nics[i]); });
+  const std::optional<Path>& out = leg(s, from.nics[i]);
   const std::optional<Path>& across = leg(from.nics[i], to.nics[j]);
-  const std::optional<Path>& in = host_leg(to.in_legs, j, [&] { return &leg(to.nics[j], d); });
+  const std::optional<Path>& in = leg(to.nics[j], d);
   Path path = out && across && in ? joined_path(*this, {&*out, &*across, &*in}) : direct_route(src_rank, dst_rank);
   return &c.routes.insert(src_rank, dst_rank, nics, std::move(path), num_ranks());
 }

@@ -123,14 +123,7 @@ struct NicPlan {
   int start = 0;     // NCCL: gpu.dev % localGpuCount, bit-mirrored when nics.size() is a power of 2
   int per_gpu = 1;   // NCCL: netsPerGpu = ceil(nics.size() / localGpuCount)
   // Index into `nics` of channel `channel`'s NIC (nics not empty, channel >= 0).
-  std::size_t index_for(int channel) const {
-    return static_cast<std::size_t>(start + channel % per_gpu) % nics.size();
-  }
-  // By index into `nics`: the legs between the rank's GPU and that NIC, out and in
-  // (Topology::leg(), kept in the LegCache, whose entries stay where they are), found on first
-  // use: a route then looks up its network leg alone. Cleared with the plan whenever the legs
-  // are (Topology::invalidate_routes()).
-  mutable std::vector<const std::optional<Path>*> out_legs, in_legs;
+  std::size_t index_for(int channel) const { return static_cast<std::size_t>(start + channel % per_gpu) % nics.size(); }
 };
 
 // What route() needs of every rank and host, built on its first query: each rank's host (a

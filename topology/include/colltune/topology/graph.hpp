@@ -24,11 +24,6 @@ static_assert(std::is_same_v<Graph::vertex_descriptor, VertexId>, "a VertexId is
 struct GraphStore {
   Graph graph;
   std::vector<EdgeId> links;
-  // Each link's figures again, by index, as the graph's edges hold them: Topology::link() reads
-  // them here in one load, where an edge's property sits in a list node of its own (a route
-  // of 6 links read on every one of 229,000 routes of rhd on 16,384 GPUs). Every change to an
-  // edge's figures changes both.
-  std::vector<Link> figures;
   // What validate() found sound in this graph's devices and links: for how many hosts (a device
   // names one of them) and with which factors (a scaled copy reads its links' bandwidths and
   // latencies and its devices' reduction rates times them). A copy that shares the graph and differs in neither
