@@ -77,6 +77,13 @@ class StepSource {
   // are its own, except that a block it receives may be copied from one GPU where it is reduced
   // from the others (the pricer folds that only where the switch's sums take no time).
   virtual bool turns_with_hosts(const RankLayout& /*layout*/) const { return false; }
+  // Whether reading the ranks from the other end (rank r as rank p-1-r) maps the schedule onto
+  // itself: rank p-1-r has as many steps as rank r, and in each step, per peer and direction,
+  // rank r's ops (kinds and element counts), each peer q as p-1-q, in the same order. The
+  // symmetry the reference pricer halves a run on (sim/analytic/src/pricer_engine.hpp), declared
+  // by a source that proves it on its own structure (dbtree's two trees, on an even rank count
+  // and an even element count); false where none is declared.
+  virtual bool mirrors_ranks() const { return false; }
 
  private:
   ScheduleHeader header_;
