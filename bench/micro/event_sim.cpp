@@ -10,9 +10,10 @@
 // same schedule: the baseline the fast path is measured against in the same run.
 // *_ReferenceVsFast times the reference engine against the fast one on one mid-size case.
 // NcclRing* run NCCL-style channels that share links: the event queue folded by rotation.
-// Pricer_Copies_* time the reference pricer with its shortcuts (price_schedule: copies of a
-// message moved as one, hosts whose ranks take turns run one rank) against every op and rank
-// run (price_schedule_op_by_op), on one opened schedule, alternated in every iteration:
+// Pricer_Copies_* and Pricer_Mirror_* time the reference pricer with its shortcuts
+// (price_schedule: copies of a message moved as one, hosts whose ranks take turns run one rank,
+// a schedule read alike from the other end half its ranks) against every op and rank run
+// (price_schedule_op_by_op), on one opened schedule, alternated in every iteration:
 // `op_by_op_over_shortcuts` is the gain.
 #include <benchmark/benchmark.h>
 
@@ -203,6 +204,11 @@ void BM_Pricer_Copies_NvlsTree16(benchmark::State& state) {
 void BM_Pricer_Copies_NcclTree512(benchmark::State& state) {
   pricer_copies(state, "dgx-h100:nodes=64", "nccl_tree", false, 262144);
 }
+// dbtree on the same 512 ranks in 1 MiB chunks: no copies and no turn, but read alike from the
+// other end, so its shortcut is the mirror (half the ranks run).
+void BM_Pricer_Mirror_Dbtree512(benchmark::State& state) {
+  pricer_copies(state, "dgx-h100:nodes=64", "dbtree", false, 262144);
+}
 
 BENCHMARK(BM_EventSim_Ring4096_Flat)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_EventSim_Ring4096_Flat_Cold)->Unit(benchmark::kMillisecond)->Iterations(2);
@@ -220,6 +226,7 @@ BENCHMARK(BM_EventSim_Dbtree128_ReferenceVsFast)->Unit(benchmark::kMillisecond)-
 BENCHMARK(BM_CostModel_Ring)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Pricer_Copies_NvlsTree16)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Pricer_Copies_NcclTree512)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_Pricer_Mirror_Dbtree512)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 

@@ -112,6 +112,8 @@ class AffineReader {
   // The fold's symmetry is compared op by op here: the two sources' declarations are each of one
   // size.
   bool turns_with_hosts(const RankLayout& /*layout*/) const { return false; }
+  // Both sources read alike from the other end: so are the affine numbers of their ops.
+  bool mirrors_ranks() const { return s0_.mirrors_ranks() && s1_.mirrors_ranks(); }
   void ops(int rank, std::size_t step, std::vector<PricedOp<Affine>>& out) {
     out.clear();
     const std::span<const coll::Op> o0 = s0_.ops(rank, step, scratch0_);

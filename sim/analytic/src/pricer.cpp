@@ -12,8 +12,12 @@ namespace colltune::sim {
 
 namespace {
 
-// Runs folded so far (folded_pricer_runs).
+// Runs folded so far (folded_pricer_runs), and mirrored (mirrored_pricer_runs).
 std::atomic<std::size_t>& folded_runs() {
+  static std::atomic<std::size_t> n{0};
+  return n;
+}
+std::atomic<std::size_t>& mirrored_runs() {
   static std::atomic<std::size_t> n{0};
   return n;
 }
@@ -30,12 +34,14 @@ double price(const coll::StepSource& source, const RankLayout& layout, std::size
   detail::PricerEngine<detail::PlainClock, detail::PlainReader> engine(reader, clock, layout, costs, shortcuts);
   const double t = engine.run();
   if (engine.folded() > 0) ++folded_runs();
+  if (engine.mirrored()) ++mirrored_runs();
   return t;
 }
 
 }  // namespace
 
 std::size_t folded_pricer_runs() { return folded_runs().load(); }
+std::size_t mirrored_pricer_runs() { return mirrored_runs().load(); }
 
 double price_schedule(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
                       const coll::LevelCosts& costs) {

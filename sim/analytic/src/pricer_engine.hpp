@@ -51,6 +51,19 @@
 // (schedule.hpp's helper rule), so its ops differ in kind between GPUs: they count as turns of
 // one another only where the switch's reductions take no time (switch_gamma_us_per_byte 0, the
 // presets' NVLS), else the run is not folded.
+//
+// Ranks read from the other end (mirror): where rank p-1-r does what rank r does with every peer
+// q as p-1-q (dbtree's second tree is its first read from the other end: StepSource::
+// mirrors_ranks), and the machine looks the same from both ends (rank p-1-r on host H-1-h where
+// r is on host h, every host's ranks on one side of the middle, and the host groups, trunks and
+// near groups alike, mapped onto one another, no trunk onto itself), rank p-1-r's times are rank
+// r's. The loop then runs ranks 0..p/2-1 only, when the run is not folded on hosts: a message
+// whose sender is in the upper half is kept as its mirror (both ends read from the other end),
+// and every port of the upper half (a rank's, a host's NICs, a group's trunk) is its mirror's in
+// the lower half, which carries, at the same times, exactly the mirrors of its messages. The
+// source lists a peer's ops on the mirror in reverse order (dbtree: a step lists its first tree's
+// ops before its second's), so a kept rank posts its receives from the upper half, per sender, in
+// reverse: as the mirror it stands for receives them, paired first come, first served.
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
@@ -101,6 +114,8 @@ class PlainReader {
   std::size_t num_steps(int rank) const { return source_.num_steps(rank); }
   // The source's own proof of the fold's symmetry (StepSource::turns_with_hosts).
   bool turns_with_hosts(const RankLayout& layout) const { return source_.turns_with_hosts(layout); }
+  // The source's own proof of the mirror (StepSource::mirrors_ranks).
+  bool mirrors_ranks() const { return source_.mirrors_ranks(); }
   void ops(int rank, std::size_t step, std::vector<PricedOp<double>>& out) {
     out.clear();
     for (const coll::Op& op : source_.ops(rank, step, scratch_))
@@ -139,6 +154,7 @@ class PricerEngine {
 
   Num run() {
     fold_ = fold_allowed_ ? rotation_period() : 0;
+    half_ = fold_allowed_ && fold_ == 0 && mirror_holds() ? layout_.nranks() / 2 : 0;
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r)
       if (runs(r)) post(r, Num{});
     while (!events_.empty() || !leaves_.empty()) {
@@ -164,16 +180,26 @@ class PricerEngine {
 
   // The hosts' ranks per turn when the run is folded, 0 when it runs every rank.
   int folded() const { return fold_; }
+  // Whether the run keeps the lower half of the ranks only (the mirror).
+  bool mirrored() const { return half_ > 0; }
 
  private:
   Num max(const Num& x, const Num& y) { return clock_.less(x, y) ? y : x; }
 
   // --- Folding hosts whose ranks take turns (the top of the file) ---
 
-  // Whether rank r is run: every rank, or each host's first when folded.
-  bool runs(int r) const { return fold_ == 0 || local_[static_cast<std::size_t>(r)] == 0; }
-  // The rank whose state and ports stand for r: itself, or its host's first when folded.
-  int state_of(int r) const { return fold_ == 0 ? r : first_[static_cast<std::size_t>(r)]; }
+  // Whether rank r is run: every rank, each host's first when folded, the lower half when
+  // mirrored.
+  bool runs(int r) const {
+    if (half_ > 0) return r < half_;
+    return fold_ == 0 || local_[static_cast<std::size_t>(r)] == 0;
+  }
+  // The rank whose state and ports stand for r: itself, its host's first when folded, its mirror
+  // for the upper half when mirrored.
+  int state_of(int r) const {
+    if (half_ > 0) return r < half_ ? r : mirror_of(r);
+    return fold_ == 0 ? r : first_[static_cast<std::size_t>(r)];
+  }
   // The rank k places after r on its host, turning (0 <= k < L); a switch stays itself.
   int turned(int r, int k) const {
     if (in_switch(r)) return r;
@@ -236,6 +262,66 @@ class PricerEngine {
       if (switches && !switch_turns(on[L])) return fold_ = 0;
     }
     return fold_;
+  }
+
+  // --- Ranks read from the other end (the top of the file) ---
+
+  int mirror_of(int r) const { return layout_.nranks() - 1 - r; }
+
+  // Whether the run may keep the lower half of the ranks: an even rank count, no switch helpers,
+  // a machine that looks the same from both ends, and the source's proof.
+  bool mirror_holds() const {
+    const coll::ScheduleHeader& h = reader_.header();
+    const int p = layout_.nranks();
+    const int hosts = layout_.nhosts();
+    if (h.nranks != p || p < 2 || p % 2 != 0 || h.helpers != 0) return false;
+    for (int r = 0; r < p; ++r) {
+      const int host = layout_.host_of(r);
+      if (layout_.host_of(mirror_of(r)) != hosts - 1 - host) return false;
+      // A host's NICs stand for one host's only: its ranks all on one side (a lone host sends
+      // nothing through them).
+      if (hosts > 1 && (2 * host < hosts) != (2 * r < p)) return false;
+    }
+    if (hosts > 1 && costs_.beta_group_us_per_byte > 0 && !groups_mirror(costs_.host_group, true)) return false;
+    if (hosts > 1 && !costs_.near_group.empty() && !groups_mirror(costs_.near_group, false)) return false;
+    return reader_.mirrors_ranks();
+  }
+
+  // Whether reading the hosts from the other end maps the groups onto one another: hosts of one
+  // group have mirrors of one group, hosts of different groups mirrors of different groups (a
+  // host past the list is a group of its own, as inter_alpha_us reads it). `one_side`: and no
+  // group holds hosts of both halves (a trunk's port stands for one trunk's only).
+  bool groups_mirror(const std::vector<int>& group, bool one_side) const {
+    const int hosts = layout_.nhosts();
+    const auto label = [&](int h) {
+      return static_cast<std::size_t>(h) < group.size() ? group[static_cast<std::size_t>(h)] : -1 - h;
+    };
+    std::unordered_map<int, int> to_mirror, from_mirror, side;
+    for (int h = 0; h < hosts; ++h) {
+      const int g = label(h);
+      const int m = label(hosts - 1 - h);
+      if (to_mirror.emplace(g, m).first->second != m || from_mirror.emplace(m, g).first->second != g) return false;
+      const int lower = 2 * h < hosts ? 1 : 0;
+      if (one_side && side.emplace(g, lower).first->second != lower) return false;
+    }
+    return true;
+  }
+
+  // A kept rank's receives from the upper half stand for its mirror's, which lists each sender's
+  // ops in reverse (StepSource::mirrors_ranks): reversed per sender, in place among the others.
+  void reverse_mirrored_receives(std::vector<PricedOp<Num>>& ops) const {
+    const auto mirrored_receive = [&](const PricedOp<Num>& op) {
+      return op.kind != coll::OpKind::send && op.peer >= half_;
+    };
+    std::vector<bool> done(ops.size(), false);
+    std::vector<std::size_t> at;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (done[i] || !mirrored_receive(ops[i])) continue;
+      at.clear();
+      for (std::size_t j = i; j < ops.size(); ++j)
+        if (mirrored_receive(ops[j]) && ops[j].peer == ops[i].peer) at.push_back(j), done[j] = true;
+      for (std::size_t a = 0, b = at.size() - 1; a < b; ++a, --b) std::swap(ops[at[a]], ops[at[b]]);
+    }
   }
 
   // Whether every step of switch s holds, for each GPU it talks to, the ops it holds for that
@@ -457,6 +543,7 @@ class PricerEngine {
       if (fold_ != 0 && in_switch(r)) keep_first_gpus(mine);
       if (!mine.empty()) break;
     }
+    if (half_ > 0) reverse_mirrored_receives(mine);
     if (st.step >= steps) {
       st.done = true;
       st.finish = t;
@@ -517,6 +604,10 @@ class PricerEngine {
       const int k = fold_ - local_[static_cast<std::size_t>(from)];
       from = turned(from, k % fold_);
       to = turned(to, k % fold_);
+    } else if (half_ > 0 && !send && from >= half_) {
+      // The receive is the mirror of a message whose sender is in the lower half.
+      from = mirror_of(from);
+      to = mirror_of(to);
     }
     PairQueue& q = pair_queue(from, to);
     Posted me{r, op.count, op.bytes, op.kind == coll::OpKind::recv_reduce, t, op.copies};
@@ -632,16 +723,20 @@ class PricerEngine {
     if (has_bytes && inter && costs_.beta_host_us_per_byte > 0) {
       // A network switch's own ports are per link (switch_port), not a host's NICs.
       const Num host_work = m.bytes * costs_.beta_host_us_per_byte;
-      if (!in_switch(from)) join(host_port(layout_.host_of(from), true), host_work, id, t, turns);
-      if (!in_switch(to)) join(host_port(layout_.host_of(to), false), host_work, id, t, turns);
+      // The ports of the hosts that stand for the ends (folded: the same hosts).
+      if (!in_switch(from)) join(host_port(layout_.host_of(state_of(from)), true), host_work, id, t, turns);
+      if (!in_switch(to)) join(host_port(layout_.host_of(state_of(to)), false), host_work, id, t, turns);
     }
     if (has_bytes && inter && costs_.beta_group_us_per_byte > 0 && !in_switch(from) && !in_switch(to)) {
       const int gf = costs_.host_group[static_cast<std::size_t>(layout_.host_of(from))];
       const int gt = costs_.host_group[static_cast<std::size_t>(layout_.host_of(to))];
-      if (gf != gt) {  // the message crosses both groups' trunks
+      if (gf != gt) {  // the message crosses both groups' trunks, those that stand for them
         const Num group_work = m.bytes * costs_.beta_group_us_per_byte;
-        join(group_port(gf, true), group_work, id, t, turns);
-        join(group_port(gt, false), group_work, id, t, turns);
+        const auto group_of = [&](int r) {
+          return costs_.host_group[static_cast<std::size_t>(layout_.host_of(state_of(r)))];
+        };
+        join(group_port(group_of(from), true), group_work, id, t, turns);
+        join(group_port(group_of(to), false), group_work, id, t, turns);
       }
     }
     if (messages_[id].ports_left == 0) push(t + m.alpha, EventKind::arrival, id);
@@ -734,6 +829,7 @@ class PricerEngine {
   bool coalesce_copies_ = true;
   bool fold_allowed_ = true;
   int fold_ = 0;            // L when folded (rotation_period), else 0
+  int half_ = 0;            // p/2 when mirrored (mirror_holds), else 0
   std::vector<int> local_;  // folded: each rank's place on its host
   std::vector<int> first_;  // folded: its host's first rank
   std::vector<RankState> ranks_;

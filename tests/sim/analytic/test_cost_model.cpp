@@ -370,6 +370,49 @@ TEST(Pricer, HostsWhoseRanksTakeTurnsRunTheirFirstRankOnly) {
   }
 }
 
+// Where dbtree's second tree is its first read from the other end (an even rank and element
+// count) and the machine looks the same from both ends, the pricer runs the lower half of the
+// ranks: the same numbers as every rank run, with the hosts' NICs shared or not, per-level ports,
+// trunks and near groups, short last chunks too (on 4 ranks, rank 1 sends rank 2 a full chunk in
+// one tree and the short last one in the other in one step: paired in the wrong order, the run
+// throws). Not where a host (an odd host count) or a trunk's
+// group of hosts (three leaves) spans the middle, where the near groups do not map onto one
+// another (a leaf of four hosts and one of two), nor on an odd count.
+TEST(Pricer, AScheduleReadAlikeFromTheOtherEndRunsHalfItsRanks) {
+  struct Case {
+    std::string machine;
+    std::size_t count;
+    bool mirrors;
+    std::size_t chunk = 16384;
+  };
+  for (const Case& k : {Case{"dgx-h100:nodes=4", std::size_t{1} << 20, true},
+                        Case{"dgx-h100:nodes=4", (std::size_t{1} << 20) + 10, true},
+                        Case{"dgx-h100:nodes=4", (std::size_t{1} << 20) + 1, false},
+                        Case{"dgx-h100:nodes=3", std::size_t{1} << 20, false},
+                        Case{"fat-tree:nodes=8,oversub=4", (std::size_t{1} << 20) + 6, true},
+                        Case{"fat-tree:nodes=12,gpus=2,nics=1,oversub=2,leaf_ports=4", std::size_t{1} << 20, false},
+                        Case{"dgx-a100:nodes=10,leaf_ports=16", (std::size_t{1} << 20) + 2, true},
+                        Case{"dgx-a100:nodes=6,leaf_ports=32", std::size_t{1} << 20, false},
+                        Case{"flat:ranks=10", 1000, true}, Case{"flat:ranks=4", 12134, true, 100}}) {
+    const topo::Topology t = topo::load_topology(k.machine);
+    const CostModel m(t);
+    for (std::size_t chunk : {std::size_t{0}, k.chunk}) {
+      SCOPED_TRACE(k.machine + " count " + std::to_string(k.count) + " chunk " + std::to_string(chunk));
+      coll::AlgoOptions o;
+      o.chunk_elems = chunk;
+      coll::LevelCosts c = m.levels;
+      for (bool nics : {false, true}) {
+        c.beta_host_us_per_byte = nics ? c.beta_inter_us_per_byte : 0.0;
+        const auto source = coll::open_schedule("dbtree", m.layout, k.count, o);
+        const std::size_t before = mirrored_pricer_runs();
+        const double mirrored = price_schedule(*source, m.layout, 4, c);
+        EXPECT_EQ(mirrored_pricer_runs() - before, k.mirrors ? 1U : 0U);
+        EXPECT_DOUBLE_EQ(mirrored, price_schedule_op_by_op(*source, m.layout, 4, c));
+      }
+    }
+  }
+}
+
 // nccl_tree proves the fold's symmetry on its channels (StepSource::turns_with_hosts) instead
 // of the pricer comparing every rank's ops with its host's first rank's: the proof must say what
 // the comparison says. Over hosts of 2 to 8 GPUs, chain orders of every kind (NCCL's rotated

@@ -45,19 +45,25 @@ namespace colltune::sim {
 double price_schedule(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
                       const coll::LevelCosts& costs);
 
-// The same, with every op its own message and every rank run. price_schedule takes two
+// The same, with every op its own message and every rank run. price_schedule takes three
 // shortcuts, with the same numbers (sim/analytic/src/pricer_engine.hpp):
 // - it moves the copies of a message (a step's ops of one kind to one peer with blocks of one
 //   size, in a row among its ops to that peer: NVLS's shards to the switch, nccl_tree's two
 //   trees along one chain) as one message that counts as that many wherever it shares a port;
 // - where turning every host's ranks by one place maps the schedule onto itself (nccl_tree's
 //   chains, NCCL's rotated orders), it runs each host's first rank only, the others being that
-//   rank turned (folded_pricer_runs counts those runs).
+//   rank turned (folded_pricer_runs counts those runs);
+// - where reading the ranks from the other end maps the schedule and the machine onto
+//   themselves (dbtree on an even rank and element count), it runs the lower half of the ranks
+//   only, the others being their mirrors (mirrored_pricer_runs counts those runs).
 // For tests.
 double price_schedule_op_by_op(const coll::StepSource& source, const RankLayout& layout, std::size_t elem_size,
                                const coll::LevelCosts& costs);
 
 // price_schedule's runs folded to each host's first rank so far (every thread's).
 std::size_t folded_pricer_runs();
+
+// price_schedule's runs that kept the lower half of the ranks (the mirror) so far (every thread's).
+std::size_t mirrored_pricer_runs();
 
 }  // namespace colltune::sim
