@@ -15,6 +15,7 @@
 #include <exception>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -29,25 +30,28 @@ class OnceMap {
   // thread has computed it or is computing it.
   template <class Compute>
   Value get(const Key& key, Compute&& compute) {
-    std::promise<Value> promise;
+    std::optional<std::promise<Value>> promise;
     std::shared_future<Value> value;
-    bool mine = false;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (const auto it = values_.find(key); it != values_.end()) {
-        value = it->second;
+        // A value computed: copied out under the lock, with no future to share (the tuner's
+        // threads ask hundreds of thousands of times, nearly all for values long computed).
+        if (it->second.ready) return *it->second.ready;
+        value = it->second.pending;
       } else {
         if (values_.size() >= max_entries_) values_.clear();
-        value = promise.get_future().share();
-        values_.emplace(key, value);
-        mine = true;
+        value = promise.emplace().get_future().share();
+        values_.emplace(key, Entry{std::nullopt, value});
       }
     }
-    if (mine) {
+    if (promise) {
       try {
-        promise.set_value(compute());
+        Value computed = compute();
+        promise->set_value(computed);
+        keep_ready(key, std::move(computed));
       } catch (...) {
-        promise.set_exception(std::current_exception());
+        promise->set_exception(std::current_exception());
       }
     }
     return value.get();
@@ -67,9 +71,24 @@ class OnceMap {
   }
 
  private:
+  // A key's value once computed (`ready`), else its computation's future, which also carries an
+  // exception to every asker.
+  struct Entry {
+    std::optional<Value> ready;
+    std::shared_future<Value> pending;
+  };
+
+  // Stores a computed value for the fast path (the key may have been forgotten meanwhile, or be
+  // under way again after a clear: the value depends on the key alone).
+  void keep_ready(const Key& key, Value computed) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (const auto it = values_.find(key); it != values_.end() && !it->second.ready)
+      it->second.ready = std::move(computed);
+  }
+
   std::size_t max_entries_;
   mutable std::mutex mutex_;
-  std::unordered_map<Key, std::shared_future<Value>, Hash> values_;
+  std::unordered_map<Key, Entry, Hash> values_;
 };
 
 }  // namespace colltune
