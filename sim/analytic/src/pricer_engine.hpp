@@ -268,13 +268,14 @@ class PricerEngine {
 
   int mirror_of(int r) const { return layout_.nranks() - 1 - r; }
 
-  // Whether the run may keep the lower half of the ranks: an even rank count, no switch helpers,
-  // a machine that looks the same from both ends, and the source's proof.
+  // Whether the run may keep the lower half of the ranks: the source's proof, an even rank
+  // count, no switch helpers, and a machine that looks the same from both ends (the source's
+  // word first: the machine's checks read every rank and host, on every run).
   bool mirror_holds() const {
     const coll::ScheduleHeader& h = reader_.header();
     const int p = layout_.nranks();
     const int hosts = layout_.nhosts();
-    if (h.nranks != p || p < 2 || p % 2 != 0 || h.helpers != 0) return false;
+    if (!reader_.mirrors_ranks() || h.nranks != p || p < 2 || p % 2 != 0 || h.helpers != 0) return false;
     for (int r = 0; r < p; ++r) {
       const int host = layout_.host_of(r);
       if (layout_.host_of(mirror_of(r)) != hosts - 1 - host) return false;
@@ -283,8 +284,7 @@ class PricerEngine {
       if (hosts > 1 && (2 * host < hosts) != (2 * r < p)) return false;
     }
     if (hosts > 1 && costs_.beta_group_us_per_byte > 0 && !groups_mirror(costs_.host_group, true)) return false;
-    if (hosts > 1 && !costs_.near_group.empty() && !groups_mirror(costs_.near_group, false)) return false;
-    return reader_.mirrors_ranks();
+    return hosts <= 1 || costs_.near_group.empty() || groups_mirror(costs_.near_group, false);
   }
 
   // Whether reading the hosts from the other end maps the groups onto one another: hosts of one
