@@ -64,14 +64,9 @@ class DbtreeSteps final : public StepSource {
   // Tree 1 is tree 0 read from the other end (second_tree_rank: position v at rank p-1-v on an
   // even p), so rank p-1-r does in tree 1 what rank r does in tree 0, peers read from the other
   // end, on chunks of the same counts where the two halves are equal (an even count). A step
-  // lists tree 0's ops before tree 1's: for rank p-1-r the two trees' lists come in the other
-  // order, which keeps each peer's ops in order unless the rank has ops with one peer in both
-  // trees in one step; there the peer's lists swap too (its tree 0 op is the mirror's tree 1
-  // op), so every message pairs with the same partner op either way.
-  bool mirrors_ranks() const override {
-    const std::size_t count = header().count;
-    return header().nranks % 2 == 0 && count % 2 == 0;
-  }
+  // lists tree 0's ops before tree 1's and a tree has at most one op per peer and direction, so
+  // rank p-1-r lists each peer's ops in reverse: as StepSource::mirrors_ranks declares.
+  bool mirrors_ranks() const override { return header().nranks % 2 == 0 && header().count % 2 == 0; }
 
   std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const override {
     scratch.clear();

@@ -154,7 +154,8 @@ class PricerEngine {
 
   Num run() {
     fold_ = fold_allowed_ ? rotation_period() : 0;
-    half_ = fold_allowed_ && fold_ == 0 && mirror_holds() ? layout_.nranks() / 2 : 0;
+    if (fold_ == 0) stand_in_.clear();
+    if (fold_allowed_ && fold_ == 0 && mirror_holds()) keep_lower_half();
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r)
       if (runs(r)) post(r, Num{});
     while (!events_.empty() || !leaves_.empty()) {
@@ -188,18 +189,12 @@ class PricerEngine {
 
   // --- Folding hosts whose ranks take turns (the top of the file) ---
 
-  // Whether rank r is run: every rank, each host's first when folded, the lower half when
-  // mirrored.
-  bool runs(int r) const {
-    if (half_ > 0) return r < half_;
-    return fold_ == 0 || local_[static_cast<std::size_t>(r)] == 0;
-  }
+  // Whether rank r is run: every rank, or the ranks that stand for themselves (each host's
+  // first when folded, the lower half when mirrored).
+  bool runs(int r) const { return stand_in_.empty() || stand_in_[static_cast<std::size_t>(r)] == r; }
   // The rank whose state and ports stand for r: itself, its host's first when folded, its mirror
   // for the upper half when mirrored.
-  int state_of(int r) const {
-    if (half_ > 0) return r < half_ ? r : mirror_of(r);
-    return fold_ == 0 ? r : first_[static_cast<std::size_t>(r)];
-  }
+  int state_of(int r) const { return stand_in_.empty() ? r : stand_in_[static_cast<std::size_t>(r)]; }
   // The rank k places after r on its host, turning (0 <= k < L); a switch stays itself.
   int turned(int r, int k) const {
     if (in_switch(r)) return r;
@@ -230,14 +225,14 @@ class PricerEngine {
     }
     const auto p = static_cast<std::size_t>(h.nranks);
     local_.assign(p, 0);
-    first_.assign(p, 0);
+    stand_in_.assign(p, 0);
     for (int host = 0; host < layout_.nhosts(); ++host) {
       const std::vector<int>& on = layout_.ranks_on_host(host);
       for (std::size_t l = 0; l < L; ++l) {
         local_[static_cast<std::size_t>(on[l])] = static_cast<int>(l);
-        first_[static_cast<std::size_t>(on[l])] = on[0];
+        stand_in_[static_cast<std::size_t>(on[l])] = on[0];
       }
-      if (switches) first_[static_cast<std::size_t>(on[L])] = on[L];  // its own, run
+      if (switches) stand_in_[static_cast<std::size_t>(on[L])] = on[L];  // its own, run
     }
     fold_ = static_cast<int>(L);
     // The source proves it (a switch's copied block among reduced ones: where its sums are free).
@@ -267,6 +262,13 @@ class PricerEngine {
   // --- Ranks read from the other end (the top of the file) ---
 
   int mirror_of(int r) const { return layout_.nranks() - 1 - r; }
+
+  // The run keeps ranks below p/2, each standing for itself and for its mirror.
+  void keep_lower_half() {
+    half_ = layout_.nranks() / 2;
+    stand_in_.resize(static_cast<std::size_t>(layout_.nranks()));
+    for (int r = 0; r < layout_.nranks(); ++r) stand_in_[static_cast<std::size_t>(r)] = std::min(r, mirror_of(r));
+  }
 
   // Whether the run may keep the lower half of the ranks: the source's proof, an even rank
   // count, no switch helpers, and a machine that looks the same from both ends (the source's
@@ -309,17 +311,18 @@ class PricerEngine {
 
   // A kept rank's receives from the upper half stand for its mirror's, which lists each sender's
   // ops in reverse (StepSource::mirrors_ranks): reversed per sender, in place among the others.
-  void reverse_mirrored_receives(std::vector<PricedOp<Num>>& ops) const {
-    const auto mirrored_receive = [&](const PricedOp<Num>& op) {
-      return op.kind != coll::OpKind::send && op.peer >= half_;
+  // Each sender's are reversed at its first receive (a step holds a few ops: no allocation).
+  void reverse_mirrored_receives(std::vector<PricedOp<Num>>& ops) {
+    const auto mirrored_receive = [&](std::size_t i, int sender) {
+      return ops[i].kind != coll::OpKind::send && ops[i].peer >= half_ && (sender < 0 || ops[i].peer == sender);
     };
-    std::vector<bool> done(ops.size(), false);
-    std::vector<std::size_t> at;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (done[i] || !mirrored_receive(ops[i])) continue;
+      if (!mirrored_receive(i, -1)) continue;
+      std::vector<std::size_t>& at = mirrored_at_;
       at.clear();
-      for (std::size_t j = i; j < ops.size(); ++j)
-        if (mirrored_receive(ops[j]) && ops[j].peer == ops[i].peer) at.push_back(j), done[j] = true;
+      for (std::size_t j = 0; j < ops.size(); ++j)
+        if (mirrored_receive(j, ops[i].peer)) at.push_back(j);
+      if (at.front() != i) continue;  // this sender's, reversed already
       for (std::size_t a = 0, b = at.size() - 1; a < b; ++a, --b) std::swap(ops[at[a]], ops[at[b]]);
     }
   }
@@ -334,7 +337,7 @@ class PricerEngine {
     const auto send = [](const PricedOp<Num>& op) { return op.kind == coll::OpKind::send; };
     const auto key = [&](const PricedOp<Num>& op) {
       const auto q = static_cast<std::size_t>(op.peer);
-      return std::tuple(first_[q], send(op), local_[q]);
+      return std::tuple(stand_in_[q], send(op), local_[q]);
     };
     std::vector<PricedOp<Num>> ops;
     for (std::size_t step = 0; step < reader_.num_steps(s); ++step) {
@@ -831,7 +834,10 @@ class PricerEngine {
   int fold_ = 0;            // L when folded (rotation_period), else 0
   int half_ = 0;            // p/2 when mirrored (mirror_holds), else 0
   std::vector<int> local_;  // folded: each rank's place on its host
-  std::vector<int> first_;  // folded: its host's first rank
+  // The rank that stands for each rank (state_of): its host's first (a switch: itself) when
+  // folded, min(r, p-1-r) when mirrored; empty when every rank runs.
+  std::vector<int> stand_in_;
+  std::vector<std::size_t> mirrored_at_;  // reverse_mirrored_receives' scratch
   std::vector<RankState> ranks_;
   std::vector<Port> ports_;
   std::vector<Message> messages_;       // by slot: messages in flight, and free slots

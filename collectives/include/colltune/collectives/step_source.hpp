@@ -79,10 +79,11 @@ class StepSource {
   virtual bool turns_with_hosts(const RankLayout& /*layout*/) const { return false; }
   // Whether reading the ranks from the other end (rank r as rank p-1-r) maps the schedule onto
   // itself: rank p-1-r has as many steps as rank r, and in each step, per peer and direction,
-  // rank r's ops (kinds and element counts), each peer q as p-1-q, in the same order. The
-  // symmetry the reference pricer halves a run on (sim/analytic/src/pricer_engine.hpp), declared
-  // by a source that proves it on its own structure (dbtree's two trees, on an even rank count
-  // and an even element count); false where none is declared.
+  // rank r's ops (kinds and element counts), each peer q as p-1-q, in reverse order (dbtree lists
+  // its first tree's ops before its second's, and the mirror swaps the trees). The symmetry the
+  // reference pricer halves a run on (sim/analytic/src/pricer_engine.hpp), declared by a source
+  // that proves it on its own structure (dbtree's two trees, on an even rank count and an even
+  // element count); false where none is declared.
   virtual bool mirrors_ranks() const { return false; }
 
  private:

@@ -71,19 +71,22 @@ class OnceMap {
   }
 
  private:
-  // A key's value once computed (`ready`), else its computation's future, which also carries an
-  // exception to every asker.
+  // A key's value once computed (`ready`), else its computation's future (`pending`), which also
+  // carries an exception to every asker.
   struct Entry {
     std::optional<Value> ready;
     std::shared_future<Value> pending;
   };
 
-  // Stores a computed value for the fast path (the key may have been forgotten meanwhile, or be
-  // under way again after a clear: the value depends on the key alone).
+  // Stores a computed value for the fast path, in place of its future (the askers waiting hold
+  // their own copies of it). The key may have been forgotten meanwhile, or be under way again
+  // after a clear: the value depends on the key alone.
   void keep_ready(const Key& key, Value computed) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (const auto it = values_.find(key); it != values_.end() && !it->second.ready)
+    if (const auto it = values_.find(key); it != values_.end() && !it->second.ready) {
       it->second.ready = std::move(computed);
+      it->second.pending = {};
+    }
   }
 
   std::size_t max_entries_;
