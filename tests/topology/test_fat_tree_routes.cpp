@@ -336,6 +336,59 @@ TEST(RouteExactness, RandomGraphsWithManyTies) {
   EXPECT_GT(ties, 0);
 }
 
+std::string numbered(const char* prefix, int k) { return std::string(prefix).append(std::to_string(k)); }
+
+// Hosts of a GPU and a NIC on a random network of switches with many equally cheap paths: most
+// NICs have one link to a switch and one back (route() then searches once per pair of switches,
+// Topology::append_network_leg), some two of each or a link to another host's NIC (searched per
+// pair of NICs). Either way every route is the reference's, leg by leg, ties included.
+TEST(RouteExactness, NetworkLegsThroughSwitchPairsGoWhereDijkstraPutsThem) {
+  std::mt19937 rng(20261205);
+  int ties = 0, shared_switch_pairs = 0;
+  for (int round = 0; round < 30; ++round) {
+    Topology t;
+    t.name = numbered("switches#", round);
+    const int switches = 2 + static_cast<int>(rng() % 8), hosts = 3 + static_cast<int>(rng() % 8);
+    auto latency = [&] { return 0.5 * static_cast<double>(rng() % 3); };
+    std::vector<VertexId> sw;
+    for (int k = 0; k < switches; ++k)
+      sw.push_back(t.add_device(Device{numbered("sw", k), DeviceKind::net_switch, -1, 0}));
+    for (int k = 0; k < switches; ++k)  // a ring of switches, then random links (parallel ones too)
+      t.add_duplex_link(sw[static_cast<std::size_t>(k)], sw[static_cast<std::size_t>((k + 1) % switches)],
+                        LinkKind::net, 10, latency());
+    for (int k = 0; k < 2 * switches; ++k)
+      t.add_link(sw[rng() % sw.size()], sw[rng() % sw.size()], LinkKind::net, 10, latency());
+    for (int k = 0; k < switches; ++k) {  // diamonds of free links, x -> m1 -> y and x -> m2 -> y, index sums equal
+      const VertexId x = sw[rng() % sw.size()], m1 = sw[rng() % sw.size()], m2 = sw[rng() % sw.size()],
+                     y = sw[rng() % sw.size()];
+      t.add_link(x, m1, LinkKind::net, 10, 0);
+      t.add_link(x, m2, LinkKind::net, 10, 0);
+      t.add_link(m2, y, LinkKind::net, 10, 0);
+      t.add_link(m1, y, LinkKind::net, 10, 0);
+    }
+    std::vector<VertexId> nics;
+    std::map<VertexId, int> on_switch;
+    for (int h = 0; h < hosts; ++h) {
+      t.add_host(numbered("h", h));
+      const VertexId gpu = t.add_device(Device{numbered("gpu", h), DeviceKind::gpu, h, 1});
+      const VertexId nic = t.add_device(Device{numbered("nic", h), DeviceKind::nic, h, 0});
+      t.add_duplex_link(gpu, nic, LinkKind::pcie, 20, 0.5);
+      const VertexId s = sw[rng() % sw.size()];
+      t.add_duplex_link(nic, s, LinkKind::net, 10, latency());
+      ++on_switch[s];
+      if (rng() % 5 == 0) t.add_duplex_link(nic, sw[rng() % sw.size()], LinkKind::net, 10, latency());  // two ways
+      if (h > 0 && rng() % 6 == 0) t.add_duplex_link(nic, nics.back(), LinkKind::net, 10, latency());   // back to back
+      nics.push_back(nic);
+      t.map_rank(h, gpu);
+    }
+    for (const auto& [s, n] : on_switch) shared_switch_pairs += n > 1;
+    check_routes(t, every(1, hosts), ties);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(ties, 0);                 // the tie rule was exercised in the network legs
+  EXPECT_GT(shared_switch_pairs, 0);  // NIC pairs met on one pair of switches
+}
+
 TEST(RouteExactness, EquallyCheapPathsResolveAsDijkstra) {
   // a -> m1 -> b (links 0 + 3) and a -> m2 -> b (links 1 + 2): same latency, hops and index sum.
   Topology t;

@@ -202,6 +202,10 @@ struct Topology::RouteCache {
 struct Topology::LegCache {
   std::mutex mutex;
   std::unordered_map<std::uint64_t, std::optional<Path>> legs;
+  // The network legs' middles: the links between the switch a NIC's one network link leads to
+  // and the switch the other NIC's one network link comes from (Topology::append_network_leg),
+  // by the same key of the two switches; nullopt where there is no path.
+  std::unordered_map<std::uint64_t, std::optional<std::vector<std::size_t>>> between_switches;
   // The minimum-latency paths over the whole graph (direct_route()), by the same key; read the
   // same way as the legs.
   std::unordered_map<std::uint64_t, std::optional<Path>> direct;
@@ -216,7 +220,9 @@ const HostIndex& host_index(const Topology& t, std::optional<HostIndex>& slot);
 std::optional<std::vector<EdgeId>> cheapest_route(const Graph& g, VertexId src, VertexId dst, const Region& region,
                                                   BidirectionalScratch& s);
 Path path_of(const Topology& t, const std::vector<EdgeId>& backwards);
-// The Path of legs joined end to end: the same figures path_of() gives for the joined links.
+// The Path of these links, in order: the same figures path_of() gives for them.
+Path path_over(const Topology& t, std::vector<std::size_t> links);
+// The Path of legs joined end to end: path_over() of their links.
 Path joined_path(const Topology& t, std::initializer_list<const Path*> legs);
 
 }  // namespace colltune::topo

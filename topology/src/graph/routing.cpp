@@ -12,16 +12,17 @@
 //    arrays sized for the whole graph (one search per call).
 //  - widest_bandwidth(): the max-min (bottleneck) path: Dijkstra with "larger is better" as
 //    the comparison and min() as the combination.
+#include <algorithm>
 #include <boost/graph/detail/d_ary_heap.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
-#include <boost/property_map/property_map.hpp>
 #include <boost/property_map/function_property_map.hpp>
-#include <algorithm>
+#include <boost/property_map/property_map.hpp>
 #include <cmath>
 #include <functional>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "colltune/common/error.hpp"
 #include "colltune/topology/graph.hpp"
@@ -313,9 +314,15 @@ Path path_of(const Topology& t, const std::vector<EdgeId>& backwards) {
 }
 
 Path joined_path(const Topology& t, std::initializer_list<const Path*> legs) {
+  std::vector<std::size_t> links;
+  for (const Path* leg : legs) links.insert(links.end(), leg->links.begin(), leg->links.end());
+  return path_over(t, std::move(links));
+}
+
+Path path_over(const Topology& t, std::vector<std::size_t> links) {
   Path path;
   path.bottleneck_gbps = std::numeric_limits<double>::infinity();
-  for (const Path* leg : legs) path.links.insert(path.links.end(), leg->links.begin(), leg->links.end());
+  path.links = std::move(links);
   for (auto it = path.links.rbegin(); it != path.links.rend(); ++it) {  // path_of's order: from the last link
     const Link l = t.link(*it);
     path.bottleneck_gbps = std::min(path.bottleneck_gbps, l.bandwidth_gbps);

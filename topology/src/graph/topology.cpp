@@ -166,6 +166,7 @@ void Topology::invalidate_routes() {
   } else {
     legs_->legs.clear();
     legs_->direct.clear();
+    legs_->between_switches.clear();
   }
 }
 

@@ -238,6 +238,10 @@ class Topology {
   // nic_routing.cpp; each expects cache().mutex held.
   const NicPlan& nic_plan(int rank) const;
   const std::optional<Path>& leg(VertexId from, VertexId to) const;
+  // Appends the links of the network leg between two NICs of different hosts; false where it
+  // has no path.
+  bool append_network_leg(VertexId from, VertexId to, std::vector<std::size_t>& links) const;
+  const std::optional<std::vector<std::size_t>>& between_switches(VertexId from, VertexId to) const;
   // Ranks on different hosts; nullptr where their hosts' NICs give no route.
   const Path* nic_route(int src_rank, int dst_rank, int channel) const;
   const Path& direct_route(int src_rank, int dst_rank) const;            // routing.cpp
