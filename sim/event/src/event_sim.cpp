@@ -197,12 +197,18 @@ std::uint32_t Engine::channel(int src, int dst) {
 
 // The route of channel src->dst on op channel `op_channel`, looked up once per op channel.
 std::uint32_t Engine::route_of(std::uint32_t chan, int src, int dst, std::uint16_t op_channel) {
-  auto& routes = channels_[chan].routes;
-  for (const auto& [c, id] : routes)
+  Channel& ch = channels_[chan];
+  if (ch.first_route != Channel::kNoRoute && ch.first_op_channel == op_channel) return ch.first_route;
+  for (const auto& [c, id] : ch.other_routes)
     if (c == op_channel) return id;
   const auto id = static_cast<std::uint32_t>(routes_.size());
   routes_.push_back(fold_ ? folded_route(src, dst, op_channel) : &topology_.route(src, dst, op_channel));
-  routes.emplace_back(op_channel, id);
+  if (ch.first_route == Channel::kNoRoute) {
+    ch.first_op_channel = op_channel;
+    ch.first_route = id;
+  } else {
+    ch.other_routes.emplace_back(op_channel, id);
+  }
   return id;
 }
 
