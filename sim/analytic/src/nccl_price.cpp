@@ -80,8 +80,12 @@ struct Cell {
 struct NcclPricer::Impl {
   NcclModel model;
   const topo::Topology priced_topology;
-  MachineFigures figures;
+  ProtocolEfficiency efficiency;
   int hosts = 0;
+  // The machine's own figures (NcclPricer::figures()), read from the plain machine on first use:
+  // a price that runs on the machine with its switches as ranks (NVLS, SHARP) does not need it.
+  mutable std::once_flag figures_once;
+  mutable MachineFigures figures;
   // Machines by (kind, hosts: 0 = all), built on first use; an empty optional with `why` where
   // there is none (no switch that reduces).
   struct Slot {
@@ -109,9 +113,19 @@ struct NcclPricer::Impl {
   };
   mutable OnceMap<Key, NcclPrice, KeyHash> cache{kMaxCachedPrices};
 
-  Impl(topo::Topology priced, const topo::Topology& measured, const NcclOptions& options)
-      : model(measured, options), priced_topology(std::move(priced)) {
-    hosts = machine(MachineKind::plain, 0, nullptr)->cost.layout.nhosts();
+  Impl(topo::Topology priced, const topo::Topology& measured, const NcclOptions& options,
+       const ProtocolEfficiency& protocol_efficiency)
+      : model(measured, options), priced_topology(std::move(priced)), efficiency(protocol_efficiency) {
+    hosts = layout_of_first_ranks(priced_topology, model.system().nranks).nhosts();  // the plain machine's
+  }
+
+  const MachineFigures& machine_figures() const {
+    std::call_once(figures_once, [&] {
+      const Machine* plain = machine(MachineKind::plain, 0, nullptr);
+      if (!plain) throw Error("NCCL priced: no cost model of the machine");
+      figures = figures_of(plain->cost.levels, efficiency);
+    });
+    return figures;
   }
 
   NcclScheduleChannels schedule_channels() const {
@@ -181,6 +195,28 @@ struct NcclPricer::Impl {
                          PipelineProbes::from_window);
   }
 
+  // Whether scaled_bandwidth_us() prices `algorithm` on the two prefix machines as well as the
+  // whole one (its condition, read from NCCL's channels rather than from the whole machine).
+  bool priced_on_prefixes(const coll::Algorithm& algorithm) const {
+    if (!scales(hosts) || !algorithm.summation_depth) return false;
+    if (algorithm.in_switch) return !algorithm.in_network_switch;
+    if (!algorithm.nccl_tree_channels) return false;
+    const ChannelPlan& tree = model.channels(NcclAlgo::tree);
+    return !tree.orders.empty() && tree.simple_tree;
+  }
+
+  // The machine `algorithm` runs on, and where it is priced on prefixes too, those built beside
+  // it: on a 4,096-GPU machine each is a copy of the topology with its cost model, and the
+  // prefixes were built one after the other once the whole machine was.
+  const Machine* machines_for(const coll::Algorithm& algorithm, std::string* why) const {
+    const MachineKind kind = kind_of(algorithm);
+    if (priced_on_prefixes(algorithm)) {
+      static constexpr int kHosts[] = {0, kScaleHosts / 2, kScaleHosts};
+      parallel_map(3, [&](std::size_t i) { return machine(kind, kHosts[i], nullptr) != nullptr; });
+    }
+    return machine(kind, 0, why);
+  }
+
   // The bandwidth part on the whole machine: NCCL's trees across many hosts extended from two
   // smaller machines (kScaleHosts), everything else priced whole.
   double scaled_bandwidth_us(const Machine& whole, const coll::Algorithm& algorithm, const Cell& cell,
@@ -229,7 +265,7 @@ NcclPrice NcclPricer::Impl::priced(NcclColl coll, const NcclChoice& choice, std:
   std::string why;
   const std::optional<std::string> id = nccl_schedule_of(coll, choice.algo, hosts, &why);
   const coll::Algorithm* algorithm = id ? &coll::find_algorithm(*id) : nullptr;
-  const Machine* m = algorithm ? machine(kind_of(*algorithm), 0, &why) : nullptr;
+  const Machine* m = algorithm ? machines_for(*algorithm, &why) : nullptr;
   const std::size_t elem = elem_size == 0 ? 1 : elem_size;
   const std::size_t count = bytes / elem;
   const Cell cell{choice.algo, choice.proto, model.channels_for(choice.algo, choice.proto, bytes), bytes};
@@ -240,7 +276,7 @@ NcclPrice NcclPricer::Impl::priced(NcclColl coll, const NcclChoice& choice, std:
     out.fallback = why + "; NCCL's own time stands in";
     return out;
   }
-  const ProtocolCost cost = protocol_cost(model, coll, choice.algo, choice.proto, f ? f->efficiency : figures.efficiency);
+  const ProtocolCost cost = protocol_cost(model, coll, choice.algo, choice.proto, f ? f->efficiency : efficiency);
   out.schedule = *id;
   out.time_us = latency_us(cost, f ? with_figures(m->cost.levels, *f) : m->cost.levels) +
                 scaled_bandwidth_us(*m, *algorithm, cell, cost, count, elem, f);
@@ -252,14 +288,13 @@ NcclPricer::NcclPricer(topo::Topology priced, const topo::Topology& measured, co
   if (priced.num_ranks() != measured.num_ranks())
     throw Error("NCCL priced: the priced machine has " + std::to_string(priced.num_ranks()) +
                 " ranks, the measured one " + std::to_string(measured.num_ranks()));
-  impl_ = std::make_unique<Impl>(std::move(priced), measured, options);
-  impl_->figures = figures_of(impl_->machine(MachineKind::plain, 0, nullptr)->cost.levels, efficiency);
+  impl_ = std::make_unique<Impl>(std::move(priced), measured, options, efficiency);
 }
 NcclPricer::~NcclPricer() = default;
 
 const NcclModel& NcclPricer::model() const { return impl_->model; }
 int NcclPricer::nranks() const { return impl_->model.system().nranks; }
-const MachineFigures& NcclPricer::figures() const { return impl_->figures; }
+const MachineFigures& NcclPricer::figures() const { return impl_->machine_figures(); }
 
 NcclPrice NcclPricer::Impl::cached(NcclColl coll, const NcclChoice& choice, std::size_t bytes, std::size_t elem_size,
                                    const MachineFigures* f) const {
