@@ -44,16 +44,17 @@ test-asan: deps
 
 # ThreadSanitizer: the threads transport's tests (not BenchInputs: single-threaded arithmetic at
 # 65,536 ranks, and 1,024 threads that TSan makes minutes long; ASan runs them), then the shared
-# memos, the tuner's parallel grid over three runtimes' price paths, the fit's parallel rows and
-# the bottleneck's what-if machines.
+# memos, the tuner's parallel grid over three runtimes' price paths, the fit's parallel rows,
+# the bottleneck's what-if machines and NCCL's pricer building a tree's machines side by side.
 test-tsan: deps
 	cmake --preset ci-tsan >/dev/null
 	cmake --build build-tsan -j$(JOBS) --target test_runtime test_bench_runtime test_common test_tuner test_calibrate \
-	  test_whatif
+	  test_whatif test_sim_analytic
 	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER=-BenchInputs.* \
 	  ctest --test-dir build-tsan --output-on-failure -R '^test_(runtime|bench_runtime)$$'
 	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER='OnceMap.*:ParallelMap.*:Tune.ParallelGrid*:Calibrate.APublishedLog*:Bottleneck.*' \
 	  ctest --test-dir build-tsan --output-on-failure -R '^test_(common|tuner|calibrate|whatif)$$'
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/sim/analytic/test_sim_analytic --gtest_filter='NcclPriceScale.*'
 
 # libFuzzer on every parser for FUZZ_SECONDS each (needs clang; docs/hardening.md). New inputs
 # go to build-fuzz/corpus/, never into the checked-in corpus. Then the nothing-written-on-error
