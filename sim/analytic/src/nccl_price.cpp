@@ -121,8 +121,9 @@ struct NcclPricer::Impl {
 
   const MachineFigures& machine_figures() const {
     std::call_once(figures_once, [&] {
-      const Machine* plain = machine(MachineKind::plain, 0, nullptr);
-      if (!plain) throw Error("NCCL priced: no cost model of the machine");
+      std::string why;
+      const Machine* plain = machine(MachineKind::plain, 0, &why);
+      if (!plain) throw Error("NCCL priced: no cost model of the machine: " + why);
       figures = figures_of(plain->cost.levels, efficiency);
     });
     return figures;
@@ -195,8 +196,10 @@ struct NcclPricer::Impl {
                          PipelineProbes::from_window);
   }
 
-  // Whether scaled_bandwidth_us() prices `algorithm` on the two prefix machines as well as the
-  // whole one (its condition, read from NCCL's channels rather than from the whole machine).
+  // Whether `algorithm` is priced on the two prefix machines and extended to the whole one
+  // (scaled_bandwidth_us): NCCL's NVLS-Tree, and NCCL's tree where its pattern is the simple one
+  // (NCCL's channels decide, as the cost model's options_for passes them on), across more than
+  // kScaleHosts hosts, a power of two.
   bool priced_on_prefixes(const coll::Algorithm& algorithm) const {
     if (!scales(hosts) || !algorithm.summation_depth) return false;
     if (algorithm.in_switch) return !algorithm.in_network_switch;
@@ -222,10 +225,7 @@ struct NcclPricer::Impl {
   double scaled_bandwidth_us(const Machine& whole, const coll::Algorithm& algorithm, const Cell& cell,
                              const ProtocolCost& cost, std::size_t count, std::size_t elem,
                              const MachineFigures* f) const {
-    const bool tree = (algorithm.nccl_tree_channels && options_for(whole, algorithm, cell, elem).nccl_simple_tree) ||
-                      (algorithm.in_switch && !algorithm.in_network_switch);
-    if (!tree || !scales(hosts) || !algorithm.summation_depth)
-      return bandwidth_us(whole, algorithm, cell, cost, count, elem, f);
+    if (!priced_on_prefixes(algorithm)) return bandwidth_us(whole, algorithm, cell, cost, count, elem, f);
     const MachineKind kind = kind_of(algorithm);
     const Machine* small = machine(kind, kScaleHosts / 2, nullptr);
     const Machine* large = machine(kind, kScaleHosts, nullptr);

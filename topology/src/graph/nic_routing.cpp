@@ -229,28 +229,22 @@ const NicPlan& Topology::nic_plan(int rank) const {
 // The leg between a GPU and a NIC of its host (searched inside the host) or between two NICs
 // of different hosts (searched through the network), cached.
 const std::optional<Path>& Topology::leg(VertexId from, VertexId to) const {
-  RouteCache& c = cache();
   LegCache& shared = *legs_;
-  const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
-  {
-    std::lock_guard lock(shared.mutex);
-    if (auto it = shared.legs.find(key); it != shared.legs.end()) return it->second;
-  }
-  Region region;
-  if (store_->graph[from].host == store_->graph[to].host) {
-    region.kind = Region::Kind::host;
-    region.host = store_->graph[from].host;
-  } else {
-    region.kind = Region::Kind::network;
-    region.from = from;
-    region.to = to;
-  }
-  std::optional<Path> path;
-  if (std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, from, to, region, c.scratch))
-    path = path_of(*this, *found);
-  // Another copy may have found the same leg meanwhile: the same path, the first one kept.
-  std::lock_guard lock(shared.mutex);
-  return shared.legs.emplace(key, std::move(path)).first->second;
+  return shared_search(shared.mutex, shared.legs, device_pair_key(from, to), [&] {
+    Region region;
+    if (store_->graph[from].host == store_->graph[to].host) {
+      region.kind = Region::Kind::host;
+      region.host = store_->graph[from].host;
+    } else {
+      region.kind = Region::Kind::network;
+      region.from = from;
+      region.to = to;
+    }
+    std::optional<Path> path;
+    if (std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, from, to, region, cache().scratch))
+      path = path_of(*this, *found);
+    return path;
+  });
 }
 
 namespace {
@@ -284,23 +278,18 @@ std::optional<EdgeId> sole_switch_link(const Graph& g, VertexId nic, VertexId ot
 // cached and shared as the legs are (cache().mutex held).
 const std::optional<std::vector<std::size_t>>& Topology::between_switches(VertexId from, VertexId to) const {
   LegCache& shared = *legs_;
-  const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
-  {
-    std::lock_guard lock(shared.mutex);
-    if (auto it = shared.between_switches.find(key); it != shared.between_switches.end()) return it->second;
-  }
-  std::optional<std::vector<std::size_t>> links;
-  if (from == to) {
-    links.emplace();
-  } else {
+  return shared_search(shared.mutex, shared.between_switches, device_pair_key(from, to), [&] {
+    std::optional<std::vector<std::size_t>> links;
     const Region network{Region::Kind::network, -1, from, to};
-    if (std::optional<std::vector<EdgeId>> found = cheapest_route(store_->graph, from, to, network, cache().scratch)) {
+    if (from == to) {
+      links.emplace();  // one switch: nothing between
+    } else if (std::optional<std::vector<EdgeId>> found =
+                   cheapest_route(store_->graph, from, to, network, cache().scratch)) {
       links.emplace();
       for (auto it = found->rbegin(); it != found->rend(); ++it) links->push_back(store_->graph[*it].index);
     }
-  }
-  std::lock_guard lock(shared.mutex);
-  return shared.between_switches.emplace(key, std::move(links)).first->second;
+    return links;
+  });
 }
 
 // The network leg from NIC `from` to NIC `to` is leg()'s: the cheapest path through the network

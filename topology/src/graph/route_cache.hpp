@@ -192,7 +192,7 @@ struct Topology::RouteCache {
   BidirectionalScratch scratch;                // route()'s search state, used under `mutex`
 };
 
-// Legs of NIC routes, key (from << 32) | to of their devices: GPU -> NIC and NIC -> GPU inside
+// Legs of NIC routes, by device_pair_key of their devices: GPU -> NIC and NIC -> GPU inside
 // a host, NIC -> NIC across the network; nullopt where the leg has no path in its region.
 // Shared by the copies of a topology (Topology::legs_), so read and written under its own
 // mutex; no entry is erased while it is shared (Topology::invalidate_routes gives the changed
@@ -210,6 +210,26 @@ struct Topology::LegCache {
   // same way as the legs.
   std::unordered_map<std::uint64_t, std::optional<Path>> direct;
 };
+
+// The key of a pair of devices in the LegCache's maps: (from << 32) | to.
+inline std::uint64_t device_pair_key(VertexId from, VertexId to) {
+  return (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint64_t>(to);
+}
+
+// The entry of `key` in one of the LegCache's maps, searched (`search()`, outside the lock) and
+// kept where there is none yet. Another copy may search the same key meanwhile: the same path,
+// the first one kept. Entries are never erased while the cache is shared, so the reference
+// stays valid.
+template <class Map, class Search>
+const typename Map::mapped_type& shared_search(std::mutex& mutex, Map& map, std::uint64_t key, Search search) {
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = map.find(key); it != map.end()) return it->second;
+  }
+  typename Map::mapped_type found = search();
+  std::lock_guard lock(mutex);
+  return map.emplace(key, std::move(found)).first->second;
+}
 
 // nic_routing.cpp: the index in `slot`, built there on first use.
 const HostIndex& host_index(const Topology& t, std::optional<HostIndex>& slot);

@@ -362,24 +362,18 @@ const Path& Topology::route(int src_rank, int dst_rank, int channel) const {
   return direct_route(src_rank, dst_rank);
 }
 
-// The minimum-latency path between two devices over the whole graph, for this copy: one another
-// copy found, its links read at this copy's bandwidths (joined_path), or found here and kept for
-// the others (cache().mutex held). nullopt where there is none.
+// The minimum-latency path between two devices over the whole graph, for this copy: the path
+// the copies share (found here or by another copy), its links read at this copy's figures
+// (joined_path); nullopt where there is none. cache().mutex held.
 std::optional<Path> Topology::shared_direct_route(VertexId s, VertexId d) const {
   LegCache& shared = *legs_;
-  const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint64_t>(d);
-  const std::optional<Path>* found = nullptr;  // entries stay where they are: read after the lock
-  {
-    std::lock_guard lock(shared.mutex);
-    if (auto it = shared.direct.find(key); it != shared.direct.end()) found = &it->second;
-  }
-  if (found != nullptr) return *found ? std::optional<Path>(joined_path(*this, {&**found})) : std::nullopt;
-  std::optional<Path> path;
-  if (std::optional<std::vector<EdgeId>> edges = cheapest_route(store_->graph, s, d, Region{}, cache().scratch))
-    path = path_of(*this, *edges);
-  std::lock_guard lock(shared.mutex);
-  shared.direct.emplace(key, path);
-  return path;
+  const std::optional<Path>& found = shared_search(shared.mutex, shared.direct, device_pair_key(s, d), [&] {
+    std::optional<Path> path;
+    if (std::optional<std::vector<EdgeId>> edges = cheapest_route(store_->graph, s, d, Region{}, cache().scratch))
+      path = path_of(*this, *edges);
+    return path;
+  });
+  return found ? std::optional<Path>(joined_path(*this, {&*found})) : std::nullopt;
 }
 
 // The minimum-latency route over the whole graph (cache().mutex held).
