@@ -2,6 +2,8 @@
 // event_sim_fold.hpp).
 #include "event_sim_fold.hpp"
 
+#include <algorithm>
+
 #include "event_sim_engine.hpp"
 
 namespace colltune::sim::detail {
@@ -57,6 +59,9 @@ std::uint32_t Fold::new_class(const std::vector<const topo::Path*>& copies, std:
     for (int k = 0; k < copies_; ++k)
       if (orbit[static_cast<std::size_t>(compose(k, h))] != orbit[static_cast<std::size_t>(k)]) return kNone;
   if (distinct * static_cast<int>(stabilizer.size() + 1) != copies_) return kNone;
+  const double gbps = topology_.link(orbit[0]).bandwidth_gbps;
+  class_uniform_.push_back(std::all_of(orbit.begin(), orbit.end(),
+                                       [&](std::uint32_t l) { return topology_.link(l).bandwidth_gbps == gbps; }));
   orbit_.push_back(std::move(orbit));
   class_size_.push_back(distinct);
   return cls;
@@ -89,9 +94,9 @@ std::optional<FoldedRoute> Fold::add_channel(int src, int dst, std::uint16_t op_
   for (std::size_t hop = 0; hop < path.links.size(); ++hop) {
     const std::uint32_t cls = classify(copies, hop);
     if (cls == kNone) return std::nullopt;
-    for (const topo::Path* copy : copies)
-      if (topology_.link(copy->links[hop]).bandwidth_gbps != topology_.link(path.links[hop]).bandwidth_gbps)
-        route.uniform_links = false;
+    // The copies' links at this hop are the class's orbit, all of it (classify): theirs is the
+    // class's bandwidth, read once when it was made.
+    if (!class_uniform_[cls]) route.uniform_links = false;
     route.classes.push_back(cls);
   }
   return route;

@@ -88,6 +88,7 @@ class Fold {
   std::vector<std::uint32_t> position_;            // link -> a copy k of its class that takes it
   std::vector<std::uint32_t> class_of_;            // link -> class
   std::vector<int> class_size_;                    // distinct links in each class
+  std::vector<bool> class_uniform_;                // whether a class's links have one bandwidth
 };
 
 // The symmetries worth trying for a source of `nranks` ranks: its rotation periods (divisors of
