@@ -95,6 +95,10 @@ Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, c
     device_[r] = topology.device_of_rank(static_cast<int>(r));
   }
   if (folded) return;  // links_ are the link classes, added as routes meet them (folded_route)
+  // Runs on time were offered to the fold already (simulate_schedule).
+  refold_ = options.fast_path && !options.record_trace && header_.nranks > 1 &&
+            std::any_of(options.rank_start_us.begin(), options.rank_start_us.end(), [](double t) { return t > 0; }) &&
+            (source.rotation_period() > 0 || source.xor_period() > 0);
   links_.resize(topology.num_links());
   for (std::size_t l = 0; l < links_.size(); ++l) links_[l].capacity = topology.link(l).bandwidth_gbps * 1e3;
 }
@@ -118,7 +122,10 @@ EventSimResult Engine::run() {
     // queued (which may complete steps at t): one rate update per instant.
     if (queue_.due_now()) continue;
     reduce_arrivals(t);
-    if (!queue_.due_now()) update_rates(t);
+    if (queue_.due_now()) continue;
+    if (refold_ && together_in_step(t))
+      if (std::optional<EventSimResult> rest = refold(t)) return joined(std::move(*rest), t);
+    update_rates(t);
   }
   check_finished();
   return collect();
@@ -154,6 +161,7 @@ void Engine::enter_step(int rank, double t) {
     return;
   }
   ++result_.events;
+  if (refold_) count_entry(rs.step);
   rs.outstanding = static_cast<std::uint32_t>(rs.ops.size());
   rs.step_end = t;
   for (std::size_t i = 0; i < rs.ops.size(); ++i) post(rank, static_cast<std::uint32_t>(i), rs.ops[i], t);

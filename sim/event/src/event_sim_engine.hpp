@@ -180,6 +180,14 @@ class Engine {
   EventSimResult collect();
   void unfold(EventSimResult& out) const;
 
+  // event_sim_refold.cpp: late ranks that have caught up. Where every rank starts all of one
+  // step's transfers at one instant, the rest of the run no longer depends on who was late, and
+  // is the folded event queue's from that step.
+  void count_entry(std::size_t step);
+  bool together_in_step(double t) const;
+  std::optional<EventSimResult> refold(double t);
+  EventSimResult joined(EventSimResult rest, double t) const;
+
   // event_sim_rates.cpp
   void update_rates(double t);
   void set_rate(std::uint32_t f, double rate, double t);
@@ -210,6 +218,10 @@ class Engine {
   std::optional<Fold> fold_;
   std::deque<topo::Path> folded_paths_;
   std::vector<int> multiplicity_;  // by class
+  // Unfolded runs with late ranks of a symmetric schedule (event_sim_refold.cpp): whether to try
+  // folding the rest once the ranks are together again, and how many ranks entered each step.
+  bool refold_ = false;
+  std::vector<int> entered_;
 };
 
 // The event queue folded by symmetry: the engine's result computed on ranks 0..d-1, d the

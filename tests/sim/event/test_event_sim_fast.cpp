@@ -152,6 +152,65 @@ TEST(FastPath, ContentionFallsBackToTheEventQueue) {
   EXPECT_EQ(period_of("fat-tree:nodes=8,gpus=8,nics=8,oversub=4", "rhd", 64 * 1000), 0);
 }
 
+// rhd with one rank late on an oversubscribed fat-tree (links shared, so no sweep): the event
+// queue runs every rank until the delay has reached them all and the pairs of one step start
+// together again, then folds the rest by rhd's XOR symmetry. It must give the unfolded event
+// queue's results. Every rank equally late folds from the first step.
+TEST(FastPath, LateRanksThatCatchUpFoldTheRest) {
+  const topo::Topology t = topo::load_topology("fat-tree:nodes=8,gpus=8,nics=8,oversub=4");
+  const int p = t.num_ranks();
+  const auto source = coll::open_schedule("rhd", t.rank_layout(), static_cast<std::size_t>(p) * 1000);
+  const auto late_run = [&](const std::vector<double>& starts, bool fast) {
+    EventSimOptions o;
+    o.fast_path = fast;
+    o.rank_start_us = starts;
+    return simulate_schedule(*source, t, o);
+  };
+  for (int late : {0, 5, 63}) {
+    for (double by : {5.0, 2000.0}) {
+      SCOPED_TRACE("rank " + std::to_string(late) + " late by " + std::to_string(by) + " us");
+      std::vector<double> starts(static_cast<std::size_t>(p), 0.0);
+      starts[static_cast<std::size_t>(late)] = by;
+      const EventSimResult fast = late_run(starts, true);
+      const EventSimResult queue = late_run(starts, false);
+      expect_same(fast, queue);
+      EXPECT_GT(fast.event_fold_from_step, 0u);
+      EXPECT_GT(fast.event_fold_period, 0);
+      EXPECT_LT(fast.event_fold_period, p);
+      EXPECT_EQ(queue.event_fold_from_step, 0u);
+      EXPECT_EQ(queue.event_fold_period, 0);
+    }
+  }
+  const std::vector<double> together(static_cast<std::size_t>(p), 7.0);
+  const EventSimResult fast = late_run(together, true);
+  expect_same(fast, late_run(together, false));
+  EXPECT_GT(fast.event_fold_period, 0);
+  EXPECT_EQ(fast.event_fold_from_step, 0u);
+}
+
+// dbtree's ranks never start a step together, and a ring on a machine whose links differ has no
+// symmetry to fold by: with a late rank both run unfolded to the end.
+TEST(FastPath, LateRanksThatNeverCatchUpRunUnfolded) {
+  topo::Topology t = topo::load_topology("fat-tree:nodes=8,gpus=8,nics=8,oversub=4");
+  const int p = t.num_ranks();
+  std::vector<double> starts(static_cast<std::size_t>(p), 0.0);
+  starts[3] = 20.0;
+  EventSimOptions o;
+  o.rank_start_us = starts;
+  const auto dbtree = coll::open_schedule("dbtree", t.rank_layout(), static_cast<std::size_t>(p) * 1000);
+  const EventSimResult tree = simulate_schedule(*dbtree, t, o);
+  EXPECT_EQ(tree.event_fold_period, 0);
+  EXPECT_EQ(tree.event_fold_from_step, 0u);
+  const std::size_t l = t.route(8, 9, 0).links.front();
+  t.set_link_figures(l, 2 * t.link(l).bandwidth_gbps, t.link(l).latency_us);
+  const auto rhd = coll::open_schedule("rhd", t.rank_layout(), static_cast<std::size_t>(p) * 1000);
+  const EventSimResult fast = simulate_schedule(*rhd, t, o);
+  o.fast_path = false;
+  expect_same(fast, simulate_schedule(*rhd, t, o));
+  EXPECT_EQ(fast.event_fold_period, 0);
+  EXPECT_EQ(fast.event_fold_from_step, 0u);
+}
+
 TEST(FastPath, AnAsymmetricMachineIsNotFolded) {
   // flat:ranks=8 plus a faster direct link 0 -> 1: rotations of the ring no longer look alike.
   topo::Topology t = topo::load_topology("flat:ranks=8");

@@ -77,6 +77,7 @@ struct Coverage {
   int classes = 0;       // the sweep by classes (event_sim_classes.cpp), with every rank on time
   int classes_late = 0;  // the same with late ranks
   int classes_split = 0; // of both, runs that held more than one class at once
+  int refolded = 0;      // late ranks that caught up: the event queue folded from a later step on
   std::size_t incremental = 0;  // event-queue solves, default and forced runs together
   std::size_t recalled = 0;
   std::size_t full = 0;
@@ -107,8 +108,9 @@ struct Coverage {
            std::to_string(unfolded) + ", event queue " + std::to_string(queue) + " (folded " +
            std::to_string(queue_folded) + "), by XOR " + std::to_string(by_xor) + ", by classes " +
            std::to_string(classes) + " (late " + std::to_string(classes_late) + ", split " +
-           std::to_string(classes_split) + "); solves incremental " +
-           std::to_string(incremental) + ", recalled " + std::to_string(recalled) + ", full " + std::to_string(full);
+           std::to_string(classes_split) + "), refolded after late ranks " + std::to_string(refolded) +
+           "; solves incremental " + std::to_string(incremental) + ", recalled " + std::to_string(recalled) +
+           ", full " + std::to_string(full);
   }
 };
 
@@ -190,6 +192,7 @@ void check_late(std::uint64_t seed, const Case& c, double span, Coverage& covera
   if (late) {
     EXPECT_EQ(fast.fast_path_period, 0) << what;  // late ranks never take the one-start sweep
   }
+  if (late && fast.event_fold_from_step > 0) ++coverage.refolded;
   if (late && fast.class_period > 0) {
     ++coverage.classes_late;
     if (fast.max_classes > 1) ++coverage.classes_split;
@@ -240,6 +243,9 @@ TEST(ReferenceEngine, FastEngineAgreesOnRandomMachinesAndSchedules) {
   // Recursive halving-doubling on a power of two of ranks declares its XOR symmetry, which flat
   // and fat-tree presets share.
   EXPECT_GE(coverage.by_xor, 25) << coverage.summary();
+  // Late ranks that catch up (every rank starting one step's transfers together again), then
+  // the rest folded by the schedule's symmetry (event_sim_refold.cpp).
+  EXPECT_GE(coverage.refolded, 8) << coverage.summary();
 }
 
 // The event queue folded by rotation symmetry (shared links, a declared rotation): ring-family
@@ -259,6 +265,7 @@ TEST(ReferenceEngine, FoldedEventQueueAgreesWithTheReference) {
   EXPECT_GE(coverage.classes, 100) << coverage.summary();
   EXPECT_GE(coverage.classes_late, 100) << coverage.summary();
   EXPECT_GE(coverage.classes_split, 100) << coverage.summary();
+  EXPECT_GE(coverage.refolded, 10) << coverage.summary();
 }
 
 // Ranks that start at different times (EventSimOptions::rank_start_us): the event queue against

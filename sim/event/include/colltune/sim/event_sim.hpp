@@ -70,8 +70,10 @@ struct EventSimOptions {
   bool fast_path = true;
   // When each rank starts its first step, us (a straggler arrives late at the collective).
   // Empty: every rank at 0. Otherwise one finite value >= 0 per rank of the schedule, else
-  // colltune::Error. Ranks that start late are simulated by the event queue (the sweep and its
-  // folding assume one start).
+  // colltune::Error. Ranks that start late are simulated by the sweep by classes where no link
+  // is shared, else by the event queue, over every rank until they have caught up (every rank
+  // starting one step's transfers at one instant), folded from there where the schedule and the
+  // machine share a symmetry.
   std::vector<double> rank_start_us;
 };
 
@@ -102,6 +104,10 @@ struct EventSimResult {
   // The event queue folded by rotation symmetry (event_queue_folded in event_sim_engine.hpp):
   // d > 0 = it ran ranks 0..d-1, each flow standing for its rotations by d; 0 = not folded.
   int event_fold_period = 0;
+  // The step from which the event queue ran folded: 0 = from the start (or not folded); k > 0 =
+  // ranks started late, every rank started step k's transfers at one instant (the late ranks
+  // had caught up), and the steps from k ran folded (event_sim_refold.cpp).
+  std::size_t event_fold_from_step = 0;
   // Whether that fold (of the sweep or of the event queue) was by XOR of the ranks
   // (StepSource::xor_period) rather than by rotation.
   bool fold_by_xor = false;
