@@ -188,6 +188,41 @@ TEST(FastPath, LateRanksThatCatchUpFoldTheRest) {
   EXPECT_EQ(fast.event_fold_from_step, 0u);
 }
 
+// Late ranks in many shapes (one rank, one host, several ranks late by different times) on
+// machines whose links rhd's and the rings' exchanges share: whether or not the run folds again
+// after catching up, the unfolded event queue's results.
+TEST(FastPath, LateRanksFoldedAgainOrNotGiveTheEventQueuesResults) {
+  int refolded = 0, cases = 0;
+  for (const char* spec : {"fat-tree:nodes=8,gpus=8,nics=8,oversub=4", "fat-tree:nodes=16,gpus=4,nics=1,oversub=2",
+                           "dgx-h100:nodes=4", "flat:ranks=32"}) {
+    const topo::Topology t = topo::load_topology(spec);
+    const int p = t.num_ranks();
+    const RankLayout layout = t.rank_layout();
+    for (const char* algo : {"rhd", "ring", "nccl_ring"}) {
+      const auto source = coll::open_schedule(algo, layout, static_cast<std::size_t>(p) * 512);
+      for (int shape = 0; shape < 4; ++shape) {
+        std::vector<double> starts(static_cast<std::size_t>(p), 0.0);
+        if (shape == 0) starts[1] = 3.0;                                   // one rank, a little
+        if (shape == 1) starts[static_cast<std::size_t>(p - 1)] = 5000.0;  // one rank, longer than a step
+        if (shape == 2)
+          for (int r = 0; r < p; r += 7) starts[static_cast<std::size_t>(r)] = 10.0 * (r % 3 + 1);  // several
+        if (shape == 3)
+          for (int r : layout.ranks_on_host(1 % layout.nhosts())) starts[static_cast<std::size_t>(r)] = 40.0;  // a host
+        SCOPED_TRACE(std::string(spec) + " " + algo + " shape " + std::to_string(shape));
+        EventSimOptions o;
+        o.rank_start_us = starts;
+        const EventSimResult fast = simulate_schedule(*source, t, o);
+        o.fast_path = false;
+        expect_same(fast, simulate_schedule(*source, t, o));
+        ++cases;
+        if (fast.event_fold_from_step > 0) ++refolded;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 48);
+  EXPECT_GE(refolded, 16);  // every rhd case (20 of the 48 at the time of writing: some rings too)
+}
+
 // dbtree's ranks never start a step together, and a ring on a machine whose links differ has no
 // symmetry to fold by: with a late rank both run unfolded to the end.
 TEST(FastPath, LateRanksThatNeverCatchUpRunUnfolded) {
