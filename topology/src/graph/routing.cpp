@@ -320,13 +320,14 @@ Path joined_path(const Topology& t, std::initializer_list<const Path*> legs) {
 }
 
 Path path_over(const Topology& t, std::vector<std::size_t> links) {
+  const std::vector<Link>& by_index = t.graph_store().by_index;  // the links come from the graph
   Path path;
   path.bottleneck_gbps = std::numeric_limits<double>::infinity();
   path.links = std::move(links);
   for (auto it = path.links.rbegin(); it != path.links.rend(); ++it) {  // path_of's order: from the last link
-    const Link l = t.link(*it);
-    path.bottleneck_gbps = std::min(path.bottleneck_gbps, l.bandwidth_gbps);
-    path.latency_us += l.latency_us;
+    const Link& l = by_index[*it];
+    path.bottleneck_gbps = std::min(path.bottleneck_gbps, t.bandwidth_of(l));
+    path.latency_us += t.latency_of(l);
   }
   return path;
 }

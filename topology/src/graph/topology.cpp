@@ -39,11 +39,13 @@ std::shared_ptr<GraphStore> copy_store(const GraphStore& from, const Factors& fa
   // from a temporary copied the whole graph twice.
   store->graph = from.graph;
   store->links.assign(boost::num_edges(store->graph), EdgeId{});
+  store->by_index.assign(boost::num_edges(store->graph), Link{});
   for (auto [it, end] = boost::edges(store->graph); it != end; ++it) {
     Link& link = store->graph[*it];
     store->links[link.index] = *it;
     if (factors.bandwidth) link.bandwidth_gbps *= (*factors.bandwidth)[static_cast<std::size_t>(link.kind)];
     if (factors.latency != 1.0) link.latency_us *= factors.latency;
+    store->by_index[link.index] = link;
   }
   if (factors.reduce != 1.0)
     for (VertexId v = 0; v < boost::num_vertices(store->graph); ++v) store->graph[v].reduce_gbps *= factors.reduce;
@@ -201,9 +203,11 @@ std::size_t Topology::add_link(VertexId from, VertexId to, LinkKind kind, double
   invalidate_routes();
   GraphStore& store = own_store();
   const std::size_t index = store.links.size();
-  auto [edge, added] = boost::add_edge(from, to, Link{kind, gbps, latency_us, index}, store.graph);
+  const Link link{kind, gbps, latency_us, index};
+  auto [edge, added] = boost::add_edge(from, to, link, store.graph);
   (void)added;  // a multigraph: always added
   store.links.push_back(edge);
+  store.by_index.push_back(link);
   return index;
 }
 
@@ -247,7 +251,7 @@ std::vector<std::size_t> Topology::in_links(VertexId v) const {
 }
 
 Link Topology::link(std::size_t index) const {
-  Link l = store_->graph[store_->links.at(index)];
+  Link l = store_->by_index.at(index);
   l.bandwidth_gbps = bandwidth_of(l);
   l.latency_us = latency_of(l);
   return l;
@@ -313,6 +317,7 @@ void Topology::set_link_figures(std::size_t index, double gbps, double latency_u
   Link& l = store.graph[store.links[index]];
   l.bandwidth_gbps = gbps;
   l.latency_us = latency_us;
+  store.by_index[index] = l;
   invalidate_routes();
 }
 
