@@ -334,8 +334,16 @@ const Path* Topology::nic_route(int src_rank, int dst_rank, int channel) const {
   if (i > 0xffff || j > 0xffff) throw Error("route: a host with more than 65536 NICs");
   const auto nics = static_cast<std::uint32_t>((i << 16) | j);
   if (const Path* cached = c.routes.find(src_rank, dst_rank, nics)) return cached;
-  const std::optional<Path>& out = leg(s, from.nics[i]);
-  const std::optional<Path>& in = leg(to.nics[j], d);
+  const auto legs_of = [](const NicPlan& plan, std::size_t k) -> NicPlan::Legs& {
+    if (plan.legs.empty()) plan.legs.resize(plan.nics.size());
+    return plan.legs[k];
+  };
+  NicPlan::Legs& out_legs = legs_of(from, i);
+  NicPlan::Legs& in_legs = legs_of(to, j);
+  if (out_legs.to_nic == nullptr) out_legs.to_nic = &leg(s, from.nics[i]);
+  if (in_legs.from_nic == nullptr) in_legs.from_nic = &leg(to.nics[j], d);
+  const std::optional<Path>& out = *out_legs.to_nic;
+  const std::optional<Path>& in = *in_legs.from_nic;
   std::optional<Path> joined;
   if (out && in) {
     std::vector<std::size_t> links;

@@ -122,6 +122,14 @@ struct NicPlan {
   std::vector<VertexId> nics;
   int start = 0;     // NCCL: gpu.dev % localGpuCount, bit-mirrored when nics.size() is a power of 2
   int per_gpu = 1;   // NCCL: netsPerGpu = ceil(nics.size() / localGpuCount)
+  // The rank's legs to and from each of `nics` (Topology::leg: entries of the shared legs'
+  // map, which outlive the plan), each looked up on the first route that takes it; a route then
+  // reads its two legs without the legs' lock and hash map. Filled under the route cache's lock.
+  struct Legs {
+    const std::optional<Path>* to_nic = nullptr;
+    const std::optional<Path>* from_nic = nullptr;
+  };
+  mutable std::vector<Legs> legs;
   // Index into `nics` of channel `channel`'s NIC (nics not empty, channel >= 0).
   std::size_t index_for(int channel) const { return static_cast<std::size_t>(start + channel % per_gpu) % nics.size(); }
 };
