@@ -121,6 +121,10 @@ EventSimResult Engine::joined(EventSimResult rest, double t) const {
   rest.incremental_solves += solver_.counts().incremental;
   rest.recalled_solves += solver_.counts().recalled;
   rest.full_solves += solver_.counts().filled;
+  // A link busy at t carries only transfers started at t. If its earlier transfers ended at t
+  // before the new ones started, end_flow closed their interval (busy_us) and start_flow opened
+  // one at t (busy_since = t: nothing to add); if a new one started first, the interval stayed
+  // open from busy_since, and its part before t is added here. The rest counts from t.
   std::vector<LinkUsage> before;
   for (std::size_t l = 0; l < links_.size(); ++l) {
     const LinkState& link = links_[l];
