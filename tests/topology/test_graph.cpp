@@ -5,6 +5,7 @@
 #include <limits>
 #include <thread>
 
+#include "colltune/topology/graph.hpp"
 #include "colltune/topology/json_io.hpp"
 #include "colltune/topology/subset.hpp"
 #include "topo_test_util.hpp"
@@ -225,6 +226,33 @@ TEST(TopologyGraph, AReductionCopyReadsEveryRateTimesItsFactor) {
   EXPECT_EQ(changed.reduce_gbps_of(changed.device_of_rank(0)), 200);
   EXPECT_EQ(t.device(t.device_of_rank(0)).reduce_gbps, 100);
   EXPECT_THAT(error_of([&] { (void)t.with_scaled_reduction(-1); }), HasSubstr("reduction scale factor"));
+}
+
+// GraphStore::by_index holds each link's properties as its edge does (link() and the routes'
+// paths read the array, the searches read the edges): after a link is added, its figures
+// changed, or the store copied with a copy's factors written into it.
+TEST(TopologyGraph, TheLinkArrayHoldsWhatTheEdgesHold) {
+  const Topology t = diamond();
+  Topology changed = t.with_scaled_bandwidth(LinkKind::net, 3).with_scaled_latency(2);
+  changed.set_link_figures(0, 1.5, 9);  // a store of its own, the factors written into it
+  Topology grown = t;
+  grown.add_link(grown.device_of_rank(0), grown.device_of_rank(1), LinkKind::net, 1, 0.5);
+  for (const Topology* machine : std::array<const Topology*, 3>{&t, &changed, &grown}) {
+    const GraphStore& store = machine->graph_store();
+    ASSERT_EQ(store.by_index.size(), store.links.size());
+    for (std::size_t i = 0; i < store.links.size(); ++i) {
+      const Link& edge = store.graph[store.links[i]];
+      const Link& kept = store.by_index[i];
+      EXPECT_EQ(kept.index, i);
+      EXPECT_EQ(edge.index, i);
+      EXPECT_EQ(kept.kind, edge.kind) << "link " << i;
+      EXPECT_EQ(kept.bandwidth_gbps, edge.bandwidth_gbps) << "link " << i;
+      EXPECT_EQ(kept.latency_us, edge.latency_us) << "link " << i;
+    }
+  }
+  EXPECT_EQ(changed.graph_store().by_index[0].bandwidth_gbps, 1.5);
+  EXPECT_EQ(changed.graph_store().by_index[1].latency_us, t.link(1).latency_us * 2);
+  EXPECT_EQ(grown.graph_store().by_index.back().latency_us, 0.5);
 }
 
 // Copies share the graph until one of them changes it: a change to any copy, scaled or not,

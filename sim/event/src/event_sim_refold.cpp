@@ -108,9 +108,7 @@ std::optional<EventSimResult> Engine::refold(double t) {
   const StepsFrom rest(source_, ranks_.front().step);
   EventSimOptions options = options_;
   options.rank_start_us.assign(ranks_.size(), t);
-  std::optional<EventSimResult> result = event_queue_folded(rest, topology_, options);
-  if (result && result->event_fold_period == 0) return std::nullopt;  // not folded: nothing gained
-  return result;
+  return event_queue_folded(rest, topology_, options);  // folded, or nullopt (never the whole run)
 }
 
 EventSimResult Engine::joined(EventSimResult rest, double t) const {
