@@ -101,6 +101,8 @@ Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, c
             (source.rotation_period() > 0 || source.xor_period() > 0);
   links_.resize(topology.num_links());
   for (std::size_t l = 0; l < links_.size(); ++l) links_[l].capacity = topology.link(l).bandwidth_gbps * 1e3;
+  if (options.fast_path && RoutePrefetch::worth_it(source))
+    prefetch_ = std::make_unique<RoutePrefetch>(source, topology);
 }
 
 EventSimResult Engine::run() {
@@ -210,7 +212,7 @@ std::uint32_t Engine::route_of(std::uint32_t chan, int src, int dst, std::uint16
   for (const auto& [c, id] : ch.other_routes)
     if (c == op_channel) return id;
   const auto id = static_cast<std::uint32_t>(routes_.size());
-  routes_.push_back(fold_ ? folded_route(src, dst, op_channel) : &topology_.route(src, dst, op_channel));
+  routes_.push_back(fold_ ? folded_route(src, dst, op_channel) : unfolded_route(src, dst, op_channel));
   if (ch.first_route == Channel::kNoRoute) {
     ch.first_op_channel = op_channel;
     ch.first_route = id;
@@ -218,6 +220,15 @@ std::uint32_t Engine::route_of(std::uint32_t chan, int src, int dst, std::uint16
     ch.other_routes.emplace_back(op_channel, id);
   }
   return id;
+}
+
+// The route of a send src -> dst in src's current step: found ahead where it was.
+const topo::Path* Engine::unfolded_route(int src, int dst, std::uint16_t op_channel) {
+  const topo::Path* found =
+      prefetch_ ? prefetch_->find(src, ranks_[static_cast<std::size_t>(src)].step, dst, op_channel) : nullptr;
+  if (found == nullptr) return &topology_.route(src, dst, op_channel);
+  ++result_.routes_found_ahead;
+  return found;
 }
 
 // The route src -> dst (src a representative) as link classes, each hop once; NotFoldable when

@@ -17,6 +17,7 @@
 #include "colltune/sim/event_sim.hpp"
 #include "colltune/topology/topology.hpp"
 #include "event_sim_fold.hpp"
+#include "event_sim_prefetch.hpp"
 #include "event_sim_queue.hpp"
 #include "event_sim_solver.hpp"
 
@@ -166,6 +167,7 @@ class Engine {
   std::uint32_t channel(int src, int dst);
   std::uint32_t route_of(std::uint32_t chan, int src, int dst, std::uint16_t op_channel);
   const topo::Path* folded_route(int src, int dst, std::uint16_t op_channel);
+  const topo::Path* unfolded_route(int src, int dst, std::uint16_t op_channel);
   int rank_of(int rank) const { return fold_ ? fold_->representative(rank) : rank; }
   void start_flow(std::uint32_t chan, const Pending& send, const Pending& recv, int src, int dst, double t);
   std::uint32_t new_flow();
@@ -222,6 +224,9 @@ class Engine {
   // folding the rest once the ranks are together again, and how many ranks entered each step.
   bool refold_ = false;
   std::vector<int> entered_;
+  // Unfolded runs on many ranks: the routes found ahead on a second thread (last: it stops
+  // before the rest goes).
+  std::unique_ptr<RoutePrefetch> prefetch_;
 };
 
 // The event queue folded by symmetry: the engine's result computed on ranks 0..d-1, d the

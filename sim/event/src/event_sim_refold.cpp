@@ -108,7 +108,10 @@ std::optional<EventSimResult> Engine::refold(double t) {
   const StepsFrom rest(source_, ranks_.front().step);
   EventSimOptions options = options_;
   options.rank_start_us.assign(ranks_.size(), t);
-  return event_queue_folded(rest, topology_, options);  // folded, or nullopt (never the whole run)
+  std::optional<EventSimResult> folded =
+      event_queue_folded(rest, topology_, options);  // or nullopt (never the whole run)
+  if (folded && prefetch_) prefetch_->stop();        // no more routes needed
+  return folded;
 }
 
 EventSimResult Engine::joined(EventSimResult rest, double t) const {
@@ -119,6 +122,7 @@ EventSimResult Engine::joined(EventSimResult rest, double t) const {
   rest.incremental_solves += solver_.counts().incremental;
   rest.recalled_solves += solver_.counts().recalled;
   rest.full_solves += solver_.counts().filled;
+  rest.routes_found_ahead += result_.routes_found_ahead;
   // A link busy at t carries only transfers started at t. If its earlier transfers ended at t
   // before the new ones started, end_flow closed their interval (busy_us) and start_flow opened
   // one at t (busy_since = t: nothing to add); if a new one started first, the interval stayed

@@ -246,6 +246,63 @@ TEST(FastPath, LateRanksThatNeverCatchUpRunUnfolded) {
   EXPECT_EQ(fast.event_fold_from_step, 0u);
 }
 
+// Unfolded runs on 2,048 ranks or more find their routes ahead on a second thread
+// (event_sim_prefetch.hpp): rhd with a late rank until it folds again, and a double binary tree
+// with a late rank and an uneven size, never folded. The event queue on one thread gives the
+// same results. How many routes the thread found first depends on how the threads ran, so each
+// case runs until it did find some (nearly always the first time; a run where the thread has
+// not yet started finds none and is still compared).
+TEST(FastPath, RoutesFoundAheadAreTheEventQueuesOwn) {
+  const topo::Topology t = topo::load_topology("fat-tree:nodes=256,gpus=8,nics=8,oversub=4");
+  const int p = t.num_ranks();
+  ASSERT_EQ(p, 2048);
+  std::vector<double> starts(static_cast<std::size_t>(p), 0.0);
+  starts[5] = 5.0;
+  EventSimOptions o;
+  o.rank_start_us = starts;
+  for (const char* algo : {"rhd", "dbtree"}) {
+    SCOPED_TRACE(algo);
+    const std::size_t count = static_cast<std::size_t>(p) * 256 + (std::string(algo) == "dbtree" ? 1 : 0);
+    const auto source = coll::open_schedule(algo, t.rank_layout(), count);
+    o.fast_path = false;
+    const EventSimResult queue = simulate_schedule(*source, t, o);
+    EXPECT_EQ(queue.routes_found_ahead, 0u);
+    o.fast_path = true;
+    std::size_t found = 0;
+    for (int attempt = 0; attempt < 10 && found == 0; ++attempt) {
+      const EventSimResult fast = simulate_schedule(*source, t, o);
+      expect_same(fast, queue);
+      EXPECT_EQ(fast.event_fold_period > 0, std::string(algo) == "rhd");
+      found = fast.routes_found_ahead;
+      EXPECT_LE(found, fast.flows);
+    }
+    EXPECT_GT(found, 0u);
+  }
+}
+
+// A schedule the engine refuses at a later step (a send to its own rank) is refused the same way
+// with the second thread walking ahead: the thread stops where it meets it and the event queue
+// reports it.
+TEST(FastPath, RoutesFoundAheadStopAtAMalformedStep) {
+  const topo::Topology t = topo::load_topology("fat-tree:nodes=256,gpus=8,nics=8,oversub=4");
+  const int p = t.num_ranks();
+  coll::Schedule schedule =
+      coll::materialize(*coll::open_schedule("rhd", t.rank_layout(), static_cast<std::size_t>(p) * 64));
+  for (coll::Op& op : schedule.ranks[77][4].ops) op.peer = 77;
+  const coll::StoredSteps source(schedule);
+  for (bool fast : {true, false}) {
+    EventSimOptions o;
+    o.fast_path = fast;
+    try {
+      simulate_schedule(source, t, o);
+      ADD_FAILURE() << "a send to itself was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 77"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("out of range or self"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(FastPath, AnAsymmetricMachineIsNotFolded) {
   // flat:ranks=8 plus a faster direct link 0 -> 1: rotations of the ring no longer look alike.
   topo::Topology t = topo::load_topology("flat:ranks=8");

@@ -43,6 +43,9 @@ class StepSource {
   virtual std::size_t num_steps(int rank) const = 0;
   // The ops of step `step` < num_steps(rank) of `rank`, in order. The span stays valid until
   // `scratch` is used again (a stored source returns its own storage and leaves scratch alone).
+  // num_steps() and ops() may be called from several threads at once, each with its own
+  // scratch (the event simulator walks a schedule ahead of its queue on a second thread): a
+  // source keeps no state that a call changes.
   virtual std::span<const Op> ops(int rank, std::size_t step, std::vector<Op>& scratch) const = 0;
   // A rotation the schedule is invariant under, for interpreters that exploit symmetry: the
   // smallest d > 0 such that rank (r + d) mod p has as many steps as rank r and its step s has

@@ -65,8 +65,9 @@ struct EventSimOptions {
   // A trace longer than this is refused (colltune::Error) rather than filling memory and disk:
   // Perfetto opens a few million slices; a 4096-rank ring has 67 M.
   std::size_t max_trace_slices = 2'000'000;
-  // Fast engine: take the contention-free sweep when it applies (same results); false forces
-  // the event queue throughout (tests compare the two).
+  // Fast engine: take the contention-free sweep and the folds where they apply, and find an
+  // unfolded run's routes ahead on a second thread on 2,048 ranks or more (same results); false
+  // forces the event queue throughout, on the calling thread alone (tests compare the two).
   bool fast_path = true;
   // When each rank starts its first step, us (a straggler arrives late at the collective).
   // Empty: every rank at 0. Otherwise one finite value >= 0 per rank of the schedule, else
@@ -122,6 +123,10 @@ struct EventSimResult {
   std::size_t incremental_solves = 0;
   std::size_t recalled_solves = 0;
   std::size_t full_solves = 0;
+  // Routes of an unfolded run on many ranks that a second thread found before the event queue
+  // asked for them (event_sim_prefetch.hpp; the same routes either way). It depends on how the
+  // two threads ran: read it as a diagnostic, never as a result.
+  std::size_t routes_found_ahead = 0;
 };
 
 // Simulates a schedule read step by step: a generated one (coll::open_schedule) or a stored
