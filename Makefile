@@ -49,12 +49,13 @@ test-asan: deps
 test-tsan: deps
 	cmake --preset ci-tsan >/dev/null
 	cmake --build build-tsan -j$(JOBS) --target test_runtime test_bench_runtime test_common test_tuner test_calibrate \
-	  test_whatif test_sim_analytic
+	  test_whatif test_sim_analytic test_sim_engine
 	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER=-BenchInputs.* \
 	  ctest --test-dir build-tsan --output-on-failure -R '^test_(runtime|bench_runtime)$$'
 	TSAN_OPTIONS=halt_on_error=1 GTEST_FILTER='OnceMap.*:ParallelMap.*:Tune.ParallelGrid*:Calibrate.APublishedLog*:Bottleneck.*' \
 	  ctest --test-dir build-tsan --output-on-failure -R '^test_(common|tuner|calibrate|whatif)$$'
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/sim/analytic/test_sim_analytic --gtest_filter='NcclPriceScale.*'
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/sim/event/test_sim_engine --gtest_filter='FastPath.RoutesFoundAhead*'
 
 # libFuzzer on every parser for FUZZ_SECONDS each (needs clang; docs/hardening.md). New inputs
 # go to build-fuzz/corpus/, never into the checked-in corpus. Then the nothing-written-on-error
