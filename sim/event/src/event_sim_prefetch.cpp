@@ -29,10 +29,11 @@ RoutePrefetch::~RoutePrefetch() {
 }
 
 bool RoutePrefetch::met(int src, int dst, std::uint16_t op_channel) {
-  auto& pairs = met_[static_cast<std::size_t>(src)];
+  auto& pairs = met_[static_cast<std::size_t>(src)];  // sorted, as the engine's table of peers
   const std::pair<int, std::uint16_t> pair{dst, op_channel};
-  if (std::find(pairs.begin(), pairs.end(), pair) != pairs.end()) return true;
-  pairs.push_back(pair);
+  const auto it = std::lower_bound(pairs.begin(), pairs.end(), pair);
+  if (it != pairs.end() && *it == pair) return true;
+  pairs.insert(it, pair);
   return false;
 }
 

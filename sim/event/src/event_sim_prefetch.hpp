@@ -60,7 +60,7 @@ class RoutePrefetch {
   std::vector<std::vector<Route>> steps_;
   std::atomic<std::size_t> ready_{1};  // steps_[1, ready_) are done (release/acquire)
   std::atomic<bool> stop_{false};
-  // The thread's own: by sender, the (receiver, op channel) pairs met so far.
+  // The thread's own: by sender, the (receiver, op channel) pairs met so far, in order.
   std::vector<std::vector<std::pair<int, std::uint16_t>>> met_;
   std::thread thread_;
 };
