@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "colltune/common/error.hpp"
@@ -101,8 +102,13 @@ Engine::Engine(const coll::StepSource& source, const topo::Topology& topology, c
             (source.rotation_period() > 0 || source.xor_period() > 0);
   links_.resize(topology.num_links());
   for (std::size_t l = 0; l < links_.size(); ++l) links_[l].capacity = topology.link(l).bandwidth_gbps * 1e3;
-  if (options.fast_path && RoutePrefetch::worth_it(source))
-    prefetch_ = std::make_unique<RoutePrefetch>(source, topology);
+  if (options.fast_path && RoutePrefetch::worth_it(source)) {
+    try {
+      prefetch_ = std::make_unique<RoutePrefetch>(source, topology);
+    } catch (const std::system_error&) {
+      // No thread to be had (a process limit): the queue finds every route itself.
+    }
+  }
 }
 
 EventSimResult Engine::run() {
