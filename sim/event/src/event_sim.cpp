@@ -228,7 +228,8 @@ std::uint32_t Engine::route_of(std::uint32_t chan, int src, int dst, std::uint16
   return id;
 }
 
-// The route of a send src -> dst in src's current step: found ahead where it was.
+// The route of a send src -> dst in src's current step (a rank leaves a step only once its sends
+// are done, so a send being paired is of its sender's current step): found ahead where it was.
 const topo::Path* Engine::unfolded_route(int src, int dst, std::uint16_t op_channel) {
   const topo::Path* found =
       prefetch_ ? prefetch_->find(src, ranks_[static_cast<std::size_t>(src)].step, dst, op_channel) : nullptr;
