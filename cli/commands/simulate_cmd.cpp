@@ -481,7 +481,10 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--collective", args->collective,
                   "--algo nccl: allreduce (default), allgather or reduce_scatter (nccl-tests' size: the whole buffer)");
   cmd->add_option("--protocol", args->nccl.protocol, "--algo nccl: this protocol only: LL|LL128|Simple");
-  cmd->add_option("--cpu", args->nccl.cpu, "--algo nccl: the CPU NCCL's model assumes: intel_bdw|intel_skl|intel_srp|intel_erp|amd");
+  cmd->add_option(
+      "--cpu", args->nccl.cpu,
+      "--algo nccl: the CPU NCCL's model assumes: intel_bdw|intel_skl|intel_srp|intel_erp|amd|amd_zen34|amd_zen5 "
+      "(default: the topology's nccl_cpu, else intel_srp)");
   cmd->add_flag("--nccl-collnet", args->nccl.collnet, "--algo nccl: NCCL_COLLNET_ENABLE=1 (CollNet/SHARP where switches reduce)");
   cmd->add_option("--compute-capability", args->nccl.compute_capability,
                   "--algo nccl: the GPUs' compute capability where the topology gives none (e.g. 90 for H100)");

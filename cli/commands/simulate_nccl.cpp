@@ -127,7 +127,7 @@ std::string describe(const sim::NcclModel& model) {
   if (!o.algo_env.empty()) text += ", NCCL_ALGO=" + o.algo_env;
   if (!o.proto_env.empty()) text += ", NCCL_PROTO=" + o.proto_env;
   if (o.collnet) text += ", NCCL_COLLNET_ENABLE=1";
-  return text + ", CPU " + std::string(sim::to_string(o.cpu));
+  return text + ", CPU " + std::string(topo::to_string(model.system().cpu));
 }
 
 }  // namespace colltune::cli

@@ -18,7 +18,7 @@ struct NcclSimulateOptions {
   std::string algo_env;   // --nccl-algo, NCCL_ALGO's grammar
   std::string proto_env;  // --nccl-proto, NCCL_PROTO's grammar
   std::string protocol;   // --protocol LL|LL128|Simple: this protocol only
-  std::string cpu;        // --cpu (sim::NcclCpu), default intel_srp
+  std::string cpu;        // --cpu (sim::NcclCpu); default: the topology's, else intel_srp
   bool collnet = false;   // --nccl-collnet: NCCL_COLLNET_ENABLE=1
   int compute_capability = 0;  // --compute-capability, for GPUs the topology gives none (flat, torus)
   int ranks = 0;          // --ranks, 0 = every rank of the topology

@@ -29,4 +29,4 @@ PY
   done
 }
 check dgx-h100:nodes=4 "$data/dgx-h100-nccl-topo.xml:nodes=4" fat-tree:nodes=4
-check dgx-a100:nodes=4 "$data/dgx-a100-nccl-topo.xml:nodes=4" fat-tree:nodes=4,gpu=a100,nvlink=300,nic_gbit=200
+check dgx-a100:nodes=4 "$data/dgx-a100-nccl-topo.xml:nodes=4" fat-tree:nodes=4,gpu=a100,nvlink=300,nic_gbit=200,cpu=epyc-7742

@@ -48,7 +48,7 @@ TEST(HardwareDoc, LinkNicAndCpuTablesMatchTheCode) {
   }, "NICs");
   expect_rows(section(text, "## CPUs"), topo::cpu_table(), [](const topo::CpuSpec& c) {
     return "| `" + c.name + "` | " + c.description + " | " + num(c.memory_gbps) + " | " + num(c.socket_link_gbps) +
-           " | " + c.source + " |";
+           " | `" + std::string(topo::to_string(c.nccl_cpu)) + "` | " + c.source + " |";
   }, "CPUs");
 }
 

@@ -65,8 +65,11 @@ TEST(BadTopologySpec, UnknownPresetParameterAndMissingFile) {
   EXPECT_THAT(error_of([] { load_topology("dgx-h900:nodes=2"); }),
               HasSubstr("unknown topology preset 'dgx-h900' (valid: dgx-h100"));
   EXPECT_THAT(error_of([] { load_topology("fat-tree:racks=4"); }),
-              HasSubstr("preset fat-tree: unknown parameter 'racks' (valid: nodes, gpus, nics, per_switch, nic_gbit, oversub, leaf_ports, sharp, nvlink, nvls, gpu, transport)"));
+              HasSubstr("preset fat-tree: unknown parameter 'racks' (valid: nodes, gpus, nics, per_switch, nic_gbit, "
+                        "oversub, leaf_ports, sharp, nvlink, nvls, gpu, cpu, transport)"));
   EXPECT_THAT(error_of([] { load_topology("flat:bw=-1"); }), HasSubstr("preset flat: bw: '-1' must be > 0"));
+  EXPECT_THAT(error_of([] { load_topology("fat-tree:cpu=zen4"); }),
+              HasSubstr("preset fat-tree: cpu: 'zen4' must be one of xeon-8480c, epyc-7742, xeon-e5-2698v4"));
   EXPECT_THAT(error_of([] { load_topology("/no/such/machine.json"); }), HasSubstr("/no/such/machine.json: cannot read"));
   EXPECT_THAT(error_of([] { load_topology(""); }), HasSubstr("empty topology spec"));
   EXPECT_THAT(error_of([] { load_topology(COLLTUNE_TEST_DATA); }), HasSubstr("unknown topology preset"));

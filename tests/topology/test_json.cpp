@@ -92,7 +92,8 @@ TEST(TopologyJson, CommentsAllowedUnknownKeysNot) {
   std::string bad = ok;
   bad.replace(bad.find("\"comment\":\"x\""), 13, "\"colour\":\"red\"");
   EXPECT_THAT(error_of([&] { topology_from_json(bad, "bad.json"); }),
-              HasSubstr("bad.json: devices[0].colour: unknown key (valid: id, kind, host, reduce_gbps, compute_capability, switch_reduction)"));
+              HasSubstr("bad.json: devices[0].colour: unknown key (valid: id, kind, host, reduce_gbps, "
+                        "compute_capability, nccl_cpu, switch_reduction)"));
 }
 
 // compute_capability belongs to GPUs, nvls to NVSwitches, sharp to network switches; names are
@@ -124,6 +125,35 @@ TEST(TopologyJson, DeviceCapabilities) {
   std::string v1 = with("none");
   v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
   EXPECT_EQ(topology_from_json(v1, "t.json").num_ranks(), 2);
+}
+
+// A CPU names the class NCCL's model gives it; the class is kept through export, belongs to CPUs
+// only, and an unknown name is an error listing the valid ones.
+TEST(TopologyJson, NcclCpuClass) {
+  const std::string base = R"({"format": "colltune-topology", "version": 2, "hosts": ["h"],
+    "devices": [{"id": "c0", "kind": "cpu", "host": "h", "nccl_cpu": "CLASS"},
+                {"id": "g0", "kind": "gpu", "host": "h", "compute_capability": 90}],
+    "links": [{"from": "g0", "to": "c0", "kind": "pcie", "bandwidth_gbps": 63, "latency_us": 0.5, "duplex": true}],
+    "ranks": [{"rank": 0, "device": "g0"}]})";
+  auto with = [&](const std::string& cls) {
+    std::string s = base;
+    s.replace(s.find("CLASS"), 5, cls);
+    return s;
+  };
+  const Topology t = topology_from_json(with("amd_zen34"), "t.json");
+  t.validate();
+  EXPECT_EQ(t.device(*t.find_device("c0")).nccl_cpu, NcclCpu::amd_zen34);
+  EXPECT_FALSE(t.device(*t.find_device("g0")).nccl_cpu.has_value());
+  const Topology back = topology_from_json(to_json(t), "back.json");
+  EXPECT_EQ(back.device(*back.find_device("c0")).nccl_cpu, NcclCpu::amd_zen34);
+  EXPECT_THAT(error_of([&] { topology_from_json(with("zen9"), "t.json"); }),
+              HasSubstr("t.json: devices[0].nccl_cpu: unknown CPU class for NCCL's model 'zen9' (valid: intel_bdw, "
+                        "intel_skl, intel_srp, intel_erp, amd, amd_zen34, amd_zen5)"));
+  std::string on_gpu = with("amd");
+  const std::string cc = "\"compute_capability\": 90";
+  on_gpu.replace(on_gpu.find(cc), cc.size(), cc + ", \"nccl_cpu\": \"amd\"");
+  EXPECT_THAT(error_of([&] { topology_from_json(on_gpu, "t.json").validate(); }),
+              HasSubstr("nccl_cpu: device 'g0' is a gpu, not a cpu"));
 }
 
 }  // namespace

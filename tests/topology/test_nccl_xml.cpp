@@ -153,6 +153,37 @@ TEST(NcclXml, HostHashSeparatesHosts) {
                                       "host1/gpu0"}));
 }
 
+// The class NCCL's model gives a CPU, as the NCCL build that wrote the dump classed it
+// (src/graph/topo.cc, ncclTopoAddCpu): Intel by family 6's model number; AMD by the family the
+// dump holds, which builds with per-generation detection write as CPUID defines it (25 for
+// Zen 3/4) and earlier builds with the extended family shifted (175), taking every AMD at 16 GB/s.
+TEST(NcclXml, CpuClassAsTheWritingBuildSawIt) {
+  EXPECT_EQ(nccl_cpu_of_dump("GenuineIntel", 6, 0x4F), NcclCpu::intel_bdw);
+  EXPECT_EQ(nccl_cpu_of_dump("GenuineIntel", 6, 0x55), NcclCpu::intel_skl);
+  EXPECT_EQ(nccl_cpu_of_dump("GenuineIntel", 6, 0x8F), NcclCpu::intel_srp);  // Sapphire Rapids (DGX H100)
+  EXPECT_EQ(nccl_cpu_of_dump("GenuineIntel", 6, 0xCF), NcclCpu::intel_erp);
+  EXPECT_EQ(nccl_cpu_of_dump("GenuineIntel", 15, 0xCF), NcclCpu::intel_bdw);
+  EXPECT_EQ(nccl_cpu_of_dump("AuthenticAMD", 23, 49), NcclCpu::amd);        // Rome (DGX A100): the same in both
+  EXPECT_EQ(nccl_cpu_of_dump("AuthenticAMD", 25, 17), NcclCpu::amd_zen34);  // Genoa, per-generation build
+  EXPECT_EQ(nccl_cpu_of_dump("AuthenticAMD", 175, 17), NcclCpu::amd);       // Genoa, a release's dump
+  EXPECT_EQ(nccl_cpu_of_dump("AuthenticAMD", 26, 2), NcclCpu::amd_zen5);    // Turin, per-generation build
+  EXPECT_EQ(nccl_cpu_of_dump("AuthenticAMD", 191, 2), NcclCpu::amd);        // Turin, a release's dump
+  EXPECT_EQ(nccl_cpu_of_dump("CentaurHauls", 7, 0x5B), std::nullopt);
+
+  std::string xml = direct("", "");
+  const auto cpu_of = [](const std::string& text) {
+    const Topology t = topology_from_nccl_xml(text, "cpu.xml");
+    return t.device(*t.find_device("host0/cpu0")).nccl_cpu;
+  };
+  EXPECT_EQ(cpu_of(xml), std::nullopt);  // no familyid/modelid: the model's default
+  const std::string intel = R"(vendor="GenuineIntel")";
+  xml.replace(xml.find(intel), intel.size(), R"(vendor="AuthenticAMD" familyid="25" modelid="17")");
+  EXPECT_EQ(cpu_of(xml), NcclCpu::amd_zen34);
+  xml.replace(xml.find(R"(familyid="25")"), 13, R"(familyid="x5")");
+  EXPECT_THAT(error_of([&] { cpu_of(xml); }),
+              HasSubstr("cpu.xml: system/cpu[0]@familyid: 'x5' is not a decimal integer"));
+}
+
 TEST(NcclXml, BadFilesNameTheElement) {
   auto err = [](const std::string& xml) { return error_of([&] { topology_from_nccl_xml(xml, "f.xml"); }); };
   EXPECT_THAT(err(""), HasSubstr("f.xml:"));

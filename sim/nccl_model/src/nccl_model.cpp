@@ -15,9 +15,18 @@
 namespace colltune::sim {
 namespace {
 
-constexpr std::array<std::string_view, 5> kCpuNames{"intel_bdw", "intel_skl", "intel_srp", "intel_erp", "amd"};
 constexpr std::array<std::string_view, 12> kPathNames{"LOC", "NVL", "NVB", "C2C", "PIX", "PXB",
                                                       "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
+
+// The class `host`'s CPUs have for NCCL's model (the first CPU device naming one), else the
+// model's default, a Sapphire Rapids host as in a DGX H100.
+NcclCpu host_cpu_class(const topo::Topology& t, int host) {
+  for (topo::VertexId v = 0; v < t.num_devices(); ++v) {
+    const topo::Device& d = t.device(v);
+    if (d.host == host && d.kind == topo::DeviceKind::cpu && d.nccl_cpu) return *d.nccl_cpu;
+  }
+  return NcclCpu::intel_srp;
+}
 
 // The ranks of the node of rank 0: rank 0's host, and of it the GPUs that rank 0's GPU reaches
 // through the host's own links (GPUs of one host joined only through the network, as in the
@@ -97,17 +106,6 @@ ChannelPlan to_plan(const nccl::SearchGraph& g) {
 
 }  // namespace
 
-std::string_view to_string(NcclCpu cpu) { return kCpuNames[static_cast<std::size_t>(cpu)]; }
-
-NcclCpu parse_nccl_cpu(std::string_view name) {
-  std::string valid;
-  for (std::size_t i = 0; i < kCpuNames.size(); ++i) {
-    if (kCpuNames[i] == name) return static_cast<NcclCpu>(i);
-    valid += (i ? ", " : "") + std::string(kCpuNames[i]);
-  }
-  throw Error("unknown CPU model '" + std::string(name) + "' for NCCL's model (valid: " + valid + ")");
-}
-
 std::string_view to_string(NcclPath path) { return kPathNames[static_cast<std::size_t>(path)]; }
 
 double nccl_bus_factor(NcclColl coll, int nranks) {
@@ -137,7 +135,7 @@ NcclModel::NcclModel(const topo::Topology& topology, NcclOptions options)
   system_.nranks = nranks;
   system_.ranks_per_node = ppn;
   system_.nnodes = nranks / ppn;
-  system_.cpu = options_.cpu;
+  system_.cpu = options_.cpu.value_or(host_cpu_class(topology, topology.host_of_rank(node.front())));
   system_.cc_min = 1 << 30;
   for (int r = 0; r < nranks; ++r) {
     int cc = topology.device(topology.device_of_rank(r)).compute_capability;
@@ -148,7 +146,7 @@ NcclModel::NcclModel(const topo::Topology& topology, NcclOptions options)
     system_.cc_min = std::min(system_.cc_min, cc);
     system_.cc_max = std::max(system_.cc_max, cc);
   }
-  const nccl::NodeGraph graph = nccl::build_node_graph(topology, node, options_.cpu, system_.nnodes > 1, options_.pxn,
+  const nccl::NodeGraph graph = nccl::build_node_graph(topology, node, system_.cpu, system_.nnodes > 1, options_.pxn,
                                                        options_.compute_capability);
   if (system_.nnodes > 1 && graph.num_nets() == 0)
     throw Error("NCCL's model: the node of rank 0 has no NIC to reach the other " +

@@ -219,11 +219,13 @@ float inter_cpu_bw(NcclCpu cpu) {
     case NcclCpu::intel_srp: return 22.0f;
     case NcclCpu::intel_erp: return 40.0f;
     case NcclCpu::amd: return 16.0f;
+    case NcclCpu::amd_zen34: return 24.0f;
+    case NcclCpu::amd_zen5: return 32.0f;
   }
   return 6.0f;
 }
 
-bool is_amd(NcclCpu cpu) { return cpu == NcclCpu::amd; }
+bool is_amd(NcclCpu cpu) { return cpu == NcclCpu::amd || cpu == NcclCpu::amd_zen34 || cpu == NcclCpu::amd_zen5; }
 
 void compute_paths(NodeGraph& g, bool pxn);  // nccl_paths.cpp
 

@@ -55,7 +55,7 @@ class Models {
     const json env = c.value("env", json::object());
     o.algo_env = env.value("NCCL_ALGO", "");
     o.proto_env = env.value("NCCL_PROTO", "");
-    const std::string key = spec + "|" + o.version.to_string() + "|" + std::string(to_string(o.cpu)) + "|" +
+    const std::string key = spec + "|" + o.version.to_string() + "|" + std::string(to_string(*o.cpu)) + "|" +
                             std::to_string(o.nranks) + "|" + o.algo_env + "|" + o.proto_env;
     auto it = models_.find(key);
     if (it == models_.end()) it = models_.emplace(key, std::make_unique<NcclModel>(topology(spec), o)).first;

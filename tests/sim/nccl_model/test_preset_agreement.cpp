@@ -55,15 +55,17 @@ TEST(PresetAgreement, DgxH100) {
 TEST(PresetAgreement, DgxA100) {
   // fat-tree builds each GPU generation's reference server: on an A100, two GPUs and two NICs a
   // PCIe switch as in the DGX A100 (on the DGX H100's layout, a GPU alone with its NIC, NCCL's
-  // pre-sm90 search finds no tree and runs everything on one or two channels).
+  // pre-sm90 search finds no tree and runs everything on one or two channels). Its CPUs are
+  // named: a DGX A100's EPYC 7742 is an AMD CPU to NCCL (its dump says so), fat-tree's default
+  // Xeon 8480C an Intel one.
   expect_one_machine("dgx-a100:nodes=4", {kTopologies + "/dgx-a100-nccl-topo.xml:nodes=4",
-                                          "fat-tree:nodes=4,gpu=a100,nvlink=300,nic_gbit=200"});
+                                          "fat-tree:nodes=4,gpu=a100,nvlink=300,nic_gbit=200,cpu=epyc-7742"});
 }
 
 TEST(PresetAgreement, FatTreeOnAnA100IsNotCutToOneChannel) {
   // The issue this guards: 32 nodes of A100s on fat-tree ran Ring on 2 channels (~21 GB/s bus
   // bandwidth at 256 MiB) against DGX A100's 16 channels.
-  const NcclModel fat(topo::load_topology("fat-tree:nodes=32,gpu=a100,nvlink=300"));
+  const NcclModel fat(topo::load_topology("fat-tree:nodes=32,gpu=a100,nvlink=300,cpu=epyc-7742"));
   const NcclModel dgx(topo::load_topology("dgx-a100:nodes=32"));
   EXPECT_EQ(fat.system().comm_channels, dgx.system().comm_channels);
   EXPECT_EQ(fat.choose(NcclColl::allreduce, 256u << 20).channels, 16);

@@ -21,6 +21,7 @@ ojson device_json(const Topology& t, VertexId v) {
   if (d.host >= 0) j["host"] = t.host_name(d.host);
   if (const double reduce = t.reduce_gbps_of(v); reduce != 0) j["reduce_gbps"] = reduce;
   if (d.compute_capability != 0) j["compute_capability"] = d.compute_capability;
+  if (d.nccl_cpu) j["nccl_cpu"] = to_string(*d.nccl_cpu);
   if (d.switch_reduction != SwitchReduction::none) j["switch_reduction"] = to_string(d.switch_reduction);
   return j;
 }

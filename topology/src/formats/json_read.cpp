@@ -134,12 +134,21 @@ std::unordered_map<std::string, int> read_hosts(const Reader& in, const json& ro
   return hosts;
 }
 
-// The optional compute_capability (GPUs) and switch_reduction (switches) of device `d`.
+// The optional compute_capability (GPUs), nccl_cpu (CPUs) and switch_reduction (switches) of
+// device `d`.
 void read_device_capabilities(const Reader& in, const json& d, const std::string& field, Device& dev) {
   if (auto cc = d.find("compute_capability"); cc != d.end()) {
     if (!cc->is_number_integer() || cc->get<long long>() < 0 || cc->get<long long>() > 1000)
       in.fail(field + ".compute_capability", "expected an integer 0..1000 (70 V100, 80 A100, 90 H100), got " + shown(*cc));
     dev.compute_capability = cc->get<int>();
+  }
+  if (d.contains("nccl_cpu")) {
+    const std::string name = in.string(d, "nccl_cpu", field);
+    try {
+      dev.nccl_cpu = parse_nccl_cpu(name);
+    } catch (const Error& e) {
+      in.fail(field + ".nccl_cpu", e.what());
+    }
   }
   if (d.contains("switch_reduction")) {
     const std::string name = in.string(d, "switch_reduction", field);
@@ -158,7 +167,7 @@ std::unordered_map<std::string, VertexId> read_devices(const Reader& in, const j
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string field = "devices[" + std::to_string(i) + "]";
     const json& d = in.object(list[i], field);
-    in.only_keys(d, field, {"id", "kind", "host", "reduce_gbps", "compute_capability", "switch_reduction"});
+    in.only_keys(d, field, {"id", "kind", "host", "reduce_gbps", "compute_capability", "nccl_cpu", "switch_reduction"});
     Device dev;
     dev.id = in.string(d, "id", field);
     try {

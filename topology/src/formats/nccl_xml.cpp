@@ -46,6 +46,7 @@ class XmlImporter {
   }
   int integer(const pt::ptree& node, const std::string& where, const char* name, std::optional<int> fallback) const;
   int host_of(const pt::ptree& cpu);
+  std::optional<NcclCpu> nccl_cpu_class(const pt::ptree& cpu, const std::string& where) const;
   void cpu(const pt::ptree& node, const std::string& where, std::size_t index);
   void pci(const pt::ptree& node, const std::string& where, VertexId parent, double parent_gbps);
   void gpu(const pt::ptree& node, const std::string& where, VertexId parent, double gbps, const std::string& busid);
@@ -83,13 +84,24 @@ int XmlImporter::host_of(const pt::ptree& node) {
   return it->second;
 }
 
+// The class NCCL's model gives the CPU, as the build that wrote the dump classed it; none where
+// the dump names no x86 family and model (dumps before NCCL wrote them, other architectures).
+std::optional<NcclCpu> XmlImporter::nccl_cpu_class(const pt::ptree& node, const std::string& where) const {
+  if (attr(node, "arch").value_or("") != "x86_64" || !attr(node, "familyid") || !attr(node, "modelid"))
+    return std::nullopt;
+  return nccl_cpu_of_dump(attr(node, "vendor").value_or(""), integer(node, where, "familyid", std::nullopt),
+                          integer(node, where, "modelid", std::nullopt));
+}
+
 void XmlImporter::cpu(const pt::ptree& node, const std::string& where, std::size_t index) {
   host_ = host_of(node);
   const int numa = integer(node, where, "numaid", static_cast<int>(index));
   const std::string id = t_.host_name(host_) + "/cpu" + std::to_string(numa);
   if (t_.find_device(id)) fail(where + "@numaid", "second <cpu> with numaid " + std::to_string(numa) + " on one host");
   const CpuSpec& spec = find_cpu("xeon-8480c");  // NCCL's XML names no CPU model: a DGX H100's
-  cpu_ = t_.add_device(Device{id, DeviceKind::cpu, host_, spec.reduce_gbps()});
+  Device device{id, DeviceKind::cpu, host_, spec.reduce_gbps()};
+  device.nccl_cpu = nccl_cpu_class(node, where);
+  cpu_ = t_.add_device(std::move(device));
   for (VertexId other : cpus_of_host_[host_])
     t_.add_duplex_link(other, cpu_, LinkKind::sys, spec.socket_link_gbps, hw::kSysLatencyUs);
   cpus_of_host_[host_].push_back(cpu_);

@@ -45,6 +45,13 @@ void devices_section(std::ostringstream& out, const Topology& t) {
   bool first = true;
   for (const auto& [kind, count] : by_kind) out << (first ? "" : ", ") << to_string(kind) << " " << count, first = false;
   out << ")\n";
+  std::map<NcclCpu, int> classes;  // the CPUs that name the class NCCL's model gives them
+  for (VertexId v = 0; v < t.num_devices(); ++v)
+    if (const Device& d = t.device(v); d.nccl_cpu) ++classes[*d.nccl_cpu];
+  if (classes.empty()) return;
+  out << "  CPUs as NCCL classes them:";
+  for (const auto& [cls, count] : classes) out << " " << to_string(cls) << " x " << count;
+  out << "\n";
 }
 
 void links_section(std::ostringstream& out, const Topology& t) {

@@ -33,6 +33,16 @@ constexpr std::array<std::pair<SwitchReduction, std::string_view>, 3> kSwitchRed
     {SwitchReduction::sharp, "sharp"},
 }};
 
+constexpr std::array<std::pair<NcclCpu, std::string_view>, 7> kNcclCpuNames{{
+    {NcclCpu::intel_bdw, "intel_bdw"},
+    {NcclCpu::intel_skl, "intel_skl"},
+    {NcclCpu::intel_srp, "intel_srp"},
+    {NcclCpu::intel_erp, "intel_erp"},
+    {NcclCpu::amd, "amd"},
+    {NcclCpu::amd_zen34, "amd_zen34"},
+    {NcclCpu::amd_zen5, "amd_zen5"},
+}};
+
 constexpr std::array<std::pair<NetTransport, std::string_view>, 3> kTransportNames{{
     {NetTransport::ib, "ib"},
     {NetTransport::roce, "roce"},
@@ -68,5 +78,19 @@ SwitchReduction parse_switch_reduction(std::string_view name) {
 
 std::string_view to_string(NetTransport transport) { return name_in(kTransportNames, transport); }
 NetTransport parse_net_transport(std::string_view name) { return parse_in(kTransportNames, name, "network transport"); }
+
+std::string_view to_string(NcclCpu cpu) { return name_in(kNcclCpuNames, cpu); }
+NcclCpu parse_nccl_cpu(std::string_view name) { return parse_in(kNcclCpuNames, name, "CPU class for NCCL's model"); }
+
+std::optional<NcclCpu> nccl_cpu_of_dump(std::string_view vendor, int family_id, int model_id) {
+  if (vendor == "GenuineIntel") {
+    if (family_id != 6 || model_id < 0x55) return NcclCpu::intel_bdw;
+    return model_id >= 0xCF ? NcclCpu::intel_erp : model_id >= 0x8F ? NcclCpu::intel_srp : NcclCpu::intel_skl;
+  }
+  if (vendor != "AuthenticAMD") return std::nullopt;
+  constexpr int kLargestCpuidFamily = 30;  // above: written as base + (extended << 4), before the detection
+  if (family_id > kLargestCpuidFamily) return NcclCpu::amd;
+  return family_id >= 26 ? NcclCpu::amd_zen5 : family_id == 25 ? NcclCpu::amd_zen34 : NcclCpu::amd;
+}
 
 }  // namespace colltune::topo

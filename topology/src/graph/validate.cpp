@@ -26,7 +26,8 @@ std::vector<bool> reached_from(const G& g, VertexId src) {
   return out;
 }
 
-// A compute capability belongs to a GPU; NVLS to an NVSwitch; SHARP to a network switch.
+// A compute capability belongs to a GPU; a CPU class to a CPU; NVLS to an NVSwitch; SHARP to a
+// network switch.
 template <class Where>
 void check_capabilities(const Device& d, const Where& where) {
   if (d.compute_capability != 0 && d.kind != DeviceKind::gpu)
@@ -35,6 +36,8 @@ void check_capabilities(const Device& d, const Where& where) {
   if (d.compute_capability < 0 || d.compute_capability > 1000)
     throw Error(where() + ".compute_capability: device '" + d.id + "' has " + std::to_string(d.compute_capability) +
                 " (expected 0..1000)");
+  if (d.nccl_cpu && d.kind != DeviceKind::cpu)
+    throw Error(where() + ".nccl_cpu: device '" + d.id + "' is a " + std::string(to_string(d.kind)) + ", not a cpu");
   const bool fits = d.switch_reduction == SwitchReduction::none ||
                     (d.switch_reduction == SwitchReduction::nvls && d.kind == DeviceKind::nvswitch) ||
                     (d.switch_reduction == SwitchReduction::sharp && d.kind == DeviceKind::net_switch);

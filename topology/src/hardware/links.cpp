@@ -80,15 +80,22 @@ const std::vector<CpuSpec>& cpu_table() {
   static const std::vector<CpuSpec> table{
       {.name = "xeon-8480c",
        .description = "Intel Xeon Platinum 8480C (DGX H100): 8 x DDR5-4800; 4 UPI 2.0 links x 16 GT/s x 2 B",
-       .memory_gbps = 307.2, .socket_link_gbps = 128,
+       .memory_gbps = 307.2,
+       .socket_link_gbps = 128,
+       .nccl_cpu = NcclCpu::intel_srp,  // family 6, model 0x8F
        .source = "https://www.intel.com/content/www/us/en/products/sku/231746/"
                  "intel-xeon-platinum-8480-processor-105m-cache-2-00-ghz/specifications.html"},
       {.name = "epyc-7742",
        .description = "AMD EPYC 7742 (DGX A100): 8 x DDR4-3200; xGMI, 4 x16 links x 16 GT/s = 4 x 32 GB/s",
-       .memory_gbps = 204.8, .socket_link_gbps = 128, .source = "https://www.amd.com/en/products/cpu/amd-epyc-7742"},
+       .memory_gbps = 204.8,
+       .socket_link_gbps = 128,
+       .nccl_cpu = NcclCpu::amd,  // Zen 2 (Rome), family 17h
+       .source = "https://www.amd.com/en/products/cpu/amd-epyc-7742"},
       {.name = "xeon-e5-2698v4",
        .description = "Intel Xeon E5-2698 v4 (DGX-1): 4 x DDR4-2400; 2 QPI links x 9.6 GT/s x 2 B",
-       .memory_gbps = 76.8, .socket_link_gbps = 38.4,
+       .memory_gbps = 76.8,
+       .socket_link_gbps = 38.4,
+       .nccl_cpu = NcclCpu::intel_bdw,  // Broadwell, model 0x4F
        .source = "https://ark.intel.com/content/www/us/en/ark/products/91753/"
                  "intel-xeon-processor-e52698-v4-50m-cache-2-20-ghz.html"},
   };
@@ -96,6 +103,12 @@ const std::vector<CpuSpec>& cpu_table() {
 }
 
 const CpuSpec& find_cpu(std::string_view name) { return find_row(cpu_table(), name, "CPU"); }
+
+std::string known_cpus() {
+  std::string known;
+  for (const CpuSpec& c : cpu_table()) known += (known.empty() ? "" : ", ") + c.name;
+  return known;
+}
 
 double CpuSpec::reduce_gbps() const { return std::round(reduce_gbps_of_memory(memory_gbps)); }
 

@@ -29,6 +29,7 @@ HostPlan host_of(const GpuSpec& gpu, const CpuSpec& cpu) {
   plan.cpus = 2;
   plan.cpu_reduce_gbps = cpu.reduce_gbps();
   plan.sys_gbps = cpu.socket_link_gbps;
+  plan.nccl_cpu = cpu.nccl_cpu;
   return plan;
 }
 
@@ -38,7 +39,9 @@ HostDevices add_server(Topology& t, const std::string& name, const HostPlan& p, 
   const std::string prefix = name + "/";
   std::vector<VertexId> cpus;
   for (int c = 0; c < p.cpus; ++c) {
-    cpus.push_back(add(t, prefix + "cpu" + std::to_string(c), DeviceKind::cpu, out.host, p.cpu_reduce_gbps));
+    Device cpu{prefix + "cpu" + std::to_string(c), DeviceKind::cpu, out.host, p.cpu_reduce_gbps};
+    cpu.nccl_cpu = p.nccl_cpu;
+    cpus.push_back(t.add_device(std::move(cpu)));
     for (int o = 0; o < c; ++o) t.add_duplex_link(cpus[o], cpus[c], LinkKind::sys, p.sys_gbps, hw::kSysLatencyUs);
   }
   const int switches = std::max(1, (p.gpus + p.gpus_per_switch - 1) / p.gpus_per_switch);

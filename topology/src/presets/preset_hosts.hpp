@@ -1,6 +1,7 @@
 #pragma once
 // Internal: building blocks shared by the presets: a GPU server and a leaf/spine network.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct HostPlan {
   int cpus = 2;
   double cpu_reduce_gbps = 0;
   double sys_gbps = 0;
+  std::optional<NcclCpu> nccl_cpu;  // the CPUs' class for NCCL's model
   int nics = 8;
   std::string gpu;  // the GPU generation (a gpu_table() name), recorded on the topology
 };

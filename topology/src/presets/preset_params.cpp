@@ -71,6 +71,14 @@ const GpuSpec& PresetParams::gpu() const {
   return find_gpu(raw("gpu"), "preset " + info_.name + ": gpu=" + raw("gpu"));
 }
 
+const CpuSpec& PresetParams::cpu() const {
+  try {
+    return find_cpu(raw("cpu"));
+  } catch (const Error&) {
+    bad("cpu", "one of " + known_cpus());
+  }
+}
+
 std::vector<int> PresetParams::dims(const std::string& key) const {
   std::vector<int> out;
   std::string_view text = raw(key);

@@ -24,6 +24,7 @@ class PresetParams {
   std::vector<int> dims(const std::string& key) const;                    // "4x4x4"
   NetTransport transport() const;  // "transport": ib, roce or tcp
   const GpuSpec& gpu() const;      // "gpu": a name of gpu_table()
+  const CpuSpec& cpu() const;      // "cpu": a name of cpu_table()
   // "nvls": 0 or 1, whether the NVSwitch reduces in the switch (NVLink SHARP); `capable` says
   // whether this server's NVSwitch can. Throws Error for nvls=1 given where it cannot.
   bool nvls(bool capable, const std::string& why_not) const;

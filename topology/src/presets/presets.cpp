@@ -70,6 +70,7 @@ const std::vector<Entry>& entries() {
          {"nvlink", fmt_num(find_gpu("h100").nvlink.gbps()), "per-GPU NVSwitch bandwidth inside a server, GB/s (0 = none)"},
          kNvlsParam,
          {"gpu", "h100", "GPU (" + known_gpus() + "): compute rates, reduce rate, PCIe generation"},
+         {"cpu", "xeon-8480c", "CPUs (" + known_cpus() + "): reduce rate, socket links, NCCL's CPU class"},
          {"transport", "ib", "what the network runs over: ib, roce or tcp (the step model's transport efficiency)"}}},
        detail::build_fat_tree},
       {{"torus", "GPUs on a 2-D or 3-D torus of direct links (wrap-around in every dimension)",

@@ -42,7 +42,7 @@ int reference_gpus_per_switch(const GpuSpec& gpu, int gpus, int nics) {
   return gpu.compute_capability >= 90 ? per_nic : std::max(2, per_nic);
 }
 
-// Servers like a DGX H100 (per-GPU NVSwitch bandwidth `nvlink`, Xeon 8480C CPUs; the GPU
+// Servers like a DGX H100 (per-GPU NVSwitch bandwidth `nvlink`, `cpu` CPUs (Xeon 8480C); the GPU
 // generation `gpu` (default h100) sets the compute capability, reduce rate and PCIe generation;
 // `per_switch` GPUs share a PCIe switch, the NICs spread over the switches; 0 = the
 // generation's reference server) with `nics` NICs of `nic_gbit` each, on leaf switches of
@@ -50,7 +50,7 @@ int reference_gpus_per_switch(const GpuSpec& gpu, int gpus, int nics) {
 // 32 up when non-blocking) joined by a spine; `oversub` thins each leaf's uplink trunk.
 Topology build_fat_tree(const PresetParams& p) {
   const GpuSpec& gpu = p.gpu();
-  HostPlan plan = host_of(gpu, find_cpu("xeon-8480c"));
+  HostPlan plan = host_of(gpu, p.cpu());
   plan.gpus = p.integer("gpus", 1, 1024);
   plan.nics = p.integer("nics", 1, 1024);
   const int per_switch = p.integer("per_switch", 0, 1024);

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "colltune/topology/topology.hpp"
+
 namespace colltune::topo {
 
 class Topology;
@@ -133,11 +135,13 @@ struct CpuSpec {
   std::string description;  // "Intel Xeon Platinum 8480C: 8 x DDR5-4800, 4 UPI 2.0 links at 16 GT/s"
   double memory_gbps = 0;   // channels x MT/s x 8 B
   double socket_link_gbps = 0;  // to the other socket, all links, one direction
+  NcclCpu nccl_cpu = NcclCpu::intel_srp;  // the class NCCL's model gives it (topology.hpp)
   std::string source;
   double reduce_gbps() const;  // round(reduce_gbps_of_memory(memory_gbps))
 };
 const std::vector<CpuSpec>& cpu_table();
 const CpuSpec& find_cpu(std::string_view name);
+std::string known_cpus();  // "xeon-8480c, epyc-7742, ..."
 
 // ---- approximations -----------------------------------------------------------------------
 namespace hw {

@@ -30,6 +30,14 @@ enum class SwitchReduction { none, nvls, sharp };
 // plain TCP sockets (NCCL's socket transport). Links do not differ in the graph; the step model
 // prices each with the transport's efficiency (docs/step-model.md).
 enum class NetTransport { ib, roce, tcp };
+// A CPU as NCCL's topology code classifies it (src/graph/topo.h, topo.cc). The vendor sets
+// NCCL's network overhead per step and its multi-node LL bandwidth row; the class sets the
+// bandwidth NCCL assumes between two CPUs (NUMA nodes) of a host, whatever the cable: Intel
+// Broadwell 6, Skylake 10, Sapphire Rapids 22, Emerald Rapids 40 GB/s. NCCL releases through
+// 2.30 take every AMD CPU at 16 GB/s (`amd`); NCCL's per-generation detection (commit
+// 2f1c174c, on its development branch after 2.30.7) takes Zen 3/4 at 24 (`amd_zen34`), Zen 5
+// at 32 (`amd_zen5`) and Zen 1/2 at 16 (`amd`).
+enum class NcclCpu { intel_bdw, intel_skl, intel_srp, intel_erp, amd, amd_zen34, amd_zen5 };
 
 std::string_view to_string(DeviceKind kind);
 std::string_view to_string(LinkKind kind);
@@ -40,6 +48,16 @@ LinkKind parse_link_kind(std::string_view name);
 SwitchReduction parse_switch_reduction(std::string_view name);
 std::string_view to_string(NetTransport transport);
 NetTransport parse_net_transport(std::string_view name);
+std::string_view to_string(NcclCpu cpu);
+NcclCpu parse_nccl_cpu(std::string_view name);
+// The class the NCCL build that wrote a topology dump gives its x86 CPU, from the dump's
+// `vendor`, `familyid` and `modelid` (nullopt: a vendor NCCL's model here does not class).
+// Intel: family 6 by model (0x55 Skylake, 0x8F Sapphire Rapids, 0xCF Emerald Rapids, else
+// Broadwell). AMD: a build with per-generation detection also writes the family as CPUID
+// defines it (0x19 = 25 for Zen 3/4, 0x1A = 26 for Zen 5); earlier builds add the extended
+// family shifted by 4 bits (175 for Zen 3/4) and take every AMD CPU at 16 GB/s. So a family
+// above 30 (no such CPUID family exists) was written by an earlier build: `amd`.
+std::optional<NcclCpu> nccl_cpu_of_dump(std::string_view vendor, int family_id, int model_id);
 
 struct Device {
   std::string id;          // unique, e.g. "host0/gpu3", "spine1"
@@ -51,6 +69,8 @@ struct Device {
   int compute_capability = 0;
   // nvswitch (nvls) or net_switch (sharp): the reduction it performs in the switch.
   SwitchReduction switch_reduction = SwitchReduction::none;
+  // cpu: the class NCCL's model gives it (NcclCpu); none = the model's default.
+  std::optional<NcclCpu> nccl_cpu = std::nullopt;
 };
 
 struct Link {

@@ -31,13 +31,13 @@ namespace nccl {
 struct NodeGraph;
 }
 
-// The CPU as NCCL's model distinguishes it: the vendor picks the network overhead and the
-// multi-node LL bandwidth cap; the model picks the bandwidth NCCL assumes between two sockets
-// (src/graph/topo.h: BDW_QPI_BW 6, SKL_QPI_BW 10, SRP_QPI_BW 22, ERP_QPI_BW 40, AMD_BW 16).
-// colltune's topology does not name CPU models, so the model takes it as an option.
-enum class NcclCpu { intel_bdw, intel_skl, intel_srp, intel_erp, amd };
-std::string_view to_string(NcclCpu cpu);
-NcclCpu parse_nccl_cpu(std::string_view name);  // throws colltune::Error listing the names
+// The CPU as NCCL's model distinguishes it (topo::NcclCpu): the vendor picks the network
+// overhead and the multi-node LL bandwidth cap; the class the bandwidth NCCL assumes between
+// two CPUs (src/graph/topo.h: BDW_QPI_BW 6, SKL_QPI_BW 10, SRP_QPI_BW 22, ERP_QPI_BW 40, AMD
+// 16, and 24/32 for Zen 3/4 and 5 where NCCL detects generations). A topology's CPU devices may
+// name it (`nccl_cpu`; an NCCL dump's CPUID does); the model's option overrides.
+using topo::NcclCpu;
+using topo::parse_nccl_cpu;  // throws colltune::Error listing the names
 
 // NCCL's path types (PATH_* in src/graph/topo.h), from nearest to farthest.
 enum class NcclPath { loc = 0, nvl = 1, nvb = 2, c2c = 3, pix = 4, pxb = 5, p2c = 6, pxn = 7, phb = 8, sys = 9,
@@ -47,7 +47,8 @@ std::string_view to_string(NcclPath path);  // NCCL's spelling: LOC, NVL, NVB, .
 struct NcclOptions {
   NcclVersion version = NcclVersion::installed();
   int nranks = 0;  // ranks 0..nranks-1 of the topology form the communicator; 0 = all of them
-  NcclCpu cpu = NcclCpu::intel_srp;
+  // Unset: the class rank 0's host names on its CPUs (topo::Device::nccl_cpu), else intel_srp.
+  std::optional<NcclCpu> cpu;
   // NCCL_COLLNET_ENABLE=1: CollNet (and multi-node NVLS) where the network switches reduce
   // (SHARP). NCCL's default is off.
   bool collnet = false;
