@@ -213,7 +213,8 @@ std::string describe_sizes(const std::vector<const FitRow*>& rows) {
 
 // Where the rows cannot separate the free parameters (the column-scaled Jacobian nearly
 // singular), the two that trade against each other along its weakest direction, the one that
-// moves the rows less first: {index into free of the one to hold, index of the other}.
+// moves the rows less at the fitted values first: {index into free of one, index of the other}
+// (to_hold picks the one to hold).
 // A column far below the others (a parameter the rows stopped depending on at the fitted
 // values, e.g. a bandwidth hidden behind a slower reduction) is returned paired with itself.
 std::optional<std::pair<std::size_t, std::size_t>> inseparable_pair(const Eigen::MatrixXd& J) {
@@ -423,6 +424,14 @@ struct Fitting {
   FitState state;
 };
 
+// Of two free parameters (indices into f.free) the rows cannot tell apart, the one to hold: the
+// reduction rate where it is one of them, else the one that moves the rows less. A GPU's or
+// CPU's reduction rate follows from its memory, which the hardware table knows; what a link
+// carries depends on cables, drivers and settings, which is what a calibration is for. (Blaming
+// the reduction put 7.3 GB/s for an H100 into nccl-tests#290's calibrated file, and priced its
+// Ring run 6x too slow.)
+std::size_t to_hold(const Fitting& f, std::size_t a, std::size_t b) { return f.free[b] == kReduceGbps ? b : a; }
+
 // A link bandwidth the fit pressed against its line rate.
 bool at_bound(const Fitting& f, int p) {
   return (p == kIntraGbps || p == kInterGbps || p == kReduceGbps) && f.upper.at(p) > 0 &&
@@ -442,7 +451,8 @@ void fit_separable(Fitting& f, CalibrationResult& result) {
       f.free.erase(f.free.begin() + static_cast<long>(k));
     };
     if (const auto pair = inseparable_pair(f.state.J)) {
-      const int p = f.free[pair->first], other = f.free[pair->second];
+      const std::size_t held = to_hold(f, pair->first, pair->second);
+      const int p = f.free[held], other = f.free[held == pair->first ? pair->second : pair->first];
       if (pair->first == pair->second && at_bound(f, p)) {  // pressed against its line rate: kept there
         result.bounded.push_back(bounded_reason(p, f.upper.at(p)));
         f.free.erase(f.free.begin() + static_cast<long>(pair->first));
@@ -452,7 +462,7 @@ void fit_separable(Fitting& f, CalibrationResult& result) {
                             (pair->first == pair->second ? std::string("do not depend on it at the fitted values")
                                                          : "cannot tell it from " + name_of(other)) +
                             ", so it stays at the topology's value" + identified_by(p));
-      hold(pair->first);
+      hold(held);
       continue;
     }
     const Eigen::VectorXd se = log_standard_errors(f.state);
