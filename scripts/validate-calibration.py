@@ -10,10 +10,14 @@ simulate on the calibrated file (which must agree), and their largest disagreeme
 
 With --regret: for each group of logs of one machine under different NCCL settings, calibrate
 on one run and predict, per size, which setting is faster (simulate --algo nccl with each run's
-NCCL_ALGO); against the measured faster one: the fraction of sizes picked right and the
-measured time lost by the wrong picks.
+NCCL_ALGO); against the measured faster one: the fraction of sizes picked right (sizes where
+both settings run the same pick, priced equal, are counted apart), the measured time lost by
+the wrong picks, and how far the other runs' times were predicted.
 
-Usage: scripts/validate-calibration.py [path/to/colltune] [--regret] [--verbose]
+With --tables: calibrate on each whole log, tune --model resnet50 on the calibrated file, and
+print the rows of the NCCL table tune writes (docs/calibration.md, "What tune writes").
+
+Usage: scripts/validate-calibration.py [path/to/colltune] [--regret | --tables] [--verbose]
 """
 import json
 import os
@@ -49,12 +53,10 @@ CASES = [
     ("together-h100-1node-allreduce-nvls.txt", "dgx-h100", []),
     ("together-h100-1node-allreduce-collnet-sharp.txt", "dgx-h100", ["--nccl-algo", "^NVLS"]),
     ("together-h100-1node-allreduce-nvls-collnet.txt", "dgx-h100", []),
-    ("nccl-2441-h100nvl-2node-slingshot-allreduce-good-commit.txt",
-     "fat-tree:nodes=2,gpus=2,nics=1,nic_gbit=200,nvlink=300,transport=roce", []),
-    ("nccl-2441-h100nvl-2node-slingshot-allreduce-bad-commit.txt",
-     "fat-tree:nodes=2,gpus=2,nics=1,nic_gbit=200,nvlink=300,transport=roce", []),
-    ("nccl-2441-h100nvl-2node-slingshot-allreduce-bad-commit-cpubind-ldoms.txt",
-     "fat-tree:nodes=2,gpus=2,nics=1,nic_gbit=200,nvlink=300,transport=roce", []),
+    ("nccl-2441-h100nvl-2node-slingshot-allreduce-good-commit.txt", "nccl-2441-topo-good-commit.xml:nodes=2", []),
+    ("nccl-2441-h100nvl-2node-slingshot-allreduce-bad-commit.txt", "nccl-2441-topo-bad-commit.xml:nodes=2", []),
+    ("nccl-2441-h100nvl-2node-slingshot-allreduce-bad-commit-cpubind-ldoms.txt", "nccl-2441-topo-bad-commit.xml:nodes=2",
+     []),
 ]
 
 # Same machine, different NCCL settings: (group, topology, [(log, settings as simulate takes them)]).
@@ -71,9 +73,22 @@ GROUPS = [
     ("together, 1 x 8 H100 SXM", "dgx-h100",
      [("together-h100-1node-allreduce-nvls.txt", []),
       ("together-h100-1node-allreduce-ring.txt", ["--nccl-algo", "Ring"])]),
+    # Two NCCL builds, not two settings: the later one classes the AMD EPYC 9534 as Zen 3/4.
+    ("nccl#2441, 2 x 2 H100 NVL, Slingshot", "nccl-2441-topo-good-commit.xml:nodes=2",
+     [("nccl-2441-h100nvl-2node-slingshot-allreduce-good-commit.txt", []),
+      ("nccl-2441-h100nvl-2node-slingshot-allreduce-bad-commit.txt", ["--cpu", "amd_zen34"])]),
 ]
 
+# Predictions within this fraction of each other are a tie (both settings run the same pick).
+TIE = 0.005
+
 ROW = re.compile(r"^\s*(?:\d+:\s+)?(\d+)\s+\d+\s+\w+\s+\w+\s+(?:-?\d+\s+)?([\d.]+)\s")
+
+
+def topology_path(topology):
+    """A topology file of the logs' folder (an NCCL dump written from a thread's facts) by its full path."""
+    name = topology.split(":")[0]
+    return os.path.join(LOGS, topology) if name.endswith(".xml") else topology
 
 
 def rows_of(path):
@@ -137,6 +152,7 @@ def pct(x):
 
 
 def validate(colltune, log, topology, settings, verbose):
+    topology = topology_path(topology)
     path = os.path.join(LOGS, log)
     with tempfile.TemporaryDirectory() as tmp:
         fit, held, held_sizes = split(path, tmp)
@@ -165,6 +181,7 @@ def validate(colltune, log, topology, settings, verbose):
 
 def regret(colltune, group, topology, runs):
     """Calibrate on the first run; per size, the setting predicted faster against the measured faster one."""
+    topology = topology_path(topology)
     base_log = os.path.join(LOGS, runs[0][0])
     with tempfile.TemporaryDirectory() as tmp:
         cal = os.path.join(tmp, "cal.json")
@@ -172,25 +189,53 @@ def regret(colltune, group, topology, runs):
         meas = [dict((s, t) for s, t in rows_of(os.path.join(LOGS, log))) for log, _ in runs]
         sizes = sorted(set.intersection(*[set(m) for m in meas]))
         pred = [simulate(colltune, cal, settings, sizes) for _, settings in runs]
-    right, lost, best_total = 0, 0.0, 0.0
+    right, tied, lost, best_total = 0, 0, 0.0, 0.0
     for s in sizes:
-        p = min(range(len(runs)), key=lambda i: pred[i][s])
+        times = [pred[i][s] for i in range(len(runs))]
         m = min(range(len(runs)), key=lambda i: meas[i][s])
+        best_total += meas[m][s]
+        if max(times) <= min(times) * (1 + TIE):  # the same pick, priced the same: no preference
+            tied += 1
+            continue
+        p = min(range(len(runs)), key=lambda i: times[i])
         right += p == m
         lost += meas[p][s] - meas[m][s]
-        best_total += meas[m][s]
-    return right, len(sizes), lost, best_total
+    others = [abs(pred[i][s] / meas[i][s] - 1) for i in range(1, len(runs)) for s in sizes]
+    return right, len(sizes) - tied, tied, lost, best_total, statistics.median(others)
+
+
+def tuned_rows(colltune, log, topology, settings):
+    """calibrate on the whole log, then tune --model resnet50 on the calibrated file: the NCCL
+    table's rows (lines that are not comments) and the comment above each."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cal, out = os.path.join(tmp, "cal.json"), os.path.join(tmp, "out")
+        run([colltune, "calibrate", "--topology", topology_path(topology), "-o", cal, os.path.join(LOGS, log)] + settings)
+        run([colltune, "tune", "--topology", cal, "--model", "resnet50", "--out", out])
+        lines = open(os.path.join(out, "nccl_tuner.conf")).read().splitlines()
+    return [(lines[i - 1].lstrip("# "), l) for i, l in enumerate(lines) if l and not l.startswith("#")]
 
 
 def main(argv):
     colltune = next((a for a in argv if not a.startswith("--")), "build/cli/colltune")
     verbose = "--verbose" in argv
     if "--regret" in argv:
-        print("| machine (first run calibrated) | sizes picked right | measured time lost (sum over sizes) |")
-        print("|---|---|---|")
+        print("| machine (first run calibrated) | sizes picked right | predicted equal | measured time lost "
+              "(sum over sizes) | other run predicted, median abs error |")
+        print("|---|---|---|---|---|")
         for group, topology, runs in GROUPS:
-            right, n, lost, best = regret(colltune, group, topology, runs)
-            print("| %s | %d / %d | %.0f us (%s of the best sum) |" % (group, right, n, lost, pct(lost / best)))
+            right, n, tied, lost, best, other = regret(colltune, group, topology, runs)
+            print("| %s | %d / %d | %d | %.0f us (%s of the best sum) | %s |" % (
+                group, right, n, tied, lost, pct(lost / best), pct(other)))
+        return 0
+    if "--tables" in argv:
+        with_rows = 0
+        for log, topology, settings in CASES:
+            rows = tuned_rows(colltune, log, topology, settings)
+            with_rows += bool(rows)
+            print("%s: %d row(s)" % (log, len(rows)))
+            for comment, row in rows:
+                print("    %s\n    %s" % (comment, row))
+        print("%d of %d logs with rows" % (with_rows, len(CASES)))
         return 0
     print("| log | topology | held-out sizes | calibrate fit median | uncalibrated median (max) "
           "| compare median (max) | simulate median (max) | simulate vs compare | fitted |")

@@ -282,3 +282,24 @@ TEST(NcclSearch, MemoisedSearchesAnswerAsFreshOnes) {
   EXPECT_EQ(distinct.size(), machines.size() - 1);
   EXPECT_EQ(alone[3], alone[4]);
 }
+
+// nccl#2441: two H100 NVL per AMD EPYC 9534 host, no NVLink between them, the Slingshot NIC on a
+// third NUMA node (dumps written from the thread's facts, tests/data/nccl-tests-logs/SOURCES.md).
+// Every GPU-NIC path crosses NCCL's inter-CPU link (SYS): the release's dump (family 175) gives
+// it 16 GB/s, the per-generation build's (family 25) 24, and the rings' network speed follows:
+// sm90's speeds (..., 30, 24, 22, 20, 17.5, 15, ...), the first at most the path's, 15 and
+// 24. `--cpu` (the option) overrides what the dump says.
+TEST(NcclSearch, AmdInterCpuBandwidthAsTheDumpClassesTheCpu) {
+  const std::string dir = std::string(COLLTUNE_TEST_DATA) + "/nccl-tests-logs/";
+  const NcclModel good = model(dir + "nccl-2441-topo-good-commit.xml:nodes=2");
+  const NcclModel bad = model(dir + "nccl-2441-topo-bad-commit.xml:nodes=2");
+  EXPECT_EQ(good.system().cpu, NcclCpu::amd);
+  EXPECT_EQ(bad.system().cpu, NcclCpu::amd_zen34);
+  EXPECT_EQ(good.channels(NcclAlgo::ring).type_inter, NcclPath::sys);
+  EXPECT_DOUBLE_EQ(good.channels(NcclAlgo::ring).bw_inter, 15.0);
+  EXPECT_DOUBLE_EQ(bad.channels(NcclAlgo::ring).bw_inter, 24.0);
+  NcclOptions zen34;
+  zen34.cpu = NcclCpu::amd_zen34;
+  EXPECT_DOUBLE_EQ(model(dir + "nccl-2441-topo-good-commit.xml:nodes=2", zen34).channels(NcclAlgo::ring).bw_inter,
+                   24.0);
+}
