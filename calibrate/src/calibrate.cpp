@@ -22,6 +22,7 @@ namespace {
 constexpr double kHuberK = 1.345;        // Huber's constant: 95% efficiency on normal residuals
 constexpr double kOutlierSigmas = 3.0;   // residuals beyond this many robust sigmas are reported
 constexpr double kWarmupRatio = 1.5;     // a row this much slower than the next larger size
+constexpr double kSpikeRatio = 1.5;      // a row's two samples (out of place, in place) this far apart
 constexpr double kMinLatencyUs = 1e-4;   // log-space floor: latencies are never exactly 0
 constexpr double kSeparableRatio = 1e-3; // smallest/largest singular value below this: degenerate
 constexpr double kMaxRelativeError = 1.0;  // a fitted value known only to +-100% is no fit
@@ -99,6 +100,22 @@ void flag_warmup_rows(std::vector<FitRow>& rows) {
         row.in_fit = false;
         row.flag = "warm-up";
       }
+    }
+  }
+}
+
+// A row whose two samples of one call disagree by more than kSpikeRatio either way was disturbed
+// in one of them (nccl-tests times each size out of place and in place with the same algorithm
+// and protocol; a bench report likewise): it is left out as a spike, whichever sample is off.
+// nccl-tests#309's 4-node log: 1 MiB at 317 us out of place, 93 us in place.
+void flag_spike_rows(std::vector<FitRow>& rows) {
+  for (FitRow& row : rows) {
+    const std::optional<double>& in_place = row.m->in_place_time_us;
+    if (!row.in_fit || !in_place) continue;
+    const double ratio = row.m->time_us / *in_place;
+    if (ratio > kSpikeRatio || ratio * kSpikeRatio < 1) {
+      row.in_fit = false;
+      row.flag = "spike";
     }
   }
 }
@@ -569,11 +586,12 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
 
   std::vector<FitRow> rows = modelled_rows(predictor, measurements, result);
   flag_warmup_rows(rows);
+  flag_spike_rows(rows);
   if (options.holdout_half) hold_out_half(rows);
   std::vector<const FitRow*> fit_rows;
   for (const FitRow& r : rows)
     if (r.in_fit) fit_rows.push_back(&r);
-  if (fit_rows.empty()) throw Error("calibrate: every modelled row was left out (warm-up rows)");
+  if (fit_rows.empty()) throw Error("calibrate: every modelled row was left out (warm-up and spike rows)");
 
   const std::vector<int> candidates = candidate_parameters(predictor, fit_rows, options, result);
   Fitting f{predictor, upper, result.before, fit_rows, {}, start, {}};

@@ -246,7 +246,7 @@ std::string calibration_json(const CalibrationResult& result) {
 std::string calibration_text(const CalibrationResult& r) {
   std::ostringstream o;
   std::size_t fitted = 0, warm = 0, held_out = 0;
-  std::vector<std::string> outliers, warmups;
+  std::vector<std::string> outliers, warmups, spikes;
   for (const RowFit& f : r.rows) {
     const std::string line = f.source + " (" + f.model + ", " + std::to_string(f.bytes) + " B): measured " +
                              figure(f.measured_us) + " us, predicted " + figure(f.predicted_us) + " us (" +
@@ -254,11 +254,13 @@ std::string calibration_text(const CalibrationResult& r) {
     if (f.flag == "warm-up") ++warm, warmups.push_back(line);
     else if (f.flag == "held out") ++held_out;
     else if (f.flag == "outlier") outliers.push_back(line);
+    else if (f.flag == "spike") spikes.push_back(line);
     else ++fitted;
   }
   o << "calibrated " << r.nranks << " ranks: " << fitted << " rows fitted";
   if (held_out) o << ", " << held_out << " held out";
   if (warm) o << ", " << warm << " left out (warm-up)";
+  if (!spikes.empty()) o << ", " << spikes.size() << " left out (spikes)";
   if (!outliers.empty()) o << ", " << outliers.size() << " left out (outliers)";
   if (!r.not_modelled.empty()) o << ", " << r.not_modelled.size() << " not modelled";
   o << "; " << r.iterations << " iterations\n";
@@ -286,6 +288,7 @@ std::string calibration_text(const CalibrationResult& r) {
       << " GB/s: the calibrated topology's step model uses it\n";
   list_some(o, "outliers (beyond 3 robust sigmas of the first fit, left out)", outliers);
   list_some(o, "warm-up rows (slower than the next larger size by 1.5x, left out)", warmups);
+  list_some(o, "spikes (out-of-place and in-place times 1.5x apart, left out)", spikes);
   list_some(o, "not modelled", r.not_modelled);
   list_some(o, "predicted by NCCL's own model (no colltune schedule of NCCL's pick), not fitted", r.nccl_model);
   list_some(o, "skipped lines", r.skipped);

@@ -303,6 +303,26 @@ TEST(Calibrate, OutliersAndWarmupRowsAreReportedAndDoNotMoveTheFit) {
   EXPECT_TRUE(flags.count("synthetic:51 outlier"));
 }
 
+// A row whose out-of-place and in-place samples are 1.5x apart, either way, is a spike in one of
+// them: left out before the fit, whichever sample is off, and named as such. The other rows'
+// in-place samples agree within 1%.
+TEST(Calibrate, RowsWhoseTwoSamplesDisagreeAreSpikes) {
+  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
+  const CalibValues truth = shifted(values_of(t, t.num_ranks()));
+  MeasurementSet set = synthetic(t, truth, {"ring", "dbtree", "hierarchical"}, 0.02, 13, 2);
+  for (Measurement& m : set.rows) m.in_place_time_us = m.time_us * 1.01;
+  set.rows[30].in_place_time_us = set.rows[30].time_us / 1.6;  // out of place disturbed
+  set.rows[31].time_us *= 1.4;
+  set.rows[31].in_place_time_us = *set.rows[31].in_place_time_us * 2.3;  // in place disturbed more
+  const CalibrationResult r = calibrate(t, set, kHoldReduce);
+  expect_recovered(r, truth, 0.05);
+  std::set<std::string> spikes;
+  for (const RowFit& f : r.rows)
+    if (f.flag == "spike") spikes.insert(f.source);
+  EXPECT_EQ(spikes, (std::set<std::string>{"synthetic:31", "synthetic:32"}));
+  EXPECT_NE(calibration_text(r).find("2 left out (spikes)"), std::string::npos) << calibration_text(r);
+}
+
 TEST(Calibrate, HoldoutPredictsTheSizesItDidNotSee) {
   const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
   const CalibValues truth = shifted(values_of(t, t.num_ranks()));

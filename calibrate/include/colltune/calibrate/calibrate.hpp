@@ -26,7 +26,8 @@
 //  - a parameter no modelled row depends on is held at the topology's value, and reported with
 //    the measurement that would identify it;
 //  - rows slower than the next larger size of the same series by more than 1.5x (a warm-up
-//    row, a hiccup) are reported and left out;
+//    row, a hiccup), and rows whose out-of-place and in-place times differ by more than 1.5x
+//    either way (a spike in one of the two samples), are reported and left out;
 //  - a single size measured is an error: it cannot split a latency from a bandwidth;
 //  - two parameters the rows cannot tell apart (the fit's Jacobian nearly singular), or one
 //    they determine only to +-100%, are held at the topology's value, and reported.
@@ -140,7 +141,7 @@ struct RowFit {
   double measured_us = 0;
   double predicted_us = 0;
   double rel_error = 0;   // predicted / measured - 1
-  std::string flag;       // "", "outlier", "warm-up", "held out"
+  std::string flag;       // "", "outlier", "warm-up", "spike", "held out"
 };
 
 struct CalibrationResult {
