@@ -183,11 +183,29 @@ TEST(DetectBuild, CpuRanksFollowTheirSocketsAndHostsWithoutNicsGetOne) {
 
 TEST(DetectHost, DescriptionSurvivesJson) {
   HostDescription d = captured("dgx-a100", 2);
+  d.sockets[1] = CpuSocket{64, "AMD EPYC 7742 64-Core Processor", "AuthenticAMD", 23, 49};
   d.nics.push_back(NicInfo{"mlx5_0", 25, 1, "InfiniBand"});
   d.warnings.push_back("w");
   const HostDescription back = host_description_from_json(to_json(d), "rank 1");
   EXPECT_EQ(to_json(back), to_json(d));
+  EXPECT_EQ(back.sockets[1].family, 23);
   EXPECT_THROW(host_description_from_json("{\"hostname\": 1}", "rank 1"), Error);
+}
+
+// The sockets' CPUID gives the class NCCL releases give the CPU: a DGX A100's EPYC 7742
+// (family 17h) is AMD, a DGX H100's Xeon 8480C (family 6, model 0x8F) Sapphire Rapids; a
+// socket whose CPUID was not probed names none (NCCL's model then takes its default).
+TEST(DetectBuild, SocketsCarryNcclsCpuClass) {
+  HostDescription amd = captured("dgx-a100", 2);
+  for (CpuSocket& s : amd.sockets) s = CpuSocket{64, "AMD EPYC 7742", "AuthenticAMD", 23, 49};
+  const Topology a = build_detected_topology({with_ranks(amd, 0, 8)});
+  EXPECT_EQ(a.device(*a.find_device("h0/cpu1")).nccl_cpu, NcclCpu::amd);
+  HostDescription intel = captured("dgx-h100", 2);
+  for (CpuSocket& s : intel.sockets) s = CpuSocket{56, "Intel Xeon Platinum 8480C", "GenuineIntel", 6, 143};
+  const Topology i = build_detected_topology({with_ranks(intel, 0, 8)});
+  EXPECT_EQ(i.device(*i.find_device("h0/cpu0")).nccl_cpu, NcclCpu::intel_srp);
+  const Topology unknown = build_detected_topology({with_ranks(captured("dgx-h100", 2), 0, 8)});
+  EXPECT_EQ(unknown.device(*unknown.find_device("h0/cpu0")).nccl_cpu, std::nullopt);
 }
 
 // This machine: hwloc (where built with it) and sysfs agree, and the topology they give one

@@ -83,8 +83,10 @@ struct HostBuild {
 void add_sockets(Topology& t, HostBuild& b, const HostDescription& d) {
   for (std::size_t s = 0; s < d.sockets.size(); ++s) {
     const CpuSpec& cpu = find_cpu(hw::kDefaultCpu);
-    b.sockets.push_back(t.add_device(Device{b.prefix + "cpu" + std::to_string(s), DeviceKind::cpu, b.host,
-                                            cpu.reduce_gbps()}));
+    Device socket{b.prefix + "cpu" + std::to_string(s), DeviceKind::cpu, b.host, cpu.reduce_gbps()};
+    const CpuSocket& probed = d.sockets[s];
+    socket.nccl_cpu = nccl_cpu_of_cpuid(probed.vendor, probed.family, probed.model_number);
+    b.sockets.push_back(t.add_device(std::move(socket)));
     for (std::size_t o = 0; o < s; ++o)
       t.add_duplex_link(b.sockets[o], b.sockets[s], LinkKind::sys, cpu.socket_link_gbps, hw::kSysLatencyUs);
   }

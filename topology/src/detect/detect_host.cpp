@@ -209,7 +209,12 @@ std::string to_json(const HostDescription& h) {
   json j;
   j["hostname"] = h.hostname;
   j["sockets"] = json::array();
-  for (const CpuSocket& s : h.sockets) j["sockets"].push_back({{"cores", s.cores}, {"model", s.model}});
+  for (const CpuSocket& s : h.sockets)
+    j["sockets"].push_back({{"cores", s.cores},
+                            {"model", s.model},
+                            {"vendor", s.vendor},
+                            {"family", s.family},
+                            {"model_number", s.model_number}});
   j["cpu_source"] = h.cpu_source;
   j["gpus"] = json::array();
   for (const GpuInfo& g : h.gpus)
@@ -229,8 +234,9 @@ HostDescription host_description_from_json(std::string_view text, const std::str
   try {
     HostDescription h;
     h.hostname = j.at("hostname").get<std::string>();
-    for (const json& s : j.at("sockets"))
-      h.sockets.push_back({s.at("cores").get<int>(), s.at("model").get<std::string>()});
+    for (const json& s : j.at("sockets"))  // vendor, family, model_number: absent before they were probed
+      h.sockets.push_back({s.at("cores").get<int>(), s.at("model").get<std::string>(), s.value("vendor", ""),
+                           s.value("family", 0), s.value("model_number", 0)});
     h.cpu_source = j.at("cpu_source").get<std::string>();
     for (const json& g : j.at("gpus"))
       h.gpus.push_back({g.at("name").get<std::string>(), g.at("bus_id").get<std::string>(), g.at("cc").get<int>()});

@@ -57,6 +57,35 @@ std::string cpu_model_name() {
   return "";
 }
 
+// CPUID vendor, family and model of the first CPU in /proc/cpuinfo ("vendor_id", "cpu family",
+// "model"); empty and zeros where it does not say.
+struct Cpuid {
+  std::string vendor;
+  int family = 0;
+  int model = 0;
+};
+Cpuid cpuid_from_cpuinfo() {
+  Cpuid id;
+  std::ifstream in("/proc/cpuinfo");
+  const auto value = [](const std::string& line) {
+    const auto colon = line.find(':');
+    const auto start = colon == std::string::npos ? std::string::npos : line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string() : line.substr(start);
+  };
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) break;  // the end of the first processor's block
+    if (line.rfind("vendor_id", 0) == 0) id.vendor = value(line);
+    if (line.rfind("cpu family", 0) == 0) id.family = parse::try_integer<int>(value(line)).value_or(0);
+    if (line.rfind("model", 0) == 0 && line.rfind("model name", 0) != 0)
+      id.model = parse::try_integer<int>(value(line)).value_or(0);
+  }
+  return id;
+}
+
+CpuSocket socket_of(int cores, const std::string& model, const Cpuid& id) {
+  return CpuSocket{cores, model, id.vendor, id.family, id.model};
+}
+
 int read_int(const fs::path& path, int fallback) {
   return parse::try_integer<int>(first_line(path)).value_or(fallback);
 }
@@ -93,10 +122,12 @@ CpuProbe probe_cpus_sysfs() {
   CpuProbe out;
   out.source = "/proc/cpuinfo + sysfs";
   const std::string model = cpu_model_name();
-  for (const auto& [socket, cores] : cores_of) out.sockets.push_back(CpuSocket{static_cast<int>(cores.size()), model});
+  const Cpuid id = cpuid_from_cpuinfo();
+  for (const auto& [socket, cores] : cores_of)
+    out.sockets.push_back(socket_of(static_cast<int>(cores.size()), model, id));
   if (out.sockets.empty()) {  // no sysfs (a container hiding it): one socket of the CPUs we may use
     const int n = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    out.sockets.push_back(CpuSocket{n, model});
+    out.sockets.push_back(socket_of(n, model, id));
     out.source = "std::thread::hardware_concurrency (no sysfs CPU topology)";
   }
   return out;
@@ -118,6 +149,19 @@ std::string hwloc_version() {
   return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
 }
 
+// A package's CPUID as hwloc reports it (CPUVendor, CPUFamilyNumber, CPUModelNumber on x86).
+Cpuid cpuid_of_package(hwloc_obj_t pkg) {
+  const auto info = [&](const char* name) {
+    const char* v = hwloc_obj_get_info_by_name(pkg, name);
+    return std::string(v != nullptr ? v : "");
+  };
+  Cpuid id;
+  id.vendor = info("CPUVendor");
+  id.family = parse::try_integer<int>(info("CPUFamilyNumber")).value_or(0);
+  id.model = parse::try_integer<int>(info("CPUModelNumber")).value_or(0);
+  return id;
+}
+
 CpuProbe probe_cpus_hwloc() {
   hwloc_topology_t topo = nullptr;
   if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
@@ -133,10 +177,11 @@ CpuProbe probe_cpus_hwloc() {
     hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(p));
     const char* model = hwloc_obj_get_info_by_name(pkg, "CPUModel");
     const int cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, pkg->cpuset, HWLOC_OBJ_CORE);
-    out.sockets.push_back(CpuSocket{std::max(1, cores), model != nullptr ? model : ""});
+    out.sockets.push_back(socket_of(std::max(1, cores), model != nullptr ? model : "", cpuid_of_package(pkg)));
   }
   if (out.sockets.empty())  // no package objects (some virtual machines): the whole machine is one
-    out.sockets.push_back(CpuSocket{std::max(1, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE)), cpu_model_name()});
+    out.sockets.push_back(
+        socket_of(std::max(1, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE)), cpu_model_name(), cpuid_from_cpuinfo()));
   hwloc_topology_destroy(topo);
   return out;
 }

@@ -82,14 +82,19 @@ NetTransport parse_net_transport(std::string_view name) { return parse_in(kTrans
 std::string_view to_string(NcclCpu cpu) { return name_in(kNcclCpuNames, cpu); }
 NcclCpu parse_nccl_cpu(std::string_view name) { return parse_in(kNcclCpuNames, name, "CPU class for NCCL's model"); }
 
-std::optional<NcclCpu> nccl_cpu_of_dump(std::string_view vendor, int family_id, int model_id) {
+std::optional<NcclCpu> nccl_cpu_of_cpuid(std::string_view vendor, int family, int model) {
   if (vendor == "GenuineIntel") {
-    if (family_id != 6 || model_id < 0x55) return NcclCpu::intel_bdw;
-    return model_id >= 0xCF ? NcclCpu::intel_erp : model_id >= 0x8F ? NcclCpu::intel_srp : NcclCpu::intel_skl;
+    if (family != 6 || model < 0x55) return NcclCpu::intel_bdw;
+    return model >= 0xCF ? NcclCpu::intel_erp : model >= 0x8F ? NcclCpu::intel_srp : NcclCpu::intel_skl;
   }
-  if (vendor != "AuthenticAMD") return std::nullopt;
+  if (vendor == "AuthenticAMD") return NcclCpu::amd;
+  return std::nullopt;
+}
+
+std::optional<NcclCpu> nccl_cpu_of_dump(std::string_view vendor, int family_id, int model_id) {
   constexpr int kLargestCpuidFamily = 30;  // above: written as base + (extended << 4), before the detection
-  if (family_id > kLargestCpuidFamily) return NcclCpu::amd;
+  if (vendor != "AuthenticAMD" || family_id > kLargestCpuidFamily)
+    return nccl_cpu_of_cpuid(vendor, family_id, model_id);
   return family_id >= 26 ? NcclCpu::amd_zen5 : family_id == 25 ? NcclCpu::amd_zen34 : NcclCpu::amd;
 }
 

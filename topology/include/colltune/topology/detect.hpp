@@ -65,6 +65,11 @@ std::vector<GpuInfo> parse_nvidia_smi_gpus(std::string_view text, const std::str
 struct CpuSocket {
   int cores = 0;      // physical cores
   std::string model;  // "AMD EPYC 7742 64-Core Processor"; may be empty
+  // CPUID, as /proc/cpuinfo and hwloc give it: "GenuineIntel" / "AuthenticAMD" (empty: unknown),
+  // family and model numbers. The topology's CPU class for NCCL's model comes from them.
+  std::string vendor{};
+  int family = 0;
+  int model_number = 0;
 };
 
 struct NicInfo {

@@ -50,6 +50,10 @@ std::string_view to_string(NetTransport transport);
 NetTransport parse_net_transport(std::string_view name);
 std::string_view to_string(NcclCpu cpu);
 NcclCpu parse_nccl_cpu(std::string_view name);
+// The class NCCL releases (through 2.30) give an x86 CPU of this CPUID vendor, family and model
+// (nullopt: a vendor NCCL's model here does not class): Intel by family 6's model (0x55
+// Skylake, 0x8F Sapphire Rapids, 0xCF Emerald Rapids, else Broadwell), every AMD `amd`.
+std::optional<NcclCpu> nccl_cpu_of_cpuid(std::string_view vendor, int family, int model);
 // The class the NCCL build that wrote a topology dump gives its x86 CPU, from the dump's
 // `vendor`, `familyid` and `modelid` (nullopt: a vendor NCCL's model here does not class).
 // Intel: family 6 by model (0x55 Skylake, 0x8F Sapphire Rapids, 0xCF Emerald Rapids, else
