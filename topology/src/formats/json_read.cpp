@@ -49,6 +49,17 @@ class Reader {
       fail(field + "." + key, "expected a non-empty string, got " + shown(v));
     return v.get<std::string>();
   }
+  // The name at `key` parsed by `parse` (a parse_* function); its error, which lists the valid
+  // names, is reported at the field.
+  template <typename Parse>
+  auto name(const json& obj, const char* key, const std::string& field, Parse parse) const {
+    const std::string text = string(obj, key, field);
+    try {
+      return parse(text);
+    } catch (const Error& e) {
+      fail(field + "." + key, e.what());
+    }
+  }
   // A number >= minimum (> minimum when `strict`), or `fallback` when the key is absent.
   double number(const json& obj, const char* key, const std::string& field, double minimum, bool strict,
                 std::optional<double> fallback = std::nullopt) const {
@@ -142,22 +153,9 @@ void read_device_capabilities(const Reader& in, const json& d, const std::string
       in.fail(field + ".compute_capability", "expected an integer 0..1000 (70 V100, 80 A100, 90 H100), got " + shown(*cc));
     dev.compute_capability = cc->get<int>();
   }
-  if (d.contains("nccl_cpu")) {
-    const std::string name = in.string(d, "nccl_cpu", field);
-    try {
-      dev.nccl_cpu = parse_nccl_cpu(name);
-    } catch (const Error& e) {
-      in.fail(field + ".nccl_cpu", e.what());
-    }
-  }
-  if (d.contains("switch_reduction")) {
-    const std::string name = in.string(d, "switch_reduction", field);
-    try {
-      dev.switch_reduction = parse_switch_reduction(name);
-    } catch (const Error& e) {
-      in.fail(field + ".switch_reduction", e.what());
-    }
-  }
+  if (d.contains("nccl_cpu")) dev.nccl_cpu = in.name(d, "nccl_cpu", field, parse_nccl_cpu);
+  if (d.contains("switch_reduction"))
+    dev.switch_reduction = in.name(d, "switch_reduction", field, parse_switch_reduction);
 }
 
 std::unordered_map<std::string, VertexId> read_devices(const Reader& in, const json& root, Topology& t,
@@ -170,11 +168,7 @@ std::unordered_map<std::string, VertexId> read_devices(const Reader& in, const j
     in.only_keys(d, field, {"id", "kind", "host", "reduce_gbps", "compute_capability", "nccl_cpu", "switch_reduction"});
     Device dev;
     dev.id = in.string(d, "id", field);
-    try {
-      dev.kind = parse_device_kind(in.string(d, "kind", field));
-    } catch (const Error& e) {
-      in.fail(field + ".kind", e.what());
-    }
+    dev.kind = in.name(d, "kind", field, parse_device_kind);
     if (auto h = d.find("host"); h != d.end() && !h->is_null()) {
       auto it = h->is_string() ? hosts.find(h->get<std::string>()) : hosts.end();
       if (it == hosts.end()) in.fail(field + ".host", "no such host " + shown(*h) + " in \"hosts\"");
@@ -203,12 +197,7 @@ void read_links(const Reader& in, const json& root, Topology& t, const std::unor
       if (it == ids.end()) in.fail(field + "." + keys[k], "no device \"" + id + "\" in \"devices\"");
       end[k] = it->second;
     }
-    LinkKind kind{};
-    try {
-      kind = parse_link_kind(in.string(l, "kind", field));
-    } catch (const Error& e) {
-      in.fail(field + ".kind", e.what());
-    }
+    const LinkKind kind = in.name(l, "kind", field, parse_link_kind);
     const double bw = in.number(l, "bandwidth_gbps", field, 0, true);
     const double lat = in.number(l, "latency_us", field, 0, false);
     const json duplex = l.value("duplex", json(false));
