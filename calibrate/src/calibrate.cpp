@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -26,6 +27,7 @@ constexpr double kSpikeRatio = 1.5;      // a row's two samples (out of place, i
 constexpr double kMinLatencyUs = 1e-4;   // log-space floor: latencies are never exactly 0
 constexpr double kSeparableRatio = 1e-3; // smallest/largest singular value below this: degenerate
 constexpr double kMaxRelativeError = 1.0;  // a fitted value known only to +-100% is no fit
+constexpr double kTradeCorrelation = 0.9;  // two estimates this correlated: the rows fix their combination
 constexpr double kStartBelowBound = 0.95;  // a bounded parameter starts at most this fraction of its bound
 
 double median(std::vector<double> v) {
@@ -319,11 +321,16 @@ FitState run_fit(const Fit& fit) {
   return st;
 }
 
-// Standard errors of the fitted coordinates (log or logit), from the Huber-weighted
-// Gauss-Newton covariance sigma^2 (J' W J)^-1.
-Eigen::VectorXd log_standard_errors(const FitState& st) {
+// (J' W J)^-1 at the fit, W the Huber weights: the Gauss-Newton covariance of the fitted
+// coordinates (log or logit) over sigma^2.
+Eigen::MatrixXd unscaled_covariance(const FitState& st) {
   const Eigen::VectorXd w = huber_weights(st.r, st.sigma);
-  const Eigen::MatrixXd cov = (st.J.transpose() * w.asDiagonal() * st.J).inverse() * st.sigma * st.sigma;
+  return (st.J.transpose() * w.asDiagonal() * st.J).inverse();
+}
+
+// Standard errors of the fitted coordinates, from the covariance sigma^2 (J' W J)^-1.
+Eigen::VectorXd log_standard_errors(const FitState& st) {
+  const Eigen::MatrixXd cov = unscaled_covariance(st) * st.sigma * st.sigma;
   return cov.diagonal().cwiseMax(0.0).cwiseSqrt();
 }
 
@@ -441,13 +448,44 @@ struct Fitting {
   FitState state;
 };
 
+// How well the topology knows a rate, for choosing which of two the rows cannot tell apart to
+// hold (-1: not a rate). A GPU's or CPU's reduction rate follows from its memory, which the
+// hardware table knows; a link inside a host is the board's (NVLink, PCIe lanes); what a link
+// between hosts carries depends on NICs, cables, switches, transport and their settings, which is
+// what a calibration is for.
+int firmness(int p) { return p == kReduceGbps ? 2 : p == kIntraGbps ? 1 : p == kInterGbps ? 0 : -1; }
+
 // Of two free parameters (indices into f.free) the rows cannot tell apart, the one to hold: the
-// reduction rate where it is one of them, else the one that moves the rows less. A GPU's or
-// CPU's reduction rate follows from its memory, which the hardware table knows; what a link
-// carries depends on cables, drivers and settings, which is what a calibration is for. (Blaming
-// the reduction put 7.3 GB/s for an H100 into nccl-tests#290's calibrated file, and priced its
-// Ring run 6x too slow.)
-std::size_t to_hold(const Fitting& f, std::size_t a, std::size_t b) { return f.free[b] == kReduceGbps ? b : a; }
+// reduction rate where it is one of them, the intra-host link where the other is the inter-host
+// one, else `a` (the one that moves the rows less). Blaming the reduction put 7.3 GB/s for an
+// H100 into nccl-tests#290's calibrated file and priced its Ring run 6x too slow; blaming NVLink
+// put 211 GB/s into an H100's NVLink on the GCP TCPXO log, whose network ran at 89% of its line
+// rate where the topology's TCP efficiency said 70%.
+std::size_t to_hold(const Fitting& f, std::size_t a, std::size_t b) {
+  const int fa = firmness(f.free[a]), fb = firmness(f.free[b]);
+  if (fa == 2 || fb == 2) return fb == 2 ? b : a;
+  if (fa >= 0 && fb >= 0 && fb > fa) return b;
+  return a;
+}
+
+// The free parameter (index into f.free) whose fitted value trades most closely with `k`'s
+// (correlation of the two estimates at least kTradeCorrelation in magnitude), if any: the rows
+// determine their combination, not each.
+std::optional<std::size_t> trading_partner(const Fitting& f, std::size_t k) {
+  const Eigen::MatrixXd cov = unscaled_covariance(f.state);
+  const auto kk = static_cast<long>(k);
+  std::optional<std::size_t> partner;
+  double closest = kTradeCorrelation;
+  for (long j = 0; j < cov.cols(); ++j) {
+    if (j == kk || !(cov(kk, kk) > 0 && cov(j, j) > 0)) continue;
+    const double corr = std::abs(cov(kk, j)) / std::sqrt(cov(kk, kk) * cov(j, j));
+    if (corr >= closest) {
+      closest = corr;
+      partner = static_cast<std::size_t>(j);
+    }
+  }
+  return partner;
+}
 
 // A link bandwidth the fit pressed against its line rate.
 bool at_bound(const Fitting& f, int p) {
@@ -486,12 +524,21 @@ void fit_separable(Fitting& f, CalibrationResult& result) {
     long worst = 0;
     se.maxCoeff(&worst);
     if (f.free.size() < 2 || !(se[worst] > kMaxRelativeError)) return;
+    const auto loose = static_cast<std::size_t>(worst);
+    // Known loosely because it trades with another: of the two, the one the topology knows better is held.
+    if (const auto partner = trading_partner(f, loose); partner && to_hold(f, loose, *partner) == *partner) {
+      const int p = f.free[*partner];
+      result.held.push_back(name_of(p) + ": these rows (" + describe_sizes(f.rows) + ") cannot tell it from " +
+                            name_of(f.free[loose]) + ", so it stays at the topology's value" + identified_by(p));
+      hold(*partner);
+      continue;
+    }
     char spread[32];
     std::snprintf(spread, sizeof spread, "%.0f%%", 100 * se[worst]);
-    const int p = f.free[static_cast<std::size_t>(worst)];
+    const int p = f.free[loose];
     result.held.push_back(name_of(p) + ": these rows (" + describe_sizes(f.rows) + ") determine it only to +-" + spread +
                           ", so it stays at the topology's value" + identified_by(p));
-    hold(static_cast<std::size_t>(worst));
+    hold(loose);
   }
 }
 
