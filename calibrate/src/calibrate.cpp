@@ -58,6 +58,12 @@ ErrorSummary summarize_errors(const std::vector<double>& abs_errors) {
   return s;
 }
 
+bool is_spike(const Measurement& m) {
+  if (!m.in_place_time_us) return false;
+  const double ratio = m.time_us / *m.in_place_time_us;
+  return ratio > kSpikeRatio || ratio * kSpikeRatio < 1;
+}
+
 void check_rank_count(const topo::Topology& topology, const MeasurementSet& measurements) {
   const auto ranks = static_cast<std::size_t>(topology.num_ranks());
   for (const Measurement& m : measurements.rows) {
@@ -106,19 +112,15 @@ void flag_warmup_rows(std::vector<FitRow>& rows) {
   }
 }
 
-// A row whose two samples of one call disagree by more than kSpikeRatio either way was disturbed
-// in one of them (nccl-tests times each size out of place and in place with the same algorithm
-// and protocol; a bench report likewise): it is left out as a spike, whichever sample is off.
-// nccl-tests#309's 4-node log: 1 MiB at 317 us out of place, 93 us in place.
+// A row whose two samples of one call disagree (is_spike) was disturbed in one of them
+// (nccl-tests times each size out of place and in place with the same algorithm and protocol): it
+// is left out as a spike, whichever sample is off. nccl-tests#309's 4-node log: 1 MiB at 317 us
+// out of place, 93 us in place.
 void flag_spike_rows(std::vector<FitRow>& rows) {
   for (FitRow& row : rows) {
-    const std::optional<double>& in_place = row.m->in_place_time_us;
-    if (!row.in_fit || !in_place) continue;
-    const double ratio = row.m->time_us / *in_place;
-    if (ratio > kSpikeRatio || ratio * kSpikeRatio < 1) {
-      row.in_fit = false;
-      row.flag = "spike";
-    }
+    if (!row.in_fit || !is_spike(*row.m)) continue;
+    row.in_fit = false;
+    row.flag = "spike";
   }
 }
 

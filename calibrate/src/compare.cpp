@@ -31,6 +31,18 @@ ojson summary_json(const ErrorSummary& s) {
 
 std::string bytes_label(double x) { return format_bytes(static_cast<std::size_t>(x)); }
 
+// " (N spikes left out)" where there are any.
+std::string spikes_left_out(std::size_t spikes) {
+  if (spikes == 0) return "";
+  return " (" + std::to_string(spikes) + (spikes == 1 ? " spike" : " spikes") + " left out)";
+}
+
+// "SEP median |error| M, max X", or nothing where every row was a spike.
+std::string errors_of(const ErrorSummary& s, const char* sep) {
+  if (s.rows == 0) return "";
+  return sep + std::string("median |error| ") + pct(s.median_abs, false) + ", max " + pct(s.max_abs, false);
+}
+
 // Rows of one model in size order.
 std::vector<const RowFit*> rows_of(const Comparison& c, const std::string& model) {
   std::vector<const RowFit*> out;
@@ -68,12 +80,18 @@ Comparison compare_measurements(const topo::Topology& topology, const Measuremen
     r.measured_us = m.time_us;
     r.predicted_us = predictor.time_us(m);  // as simulate prices it: the machine's own figures
     r.rel_error = r.predicted_us / r.measured_us - 1;
-    errors[r.model].push_back(std::abs(r.rel_error));
-    all.push_back(std::abs(r.rel_error));
+    if (is_spike(m)) {  // shown, but it measures a disturbance, as calibrate judges it
+      r.flag = "spike";
+      ++c.spikes;
+    } else {
+      errors[r.model].push_back(std::abs(r.rel_error));
+      all.push_back(std::abs(r.rel_error));
+    }
     c.rows.push_back(std::move(r));
   }
   if (c.rows.empty())
     throw Error("compare: no measured row has a colltune model (" + c.not_modelled.front() + ")");
+  for (const RowFit& r : c.rows) errors.try_emplace(r.model);  // a model whose rows are all spikes: 0 rows
   for (const auto& [model, e] : errors) c.by_model[model] = summarize_errors(e);
   c.overall = summarize_errors(all);
   return c;
@@ -87,16 +105,19 @@ std::string comparison_text(const Comparison& c) {
     char line[160];
     std::snprintf(line, sizeof line, "%12s %14s %14s %9s\n", "size", "measured_us", "predicted_us", "error");
     o << line;
+    std::size_t spikes = 0;
     for (const RowFit* r : rows_of(c, model)) {
-      std::snprintf(line, sizeof line, "%12zu %14.2f %14.2f %9s\n", r->bytes, r->measured_us, r->predicted_us,
-                    pct(r->rel_error, true).c_str());
+      std::snprintf(line, sizeof line, "%12zu %14.2f %14.2f %9s%s\n", r->bytes, r->measured_us, r->predicted_us,
+                    pct(r->rel_error, true).c_str(), r->flag == "spike" ? "  spike" : "");
       o << line;
+      spikes += r->flag == "spike" ? 1 : 0;
     }
-    o << "  " << summary.rows << " rows: median |error| " << pct(summary.median_abs, false) << ", max "
-      << pct(summary.max_abs, false) << "\n";
+    o << "  " << summary.rows << " rows" << spikes_left_out(spikes) << errors_of(summary, ": ") << "\n";
   }
-  o << "\noverall: " << c.overall.rows << " rows, median |error| " << pct(c.overall.median_abs, false) << ", max "
-    << pct(c.overall.max_abs, false) << "\n";
+  o << "\noverall: " << c.overall.rows << " rows" << spikes_left_out(c.spikes) << errors_of(c.overall, ", ") << "\n";
+  if (c.spikes > 0)
+    o << "spike: a row whose out-of-place and in-place times are 1.5x apart (one sample disturbed), left out of "
+         "the errors as calibrate leaves it out of the fit\n";
   if (!c.not_modelled.empty()) {
     o << "not modelled (" << c.not_modelled.size() << "): " << c.not_modelled.front();
     if (c.not_modelled.size() > 1) o << " (and " << c.not_modelled.size() - 1 << " more; --json lists all)";
@@ -115,7 +136,10 @@ std::string comparison_text(const Comparison& c) {
 
 std::string comparison_json(const Comparison& c) {
   ojson rows = ojson::array();
-  for (const RowFit& r : c.rows) rows.push_back(row_json(r));
+  for (const RowFit& r : c.rows) {
+    rows.push_back(row_json(r));
+    if (!r.flag.empty()) rows.back()["flag"] = r.flag;
+  }
   ojson models = ojson::object();
   for (const auto& [model, s] : c.by_model) models[model] = summary_json(s);
   const ojson j{{"format", "colltune-compare"},
@@ -123,6 +147,7 @@ std::string comparison_json(const Comparison& c) {
                 {"topology", c.topology},
                 {"nranks", c.nranks},
                 {"overall", summary_json(c.overall)},
+                {"spikes", c.spikes},
                 {"by_model", models},
                 {"rows", rows},
                 {"not_modelled", c.not_modelled},
@@ -157,8 +182,9 @@ std::string comparison_html(const Comparison& c) {
       << "\n<table><tr><th>size</th><th>measured us</th><th>predicted us</th><th>error</th><th>source</th></tr>\n";
     for (const RowFit* r : rows) {
       char cells[160];
-      std::snprintf(cells, sizeof cells, "<td>%zu</td><td>%.2f</td><td>%.2f</td><td>%s</td>", r->bytes,
-                    r->measured_us, r->predicted_us, pct(r->rel_error, true).c_str());
+      std::snprintf(cells, sizeof cells, "<td>%zu</td><td>%.2f</td><td>%.2f</td><td>%s%s</td>", r->bytes,
+                    r->measured_us, r->predicted_us, pct(r->rel_error, true).c_str(),
+                    r->flag == "spike" ? " (spike)" : "");
       o << "<tr>" << cells << "<td style=\"text-align:left\">" << svg::escape(r->source) << "</td></tr>\n";
     }
     o << "</table>\n";

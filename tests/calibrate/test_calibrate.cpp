@@ -323,6 +323,27 @@ TEST(Calibrate, RowsWhoseTwoSamplesDisagreeAreSpikes) {
   EXPECT_NE(calibration_text(r).find("2 left out (spikes)"), std::string::npos) << calibration_text(r);
 }
 
+// compare judges a row by calibrate's rule: a spike is shown, flagged, and left out of the
+// errors, per model and overall.
+TEST(Compare, SpikesAreShownAndLeftOutOfTheErrors) {
+  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
+  MeasurementSet set = synthetic(t, values_of(t, t.num_ranks()), {"ring"}, 0.0, 1);
+  for (Measurement& m : set.rows) m.in_place_time_us = m.time_us;
+  const Comparison clean = compare_measurements(t, set);
+  set.rows[3].time_us *= 3;  // out of place disturbed: 3x its in-place sample
+  const Comparison c = compare_measurements(t, set);
+  EXPECT_EQ(c.spikes, 1U);
+  EXPECT_EQ(c.rows[3].flag, "spike");
+  EXPECT_NEAR(c.rows[3].rel_error, (1 + clean.rows[3].rel_error) / 3 - 1, 1e-12);  // shown with its error
+  EXPECT_EQ(c.overall.rows, clean.overall.rows - 1);
+  EXPECT_EQ(c.overall.max_abs, clean.overall.max_abs);  // the -67% is not in the summary
+  EXPECT_EQ(c.by_model.at(c.rows[3].model).rows, clean.by_model.at(c.rows[3].model).rows - 1);
+  EXPECT_NE(comparison_text(c).find("(1 spike left out)"), std::string::npos) << comparison_text(c);
+  EXPECT_NE(comparison_json(c).find("\"flag\": \"spike\""), std::string::npos);
+  set.rows[3].time_us /= 3 * 1.4;  // 1.4x apart the other way: not a spike
+  EXPECT_EQ(compare_measurements(t, set).spikes, 0U);
+}
+
 TEST(Calibrate, HoldoutPredictsTheSizesItDidNotSee) {
   const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
   const CalibValues truth = shifted(values_of(t, t.num_ranks()));

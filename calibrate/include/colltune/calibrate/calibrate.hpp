@@ -54,6 +54,12 @@ struct ErrorSummary {
 };
 ErrorSummary summarize_errors(const std::vector<double>& abs_errors);
 
+// Whether a row's two samples of one call (nccl-tests' out-of-place and in-place times, a bench
+// report's likewise) are 1.5x apart, either way: one of them was disturbed, and the row measures
+// the disturbance, not the collective. calibrate leaves such rows out of the fit and compare out
+// of its error summaries, each listing them as `spike`.
+bool is_spike(const Measurement& m);
+
 // Throws colltune::Error naming the first row measured on another rank count than the
 // topology's (rows that do not state one, Horovod timelines, take the topology's), or a
 // reduce-scatter or allgather row whose size is not a whole number of elements per rank of the

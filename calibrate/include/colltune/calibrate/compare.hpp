@@ -15,9 +15,11 @@ namespace colltune::tuner {
 struct Comparison {
   std::string topology;
   int nranks = 0;
-  std::vector<RowFit> rows;  // flag empty
+  std::vector<RowFit> rows;  // flag "spike" (is_spike) or empty
+  // Errors of the rows that are not spikes.
   std::map<std::string, ErrorSummary> by_model;
   ErrorSummary overall;
+  std::size_t spikes = 0;
   std::vector<std::string> not_modelled;  // "SOURCE: why"
   std::vector<std::string> nccl_model;    // "SOURCE: why": rows NCCL's own time predicts (no colltune schedule)
   std::vector<std::string> skipped;
