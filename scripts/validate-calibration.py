@@ -30,7 +30,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOGS = os.path.join(HERE, "..", "tests", "data", "nccl-tests-logs")
 
-# log | topology (as SOURCES.md describes the machine) | the run's NCCL settings not in its text
+# log | topology (as SOURCES.md describes the machine) | the run's NCCL settings (simulate reads no log: the
+# settings a log states are given to it here, and to calibrate and compare alike)
 CASES = [
     ("autodl-2080ti-2gpu-pcie-allreduce.txt", "pcie-box:gpus=2", []),
     ("autodl-2080ti-2gpu-pcie-allgather.txt", "pcie-box:gpus=2", ["--collective", "allgather"]),
@@ -42,10 +43,12 @@ CASES = [
     ("nccl-tests-309-hgx-h100-2node-ib-allreduce.txt", "dgx-h100:nodes=2", []),
     ("nccl-tests-309-h100-vm-4node-ib-allreduce.txt", "dgx-h100:nodes=4", []),
     ("nccl-tests-309-h100-2node-ib-allreduce-default.txt", "dgx-h100:nodes=2", []),
-    ("nccl-tests-309-h100-2node-ib-allreduce-algo-ring-minctas24-qps2.txt", "dgx-h100:nodes=2", ["--nccl-algo", "Ring"]),
+    ("nccl-tests-309-h100-2node-ib-allreduce-algo-ring-minctas24-qps2.txt", "dgx-h100:nodes=2",
+     ["--nccl-algo", "Ring", "--nccl-env", "NCCL_MIN_CTAS=24"]),
     ("nccl-tests-309-h100-4node-ib-allreduce-default.txt", "dgx-h100:nodes=4", []),
     ("nccl-tests-309-h100-8node-ib-allreduce-default.txt", "dgx-h100:nodes=8", []),
-    ("nccl-tests-309-h100-8node-ib-allreduce-minctas24-qps2.txt", "dgx-h100:nodes=8", []),
+    ("nccl-tests-309-h100-8node-ib-allreduce-minctas24-qps2.txt", "dgx-h100:nodes=8",
+     ["--nccl-env", "NCCL_MIN_CTAS=24"]),
     ("nccl-tests-319-hgx-h100-2node-ib-allreduce-default.txt", "dgx-h100:nodes=2", []),
     ("nccl-tests-319-hgx-h100-2node-ib-allreduce-algo-ring.info-lines-removed.txt", "dgx-h100:nodes=2",
      ["--nccl-algo", "Ring"]),
@@ -66,7 +69,8 @@ GROUPS = [
       ("nccl-tests-290-h100-2node-ib-allreduce-algo-ring.txt", ["--nccl-algo", "Ring"])]),
     ("nccl-tests#309, 2 x 8 H100, IB 400G", "dgx-h100:nodes=2",
      [("nccl-tests-309-h100-2node-ib-allreduce-default.txt", []),
-      ("nccl-tests-309-h100-2node-ib-allreduce-algo-ring-minctas24-qps2.txt", ["--nccl-algo", "Ring"])]),
+      ("nccl-tests-309-h100-2node-ib-allreduce-algo-ring-minctas24-qps2.txt",
+       ["--nccl-algo", "Ring", "--nccl-env", "NCCL_MIN_CTAS=24"])]),
     ("nccl-tests#319, 2 x 8 HGX H100, IB 400G", "dgx-h100:nodes=2",
      [("nccl-tests-319-hgx-h100-2node-ib-allreduce-default.txt", []),
       ("nccl-tests-319-hgx-h100-2node-ib-allreduce-algo-ring.info-lines-removed.txt", ["--nccl-algo", "Ring"])]),

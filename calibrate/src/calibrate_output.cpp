@@ -138,8 +138,8 @@ std::string figure(double x) {
 
 // The title over MeasurementSet::unread_nccl_env, in calibrate's text and compare's.
 constexpr const char* kUnreadNcclEnvTitle =
-    "NCCL settings in the logs that colltune's NCCL model does not read (it reads NCCL_ALGO and NCCL_PROTO; "
-    "the fit absorbs what these change)";
+    "NCCL settings in the logs that colltune's NCCL model does not read (it reads NCCL_ALGO, NCCL_PROTO and the "
+    "channel counts; the fit absorbs what these change)";
 
 void list_some(std::ostringstream& o, const std::string& title, const std::vector<std::string>& items) {
   if (items.empty()) return;

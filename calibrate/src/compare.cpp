@@ -130,7 +130,9 @@ std::string comparison_text(const Comparison& c) {
   }
   if (!c.skipped.empty()) o << "skipped lines: " << c.skipped.size() << " (--json lists them)\n";
   for (const std::string& e : c.unread_nccl_env)
-    o << "NCCL settings colltune's NCCL model does not read (it reads NCCL_ALGO and NCCL_PROTO): " << e << "\n";
+    o << "NCCL settings colltune's NCCL model does not read (it reads NCCL_ALGO, NCCL_PROTO and the channel "
+         "counts): "
+      << e << "\n";
   return o.str();
 }
 

@@ -124,6 +124,7 @@ struct NcclTestsRun {
   std::set<int> ranks;         // from "#  Rank  3 Group  0 Pid ... on HOST device ..." lines
   std::string binary;          // "all_reduce_perf" from a command line, if any
   std::string algo, proto;     // NCCL_ALGO / NCCL_PROTO, from a command line or NCCL's log
+  std::vector<std::string> channels;  // NCCL's channel settings (sim::NcclChannelEnv), "NAME=VALUE"
   std::vector<std::string> unread;  // other NCCL settings, "NAME=VALUE", first value of each name
 };
 
@@ -162,10 +163,33 @@ void scan_nccl_settings(const std::string& line, NcclTestsRun& run) {
     else if (line.compare(end, kSetBy.size(), kSetBy) == 0) value = value_at(end + kSetBy.size());
     if (value.empty() || name == "NCCL_ALGO" || name == "NCCL_PROTO" || harmless_nccl_setting(name)) continue;
     if (name.size() > 8 && name.compare(name.size() - 8, 8, "_DISABLE") == 0 && value == "0") continue;  // NCCL's default
-    const bool seen = std::any_of(run.unread.begin(), run.unread.end(),
+    std::vector<std::string>& list = sim::is_nccl_channel_setting(name) ? run.channels : run.unread;
+    const bool seen = std::any_of(list.begin(), list.end(),
                                   [&](const std::string& s) { return s.compare(0, name.size() + 1, name + "=") == 0; });
-    if (!seen) run.unread.push_back(name + "=" + value);
+    if (!seen) list.push_back(name + "=" + value);
   }
+}
+
+// The channel settings a log shows (`logged`, "NAME=VALUE"), each replaced by --nccl-env's
+// value of that name (hints.nccl_env).
+sim::NcclChannelEnv channel_env_of(const std::vector<std::string>& logged, const MeasurementHints& hints,
+                                   const std::string& source) {
+  sim::NcclChannelEnv env;
+  for (const std::string& setting : logged) {
+    try {
+      sim::set_nccl_channel_setting(env, setting);
+    } catch (const Error& e) {
+      throw Error(source + ": " + e.what());
+    }
+  }
+  for (const std::string& setting : hints.nccl_env) {
+    try {
+      sim::set_nccl_channel_setting(env, setting);
+    } catch (const Error& e) {
+      throw Error(std::string("--nccl-env: ") + e.what());
+    }
+  }
+  return env;
 }
 
 void scan_run_text(const std::string& line, const std::string& where, NcclTestsRun& run) {
@@ -291,6 +315,7 @@ MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& 
   if (!columns) throw Error(source + ": no nccl-tests table (no '#  size  count  type ... time  algbw  busbw' header)");
   if (rows.empty()) throw Error(source + ": the nccl-tests table has no data rows");
 
+  const sim::NcclChannelEnv channels = channel_env_of(run.channels, hints, source);
   const auto collective = infer_collective(run, rows, *columns, hints, source);
   const int nranks = infer_ranks(run, collective, rows, *columns, hints, source);
   const int type_col = columns->index("type");
@@ -314,6 +339,7 @@ MeasurementSet parse_nccl_tests_log(const std::string& text, const std::string& 
     m.collective = collective;
     m.algorithm = hints.nccl_algo.empty() ? run.algo : hints.nccl_algo;
     m.protocol = hints.nccl_proto.empty() ? run.proto : hints.nccl_proto;
+    m.nccl_channels = channels;
     m.nranks = nranks;
     m.bytes = static_cast<std::size_t>(*size);
     if (type_col >= 0) {
@@ -465,6 +491,7 @@ MeasurementSet parse_horovod_timeline(const std::string& text, const std::string
     m.runtime = MeasuredRuntime::nccl;
     m.algorithm = hints.nccl_algo;
     m.protocol = hints.nccl_proto;
+    m.nccl_channels = channel_env_of({}, hints, source);
     m.nranks = hints.nranks;  // a timeline is one rank's view: 0 = the topology's rank count
     m.bytes = a.bytes;
     m.elem_size = a.bytes % 4 == 0 ? 4 : 2;

@@ -141,11 +141,12 @@ struct Predictor::Impl {
   int nranks;
   topo::Topology priced;  // the machine as collectives achieve it (calibrated: as fitted)
   sim::CostModel model;   // colltune's rows
-  // One NCCL price path per (NCCL_ALGO, NCCL_PROTO) the rows ran with; null where NCCL's model
+  // One NCCL price path per (NCCL_ALGO, NCCL_PROTO, channel settings) the rows ran with; null where NCCL's model
   // does not describe the machine (why in nccl_error).
-  mutable std::map<std::pair<std::string, std::string>, std::unique_ptr<sim::NcclPricer>> pricers;
-  mutable std::map<std::pair<std::string, std::string>, std::string> nccl_error;
-  using Key = std::tuple<int, int, std::string, std::string, std::size_t, std::size_t, std::size_t>;
+  using PricerKey = std::tuple<std::string, std::string, std::string>;  // NCCL_ALGO, NCCL_PROTO, channels
+  mutable std::map<PricerKey, std::unique_ptr<sim::NcclPricer>> pricers;
+  mutable std::map<PricerKey, std::string> nccl_error;
+  using Key = std::tuple<int, int, std::string, std::string, std::string, std::size_t, std::size_t, std::size_t>;
   mutable std::map<Key, Resolved> cache;
   // Guards cache, pricers and nccl_error: the fit prices its rows on several threads. A row is
   // resolved once (under the lock); its pricing runs outside it.
@@ -154,8 +155,14 @@ struct Predictor::Impl {
   Impl(const topo::Topology& t, int n) : topology(t), nranks(n), priced(sim::priced_machine(t)), model(priced, n) {}
 
   const Resolved& resolved(const Measurement& row) const {
-    const Key key{static_cast<int>(row.runtime), static_cast<int>(row.collective), row.algorithm, row.protocol,
-                  row.bytes, row.elem_size, row.chunk_elems};
+    const Key key{static_cast<int>(row.runtime),
+                  static_cast<int>(row.collective),
+                  row.algorithm,
+                  row.protocol,
+                  sim::to_string(row.nccl_channels),
+                  row.bytes,
+                  row.elem_size,
+                  row.chunk_elems};
     const std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
     if (it == cache.end()) it = cache.emplace(key, row.runtime == MeasuredRuntime::colltune ? colltune_row(row) : nccl_row(row)).first;
@@ -163,13 +170,14 @@ struct Predictor::Impl {
   }
 
   const sim::NcclPricer* pricer(const Measurement& row, std::string* why) const {
-    const auto key = std::make_pair(row.algorithm, row.protocol);
+    const PricerKey key{row.algorithm, row.protocol, sim::to_string(row.nccl_channels)};
     auto it = pricers.find(key);
     if (it == pricers.end()) {
       sim::NcclOptions options;
       options.nranks = nranks;
       options.algo_env = row.algorithm;
       options.proto_env = row.protocol;
+      options.channel_env = row.nccl_channels;
       try {
         it = pricers.emplace(key, sim::make_nccl_pricer(topology, priced, options)).first;
       } catch (const Error& e) {

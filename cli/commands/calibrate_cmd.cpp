@@ -41,6 +41,9 @@ void add_measurement_options(CLI::App& sub, MeasurementArgs& a, const std::strin
       ->required();
   sub.add_option("--nccl-algo", a.hints.nccl_algo, "NCCL_ALGO of nccl-tests runs whose log does not say it");
   sub.add_option("--nccl-proto", a.hints.nccl_proto, "NCCL_PROTO of nccl-tests runs whose log does not say it");
+  sub.add_option("--nccl-env", a.hints.nccl_env,
+                 "NCCL's channel settings of the runs, NAME=COUNT (NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, "
+                 "NCCL_MIN_CTAS, NCCL_MAX_CTAS), over the log's own; repeatable");
   sub.add_option("--collective", a.hints.collective,
                  "allreduce, reduce_scatter or allgather, for logs without their command line");
   sub.add_option("--ranks", a.hints.nranks, "Rank count, for logs without '#  Rank' lines");

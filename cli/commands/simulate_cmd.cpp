@@ -370,6 +370,7 @@ void check_option_mix(const SimulateArgs& args, sim::Engine engine) {
   if (const char* only = first_given({{"--nccl-version", !n.version.empty()},
                                       {"--nccl-algo", !n.algo_env.empty()},
                                       {"--nccl-proto", !n.proto_env.empty()},
+                                      {"--nccl-env", !n.channel_env.empty()},
                                       {"--cpu", !n.cpu.empty()},
                                       {"--nccl-collnet", n.collnet},
                                       {"--compute-capability", n.compute_capability != 0}}))
@@ -478,6 +479,9 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--nccl-version", args->nccl.version, "--algo nccl: NCCL's model of release 2.21|2.28|2.30 (default: installed)");
   cmd->add_option("--nccl-algo", args->nccl.algo_env, "--algo nccl: NCCL_ALGO, e.g. Ring, ^NVLS, allreduce:Tree,Ring");
   cmd->add_option("--nccl-proto", args->nccl.proto_env, "--algo nccl: NCCL_PROTO, e.g. ^LL128, LL,Simple");
+  cmd->add_option("--nccl-env", args->nccl.channel_env,
+                  "--algo nccl: NCCL's channel settings, NAME=COUNT (NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, "
+                  "NCCL_MIN_CTAS, NCCL_MAX_CTAS); repeatable");
   cmd->add_option("--collective", args->collective,
                   "--algo nccl: allreduce (default), allgather or reduce_scatter (nccl-tests' size: the whole buffer)");
   cmd->add_option("--protocol", args->nccl.protocol, "--algo nccl: this protocol only: LL|LL128|Simple");

@@ -32,6 +32,8 @@ sim::NcclOptions model_options(const NcclSimulateOptions& o) {
   m.algo_env = o.algo_env;
   m.proto_env = o.proto_env;
   m.compute_capability = o.compute_capability;
+  for (const std::string& setting : o.channel_env)
+    parsed("--nccl-env", [&] { sim::set_nccl_channel_setting(m.channel_env, setting); });
   return m;
 }
 
@@ -127,6 +129,7 @@ std::string describe(const sim::NcclModel& model) {
   if (!o.algo_env.empty()) text += ", NCCL_ALGO=" + o.algo_env;
   if (!o.proto_env.empty()) text += ", NCCL_PROTO=" + o.proto_env;
   if (o.collnet) text += ", NCCL_COLLNET_ENABLE=1";
+  if (!o.channel_env.empty()) text += ", " + sim::to_string(o.channel_env);
   return text + ", CPU " + std::string(topo::to_string(model.system().cpu));
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/nccl_price.hpp"
@@ -22,6 +23,7 @@ struct NcclSimulateOptions {
   bool collnet = false;   // --nccl-collnet: NCCL_COLLNET_ENABLE=1
   int compute_capability = 0;  // --compute-capability, for GPUs the topology gives none (flat, torus)
   int ranks = 0;          // --ranks, 0 = every rank of the topology
+  std::vector<std::string> channel_env;  // --nccl-env NAME=COUNT: NCCL's channel settings
 };
 
 class NcclPredictor {

@@ -64,8 +64,8 @@ TEST(NcclTestsLog, RanksCollectiveAndAlgorithmComeFromTheLog) {
 
 // NCCL settings a log makes that the model does not read are reported per file, never silently
 // fitted: from a command line (-x NAME=VALUE) and NCCL's "set by environment" lines, each name
-// once; NCCL_ALGO and NCCL_PROTO are read as the run's, logging and an *_DISABLE at NCCL's
-// default 0 are not listed, and a list value keeps its commas.
+// once; NCCL_ALGO, NCCL_PROTO and the channel settings are read as the run's, logging and an
+// *_DISABLE at NCCL's default 0 are not listed, and a list value keeps its commas.
 TEST(NcclTestsLog, SettingsTheModelDoesNotReadAreReported) {
   const std::string table =
       "#  size   count  type   redop     time  algbw  busbw  error     time  algbw  busbw  error\n"
@@ -78,16 +78,31 @@ TEST(NcclTestsLog, SettingsTheModelDoesNotReadAreReported) {
   const MeasurementSet set = parse_nccl_tests_log(head + table, "run.txt");
   ASSERT_EQ(set.rows.size(), 1u);
   EXPECT_EQ(set.rows.front().algorithm, "Ring");
+  EXPECT_EQ(set.rows.front().nccl_channels, (sim::NcclChannelEnv{.min_ctas = 24}));
   ASSERT_EQ(set.unread_nccl_env.size(), 1u);
-  EXPECT_EQ(set.unread_nccl_env.front(),
-            "run.txt sets NCCL_MIN_CTAS=24, NCCL_IB_HCA=mlx5_0:1,mlx5_1:1, NCCL_IB_QPS_PER_CONNECTION=2");
+  EXPECT_EQ(set.unread_nccl_env.front(), "run.txt sets NCCL_IB_HCA=mlx5_0:1,mlx5_1:1, NCCL_IB_QPS_PER_CONNECTION=2");
+  // --nccl-env replaces the log's value of a name, and adds others.
+  MeasurementHints hints;
+  hints.nccl_env = {"NCCL_MIN_CTAS=16", "NCCL_MAX_NCHANNELS=8"};
+  EXPECT_EQ(parse_nccl_tests_log(head + table, "run.txt", hints).rows.front().nccl_channels,
+            (sim::NcclChannelEnv{.max_nchannels = 8, .min_ctas = 16}));
+  // A channel setting that is not a count: one error naming the file.
+  try {
+    parse_nccl_tests_log("# mpirun -x NCCL_MAX_CTAS=many ./all_reduce_perf\n" + table, "bad.txt");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.txt: NCCL_MAX_CTAS: 'many' is not a decimal integer"), std::string::npos)
+        << e.what();
+  }
   EXPECT_TRUE(parse_nccl_tests_log(table, "plain.txt").unread_nccl_env.empty());
   // Two files: one entry each, in order.
   const auto both = read_measurements({kLogs + "nccl-tests-309-h100-8node-ib-allreduce-minctas24-qps2.txt",
                                        kLogs + "nccl-tests-309-h100-8node-ib-allreduce-default.txt"});
   ASSERT_EQ(both.unread_nccl_env.size(), 1u);
-  EXPECT_NE(both.unread_nccl_env.front().find("minctas24-qps2.txt sets NCCL_MIN_CTAS=24, NCCL_IB_QPS_PER_CONNECTION=2"),
+  EXPECT_NE(both.unread_nccl_env.front().find("minctas24-qps2.txt sets NCCL_IB_QPS_PER_CONNECTION=2"),
             std::string::npos);
+  EXPECT_EQ(both.rows.front().nccl_channels.min_ctas, 24);
+  EXPECT_EQ(both.rows.back().nccl_channels, sim::NcclChannelEnv{});
 }
 
 TEST(NcclTestsLog, OlderColumnLayoutsAndInference) {

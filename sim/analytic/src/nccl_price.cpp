@@ -129,9 +129,11 @@ struct NcclPricer::Impl {
     return figures;
   }
 
+  // The channels the kernels run on (NcclModel::comm_orders: the search's, unless the channel
+  // settings keep some of them more often than others, or fewer of them).
   NcclScheduleChannels schedule_channels() const {
-    const ChannelPlan& tree = model.channels(NcclAlgo::tree);
-    return {model.channels(NcclAlgo::ring).orders, tree.orders, tree.simple_tree};
+    return {model.comm_orders(NcclAlgo::ring), model.comm_orders(NcclAlgo::tree),
+            model.channels(NcclAlgo::tree).simple_tree};
   }
 
   // The machine of `kind` on NCCL's ranks, or on its first `first_hosts` hosts (0: all).

@@ -8,6 +8,7 @@
 #include <array>
 
 #include "colltune/common/error.hpp"
+#include "colltune/common/parse.hpp"
 #include "nccl_search.hpp"
 #include "nccl_topo.hpp"
 #include "nccl_tuning.hpp"
@@ -194,22 +195,103 @@ void NcclModel::search(const nccl::NodeGraph& graph) {
   set_comm_channels(shared);
 }
 
-// connect.cc (ncclTopoPostset) and transport/nvls.cc: the channels the kernels run on.
+namespace {
+
+// connect.cc's copyChannels: channels [from, to) (at most MAXCHANNELS) become copies of channels
+// [0, to - from): channel c of channel c - from. `sources` holds each channel's search channel.
+void copy_channels(std::vector<int>& sources, int to, int max_channels) {
+  const int from = static_cast<int>(sources.size());
+  if (from == 0) return;  // nothing to copy (no search channel)
+  for (int c = from; c < std::min(to, max_channels); ++c)
+    sources.push_back(sources[static_cast<std::size_t>(c - from)]);
+}
+
+}  // namespace
+
+// connect.cc (ncclTopoPostset) and transport/nvls.cc: the channels the kernels run on, each a
+// copy of a search channel.
 void NcclModel::set_comm_channels(int search_channels) {
   const NcclConstants& k = *constants_;
   const NcclSystem& s = system_;
-  system_.nvls_channels = !s.nvls_support ? 0
-                          : s.cc_min >= 100 ? (s.nnodes > 1 ? k.nvls_channels_sm100 : k.nvls_channels_sm100_one_node)
-                                            : k.nvls_channels_sm90;
-  int nc = std::min(k.max_channels, search_channels * 2);
+  const NcclChannelEnv& env = options_.channel_env;
+  // init.cc: a minimum of CTAs above the maximum becomes the maximum.
+  const int min_ctas = env.max_ctas > 0 ? std::min(env.min_ctas, env.max_ctas) : env.min_ctas;
+  int nvls = !s.nvls_support   ? 0
+             : s.cc_min >= 100 ? (s.nnodes > 1 ? k.nvls_channels_sm100 : k.nvls_channels_sm100_one_node)
+                               : k.nvls_channels_sm90;
+  if (nvls > 0 && env.max_ctas > 0) nvls = std::min(nvls, std::min(env.max_ctas, k.max_channels));
+  if (nvls > 0 && min_ctas > 0) nvls = std::max(nvls, std::min(min_ctas, k.max_channels));
+  system_.nvls_channels = nvls;
+  std::vector<int>& sources = system_.comm_channel_source;
+  sources.clear();
+  for (int c = 0; c < search_channels; ++c) sources.push_back(c);
+  copy_channels(sources, 2 * search_channels, k.max_channels);  // "Duplication should be complete now"
   const ChannelPlan& chain = plans_[index_of(NcclAlgo::collnet_chain)];
+  const auto nc = [&] { return static_cast<int>(sources.size()); };
   if (s.collnet_support && chain.bw_intra > chain.bw_inter && s.nranks > s.nnodes)
-    nc = std::min(k.max_channels, nc + nc / 2);
+    copy_channels(sources, nc() + nc() / 2, k.max_channels);
   const bool hopper = k.rules.hopper_dup_all_sm90_plus ? s.cc_min >= 90 : s.cc_min == 90;
-  if (hopper && s.nnodes > 1 && plans_[index_of(NcclAlgo::ring)].bw_intra > 45.0 && nc < 16)
-    nc = std::min(k.max_channels, 2 * nc);
-  if (k.rules.nvls_raises_comm_channels && s.nvls_support && nc < system_.nvls_channels) nc = system_.nvls_channels;
-  system_.comm_channels = nc;
+  if (hopper && s.nnodes > 1 && plans_[index_of(NcclAlgo::ring)].bw_intra > 45.0 && nc() < 16)
+    copy_channels(sources, 2 * nc(), k.max_channels);
+  // NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS keep the first channels, then NCCL_MIN_NCHANNELS /
+  // NCCL_MIN_CTAS copy them up ("combining max, then min").
+  int most = k.max_channels;
+  if (env.max_nchannels > 0) most = std::min(most, env.max_nchannels);
+  if (env.max_ctas > 0) most = std::min(most, env.max_ctas);
+  if (nc() > most) sources.resize(static_cast<std::size_t>(std::max(most, 1)));
+  copy_channels(sources, std::max(env.min_nchannels, min_ctas), k.max_channels);
+  if (k.rules.nvls_raises_comm_channels && s.nvls_support && nc() < nvls) copy_channels(sources, nvls, k.max_channels);
+  system_.comm_channels = nc();
+}
+
+std::vector<std::vector<int>> NcclModel::comm_orders(NcclAlgo algo) const {
+  const ChannelPlan& plan = channels(algo);
+  const std::vector<int>& sources = system_.comm_channel_source;
+  std::vector<int> runs(plan.orders.size(), 0);
+  for (int c : sources)
+    if (c >= 0 && static_cast<std::size_t>(c) < runs.size()) ++runs[static_cast<std::size_t>(c)];
+  if (std::all_of(runs.begin(), runs.end(), [&](int n) { return n == runs.front(); })) return plan.orders;
+  std::vector<std::vector<int>> out;
+  for (int c : sources)
+    if (c >= 0 && static_cast<std::size_t>(c) < plan.orders.size())
+      out.push_back(plan.orders[static_cast<std::size_t>(c)]);
+  return out;
+}
+
+bool is_nccl_channel_setting(std::string_view name) {
+  return name == "NCCL_MIN_NCHANNELS" || name == "NCCL_MAX_NCHANNELS" || name == "NCCL_MIN_NRINGS" ||
+         name == "NCCL_MAX_NRINGS" || name == "NCCL_MIN_CTAS" || name == "NCCL_MAX_CTAS";
+}
+
+void set_nccl_channel_setting(NcclChannelEnv& env, std::string_view assignment) {
+  const std::size_t eq = assignment.find('=');
+  const std::string_view name = assignment.substr(0, eq);
+  if (eq == std::string_view::npos || !is_nccl_channel_setting(name))
+    throw Error("'" + parse::shown(assignment) +
+                "': expected NAME=COUNT, NAME one of NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_MIN_CTAS, "
+                "NCCL_MAX_CTAS (or the legacy NCCL_MIN_NRINGS, NCCL_MAX_NRINGS)");
+  constexpr int kMostChannels = 1024;  // NCCL caps a request at its MAXCHANNELS (32 or 64)
+  const int value = parse::integer<int>(assignment.substr(eq + 1), name, 1, kMostChannels);
+  if (name == "NCCL_MIN_NCHANNELS" || name == "NCCL_MIN_NRINGS")
+    env.min_nchannels = value;
+  else if (name == "NCCL_MAX_NCHANNELS" || name == "NCCL_MAX_NRINGS")
+    env.max_nchannels = value;
+  else if (name == "NCCL_MIN_CTAS")
+    env.min_ctas = value;
+  else
+    env.max_ctas = value;
+}
+
+std::string to_string(const NcclChannelEnv& env) {
+  std::string out;
+  const auto add = [&](const char* name, int v) {
+    if (v > 0) out += (out.empty() ? "" : ", ") + std::string(name) + "=" + std::to_string(v);
+  };
+  add("NCCL_MIN_NCHANNELS", env.min_nchannels);
+  add("NCCL_MAX_NCHANNELS", env.max_nchannels);
+  add("NCCL_MIN_CTAS", env.min_ctas);
+  add("NCCL_MAX_CTAS", env.max_ctas);
+  return out;
 }
 
 void NcclModel::tune() {
@@ -250,7 +332,7 @@ NcclScheduleChannels nccl_schedule_channels(const topo::Topology& topology, int 
   try {
     const NcclModel model(topology, options);
     const ChannelPlan& tree = model.channels(NcclAlgo::tree);
-    return {model.channels(NcclAlgo::ring).orders, tree.orders, tree.simple_tree};
+    return {model.comm_orders(NcclAlgo::ring), model.comm_orders(NcclAlgo::tree), tree.simple_tree};
   } catch (const Error&) {
     return {};  // the machine is not one NCCL's model describes (see the header)
   }

@@ -42,6 +42,28 @@ TEST(NcclPrice, TheRolesStayApart) {
   }
 }
 
+// NCCL's channel settings change which links the rings run on, not NCCL's pick: with
+// NCCL_MAX_NCHANNELS=4 two DGX H100s run their Ring on the first 4 search channels (4 of the 8
+// NICs), about half the bandwidth; NCCL_MIN_CTAS=24 runs every channel three times, the same
+// links; NCCL_MIN_NCHANNELS=20 runs four channels three times and four twice, slower than even.
+TEST(NcclPrice, ChannelSettingsMoveTheRingsLinks) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  const auto ring_us = [&](const char* setting) {
+    NcclOptions o;
+    o.algo_env = "Ring";
+    if (*setting) set_nccl_channel_setting(o.channel_env, setting);
+    const NcclPrice p = pricer(t, o).price(AR, std::size_t{1} << 30);
+    EXPECT_EQ(p.nccl.algo, NcclAlgo::ring);
+    return p.time_us;
+  };
+  const double plain = ring_us("");
+  EXPECT_GT(ring_us("NCCL_MAX_NCHANNELS=4"), 1.6 * plain);
+  EXPECT_NEAR(ring_us("NCCL_MIN_CTAS=24"), plain, 1e-9 * plain);
+  const double twenty = ring_us("NCCL_MIN_NCHANNELS=20");
+  EXPECT_GT(twenty, 1.05 * plain);
+  EXPECT_LT(twenty, 1.2 * plain);
+}
+
 TEST(NcclPrice, LatencyIsNcclsStepsAtTheMachinesLatencyAndBandwidthTheSchedules) {
   const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
   const NcclPricer p = pricer(t);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "colltune/common/error.hpp"
 #include "colltune/sim/nccl_model.hpp"
 
 namespace {
@@ -146,6 +147,67 @@ TEST(NcclChoice, UnavailableSaysWhy) {
   EXPECT_TRUE(limited.env_allows(NcclColl::broadcast, NcclProto::ll));
   EXPECT_FALSE(limited.env_allows(NcclColl::broadcast, NcclProto::simple));
   EXPECT_TRUE(h100.env_allows(AR, NcclProto::ll128));  // LL128's automatic default counts as on
+}
+
+// NCCL's channel settings (connect.cc, transport/nvls.cc): NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS keep
+// the first comm channels, NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS copy them up, the CTAs bound the
+// NVLS channels too; NCCL's time model keeps the search's channels.
+NcclModel with_env(const topo::Topology& t, std::initializer_list<const char*> settings) {
+  NcclOptions o;
+  for (const char* s : settings) set_nccl_channel_setting(o.channel_env, s);
+  return NcclModel(t, o);
+}
+
+TEST(NcclChannels, TheEnvironmentBoundsTheChannelsAsNcclDoes) {
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  const NcclModel plain(t, NcclOptions{});
+  const int search = plain.channels(NcclAlgo::ring).channels;
+  ASSERT_GT(search, 4);
+  EXPECT_EQ(plain.system().comm_channels, 2 * search);  // duplicated once
+  EXPECT_EQ(plain.system().nvls_channels, 16);          // NVLS_NCHANNELS_SM90
+  EXPECT_EQ(plain.comm_orders(NcclAlgo::ring), plain.channels(NcclAlgo::ring).orders);
+
+  const NcclModel four = with_env(t, {"NCCL_MAX_NCHANNELS=4"});
+  EXPECT_EQ(four.system().comm_channels, 4);
+  EXPECT_EQ(four.system().nvls_channels, 16);  // NCHANNELS leaves NVLS alone
+  const auto& orders = plain.channels(NcclAlgo::ring).orders;
+  EXPECT_EQ(four.comm_orders(NcclAlgo::ring), std::vector<std::vector<int>>(orders.begin(), orders.begin() + 4));
+
+  const NcclModel ctas = with_env(t, {"NCCL_MIN_CTAS=24"});
+  EXPECT_EQ(ctas.system().comm_channels, 24);
+  EXPECT_EQ(ctas.system().nvls_channels, 24);
+  EXPECT_EQ(ctas.comm_orders(NcclAlgo::ring), orders);  // every search channel runs three times
+  EXPECT_EQ(ctas.choose(AR, std::size_t{1} << 33).channels, 24);
+
+  // 20 from 16: channels 16..19 copy 0..3, which then run three times and the others twice.
+  const NcclModel twenty = with_env(t, {"NCCL_MIN_NCHANNELS=20"});
+  ASSERT_EQ(twenty.system().comm_channels, 20);
+  const auto uneven = twenty.comm_orders(NcclAlgo::ring);
+  ASSERT_EQ(uneven.size(), 20U);
+  EXPECT_EQ(uneven[16], orders[0]);
+  EXPECT_EQ(uneven[19], orders[3]);
+
+  // A minimum of CTAs above the maximum becomes the maximum (init.cc).
+  const NcclModel clamped = with_env(t, {"NCCL_MIN_CTAS=24", "NCCL_MAX_CTAS=8"});
+  EXPECT_EQ(clamped.system().comm_channels, 8);
+  EXPECT_EQ(clamped.system().nvls_channels, 8);
+
+  // NCCL's own time is the search's: unchanged.
+  for (const NcclModel* m : {&four, &ctas, &twenty, &clamped})
+    EXPECT_EQ(m->time_us(NcclAlgo::ring, NcclProto::simple, AR, std::size_t{1} << 30),
+              plain.time_us(NcclAlgo::ring, NcclProto::simple, AR, std::size_t{1} << 30));
+}
+
+TEST(NcclChannels, SettingsAreReadAsNcclNamesThem) {
+  NcclChannelEnv env;
+  set_nccl_channel_setting(env, "NCCL_MIN_NRINGS=2");  // legacy name
+  set_nccl_channel_setting(env, "NCCL_MAX_CTAS=8");
+  EXPECT_EQ(env, (NcclChannelEnv{.min_nchannels = 2, .max_ctas = 8}));
+  EXPECT_EQ(to_string(env), "NCCL_MIN_NCHANNELS=2, NCCL_MAX_CTAS=8");
+  EXPECT_EQ(to_string(NcclChannelEnv{}), "");
+  for (const char* bad : {"NCCL_IB_QPS_PER_CONNECTION=2", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS=0", "NCCL_MAX_CTAS=x",
+                          "NCCL_MIN_NCHANNELS=2000"})
+    EXPECT_THROW(set_nccl_channel_setting(env, bad), Error) << bad;
 }
 
 }  // namespace

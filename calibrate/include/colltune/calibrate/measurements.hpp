@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "colltune/collectives/schedule.hpp"
+#include "colltune/sim/nccl_model.hpp"
 
 namespace colltune::tuner {
 
@@ -26,6 +27,7 @@ struct Measurement {
   // ("Ring", "Tree", ...), empty when NCCL chose.
   std::string algorithm;
   std::string protocol;  // nccl: NCCL_PROTO as given, empty when NCCL chose
+  sim::NcclChannelEnv nccl_channels;  // nccl: the channel settings the log shows (NCCL_MIN_CTAS, ...)
   int nranks = 0;             // 0: not stated (a Horovod timeline): the topology's
   std::size_t bytes = 0;      // nccl-tests' "size": the whole buffer (allgather: the output)
   std::size_t elem_size = 4;  // bytes per element of the measured type
@@ -42,7 +44,8 @@ struct MeasurementSet {
   std::vector<std::string> skipped;
   // nccl-tests logs: the NCCL settings a log makes (on its command line or in NCCL's "set by
   // environment" lines) that colltune's NCCL model does not read, one entry a file: "FILE sets
-  // NCCL_MIN_CTAS=24, NCCL_IB_QPS_PER_CONNECTION=2". NCCL_ALGO and NCCL_PROTO are read; logging
+  // NCCL_IB_QPS_PER_CONNECTION=2". NCCL_ALGO, NCCL_PROTO and the channel settings
+  // (sim::NcclChannelEnv) are read; logging
   // and dump settings and the bootstrap's interface are not listed. Reported, never silently
   // absorbed into a fit.
   std::vector<std::string> unread_nccl_env;
@@ -56,6 +59,9 @@ struct MeasurementSet {
 struct MeasurementHints {
   std::string nccl_algo;   // NCCL_ALGO of the run
   std::string nccl_proto;  // NCCL_PROTO of the run
+  // NCCL's channel settings of the run, "NAME=COUNT" (sim::set_nccl_channel_setting); each
+  // replaces the log's own value of that name.
+  std::vector<std::string> nccl_env;
   std::string collective;  // "allreduce", "reduce_scatter", "allgather"
   int nranks = 0;
 };

@@ -44,6 +44,28 @@ enum class NcclPath { loc = 0, nvl = 1, nvb = 2, c2c = 3, pix = 4, pxb = 5, p2c 
                       net = 10, dis = 11 };
 std::string_view to_string(NcclPath path);  // NCCL's spelling: LOC, NVL, NVB, ..., SYS, NET, DIS
 
+// The channel settings NCCL reads from the environment (0 = unset): NCCL_MIN_NCHANNELS and
+// NCCL_MAX_NCHANNELS (legacy NCCL_MIN_NRINGS, NCCL_MAX_NRINGS) bound the ring and tree channels;
+// NCCL_MIN_CTAS and NCCL_MAX_CTAS bound them too, and the NVLS channels. connect.cc keeps the
+// first channels up to the maximum, then copies them up to the minimum; transport/nvls.cc clamps
+// the NVLS channels into [MIN_CTAS, MAX_CTAS]. NCCL's time model keeps the search's channels
+// (its pick barely moves); what changes is which links the channels use, which the price sees.
+struct NcclChannelEnv {
+  int min_nchannels = 0;
+  int max_nchannels = 0;
+  int min_ctas = 0;
+  int max_ctas = 0;
+  bool empty() const { return min_nchannels == 0 && max_nchannels == 0 && min_ctas == 0 && max_ctas == 0; }
+  bool operator==(const NcclChannelEnv&) const = default;
+};
+// Whether NAME is one of the settings above.
+bool is_nccl_channel_setting(std::string_view name);
+// Sets one from "NAME=VALUE" (VALUE a channel count, 1..1024); throws colltune::Error naming the
+// setting for another name or a value that is not one.
+void set_nccl_channel_setting(NcclChannelEnv& env, std::string_view assignment);
+// "NCCL_MIN_CTAS=24, NCCL_MAX_NCHANNELS=8" (the set ones, in NcclChannelEnv's order); "" if none.
+std::string to_string(const NcclChannelEnv& env);
+
 struct NcclOptions {
   NcclVersion version = NcclVersion::installed();
   int nranks = 0;  // ranks 0..nranks-1 of the topology form the communicator; 0 = all of them
@@ -56,6 +78,7 @@ struct NcclOptions {
   // "allreduce:NVLS;broadcast:Ring" (prefixes from 2.24 on). Empty = unset.
   std::string algo_env;
   std::string proto_env;
+  NcclChannelEnv channel_env;
   // NCCL_NET_OVERHEAD in us; negative = NCCL's default for the CPU vendor.
   double net_overhead_us = -1;
   // The network latency the net plugin reports (graph latencyInter). NCCL's IB and socket
@@ -106,6 +129,9 @@ struct NcclSystem {
   double total_bw = 0;
   int comm_channels = 0;       // channels after connection setup (ring/tree kernels use these)
   int nvls_channels = 0;       // channels of the NVLS kernels
+  // Per comm channel, the search channel (ring and tree) it is a copy of: NCCL duplicates the
+  // search's channels, keeps the first under a maximum and copies them up to a minimum.
+  std::vector<int> comm_channel_source;
 };
 
 struct NcclChoice {
@@ -145,6 +171,10 @@ class NcclModel {
   const NcclOptions& options() const { return options_; }
   // The search graph an algorithm runs on (PAT on the tree's, NVLSTree on the NVLS one).
   const ChannelPlan& channels(NcclAlgo algo) const;
+  // The orders of the channels the ring or tree kernels run on (ChannelPlan::orders of
+  // NcclSystem::comm_channel_source): the search's own orders where every one of them runs
+  // equally often (NCCL's duplications, the default), else one order per comm channel.
+  std::vector<std::vector<int>> comm_orders(NcclAlgo algo) const;
 
   // NCCL's comm->bandwidths / comm->latencies: 0 bandwidth = disabled or not available.
   float bandwidth(NcclColl coll, NcclAlgo algo, NcclProto proto) const;
