@@ -331,9 +331,11 @@ Eigen::MatrixXd unscaled_covariance(const FitState& st) {
 }
 
 // Standard errors of the fitted coordinates, from the covariance sigma^2 (J' W J)^-1.
+Eigen::VectorXd log_standard_errors(const Eigen::MatrixXd& unscaled, double sigma) {
+  return (unscaled.diagonal() * sigma * sigma).cwiseMax(0.0).cwiseSqrt();
+}
 Eigen::VectorXd log_standard_errors(const FitState& st) {
-  const Eigen::MatrixXd cov = unscaled_covariance(st) * st.sigma * st.sigma;
-  return cov.diagonal().cwiseMax(0.0).cwiseSqrt();
+  return log_standard_errors(unscaled_covariance(st), st.sigma);
 }
 
 }  // namespace
@@ -461,8 +463,8 @@ int firmness(int p) { return p == kReduceGbps ? 2 : p == kIntraGbps ? 1 : p == k
 // reduction rate where it is one of them, the intra-host link where the other is the inter-host
 // one, else `a` (the one that moves the rows less). Blaming the reduction put 7.3 GB/s for an
 // H100 into nccl-tests#290's calibrated file and priced its Ring run 6x too slow; blaming NVLink
-// put 211 GB/s into an H100's NVLink on the GCP TCPXO log, whose network ran at 89% of its line
-// rate where the topology's TCP efficiency said 70%.
+// put 211 GB/s into an H100's NVLink on the GCP TCPXO log, whose network runs at 86% of its line
+// rate (89% fitted on half its sizes) where the topology's TCP efficiency said 70%.
 std::size_t to_hold(const Fitting& f, std::size_t a, std::size_t b) {
   const int fa = firmness(f.free[a]), fb = firmness(f.free[b]);
   if (fa == 2 || fb == 2) return fb == 2 ? b : a;
@@ -473,8 +475,8 @@ std::size_t to_hold(const Fitting& f, std::size_t a, std::size_t b) {
 // The free parameter (index into f.free) whose fitted value trades most closely with `k`'s
 // (correlation of the two estimates at least kTradeCorrelation in magnitude), if any: the rows
 // determine their combination, not each.
-std::optional<std::size_t> trading_partner(const Fitting& f, std::size_t k) {
-  const Eigen::MatrixXd cov = unscaled_covariance(f.state);
+// `cov` is the fit's unscaled_covariance.
+std::optional<std::size_t> trading_partner(const Eigen::MatrixXd& cov, std::size_t k) {
   const auto kk = static_cast<long>(k);
   std::optional<std::size_t> partner;
   double closest = kTradeCorrelation;
@@ -487,6 +489,12 @@ std::optional<std::size_t> trading_partner(const Fitting& f, std::size_t k) {
     }
   }
   return partner;
+}
+
+// The `held:` line of a parameter the rows do not determine: `why` after "these rows (sizes)".
+std::string held_line(const Fitting& f, int p, const std::string& why) {
+  return name_of(p) + ": these rows (" + describe_sizes(f.rows) + ") " + why + ", so it stays at the topology's value" +
+         identified_by(p);
 }
 
 // A link bandwidth the fit pressed against its line rate.
@@ -515,31 +523,27 @@ void fit_separable(Fitting& f, CalibrationResult& result) {
         f.free.erase(f.free.begin() + static_cast<long>(pair->first));
         continue;
       }
-      result.held.push_back(name_of(p) + ": these rows (" + describe_sizes(f.rows) + ") " +
-                            (pair->first == pair->second ? std::string("do not depend on it at the fitted values")
-                                                         : "cannot tell it from " + name_of(other)) +
-                            ", so it stays at the topology's value" + identified_by(p));
+      const std::string why = pair->first == pair->second ? std::string("do not depend on it at the fitted values")
+                                                          : "cannot tell it from " + name_of(other);
+      result.held.push_back(held_line(f, p, why));
       hold(held);
       continue;
     }
-    const Eigen::VectorXd se = log_standard_errors(f.state);
+    const Eigen::MatrixXd cov = unscaled_covariance(f.state);
+    const Eigen::VectorXd se = log_standard_errors(cov, f.state.sigma);
     long worst = 0;
     se.maxCoeff(&worst);
     if (f.free.size() < 2 || !(se[worst] > kMaxRelativeError)) return;
     const auto loose = static_cast<std::size_t>(worst);
     // Known loosely because it trades with another: of the two, the one the topology knows better is held.
-    if (const auto partner = trading_partner(f, loose); partner && to_hold(f, loose, *partner) == *partner) {
-      const int p = f.free[*partner];
-      result.held.push_back(name_of(p) + ": these rows (" + describe_sizes(f.rows) + ") cannot tell it from " +
-                            name_of(f.free[loose]) + ", so it stays at the topology's value" + identified_by(p));
+    if (const auto partner = trading_partner(cov, loose); partner && to_hold(f, loose, *partner) == *partner) {
+      result.held.push_back(held_line(f, f.free[*partner], "cannot tell it from " + name_of(f.free[loose])));
       hold(*partner);
       continue;
     }
     char spread[32];
     std::snprintf(spread, sizeof spread, "%.0f%%", 100 * se[worst]);
-    const int p = f.free[loose];
-    result.held.push_back(name_of(p) + ": these rows (" + describe_sizes(f.rows) + ") determine it only to +-" + spread +
-                          ", so it stays at the topology's value" + identified_by(p));
+    result.held.push_back(held_line(f, f.free[loose], std::string("determine it only to +-") + spread));
     hold(loose);
   }
 }
