@@ -138,17 +138,19 @@ def simulate(colltune, topology, settings, sizes):
     return out
 
 
-def measured(path, sizes, spikes=()):
-    """Per size, the mean out-of-place time (the together logs hold two runs' rows per size) of
-    the rows that are not spikes ((size, time) pairs)."""
+def measured(compared):
+    """Per size, the mean out-of-place time (the together logs hold two runs' rows per size) of the
+    rows compare --json printed, less those it flags as spikes (out-of-place and in-place 1.5x
+    apart: a disturbed sample, as calibrate judges it, left out of every error as compare leaves
+    it out); and the number of spikes."""
     per = {}
-    left_out = list(spikes)
-    for s, t in rows_of(path):
-        if (s, t) in left_out:
-            left_out.remove((s, t))
-        elif s in sizes:
-            per.setdefault(s, []).append(t)
-    return {s: statistics.mean(v) for s, v in per.items()}
+    spikes = 0
+    for r in compared["rows"]:
+        if r.get("flag") == "spike":
+            spikes += 1
+        else:
+            per.setdefault(r["bytes"], []).append(r["measured_us"])
+    return {s: statistics.mean(v) for s, v in per.items()}, spikes
 
 
 def errors(pred, meas):
@@ -167,10 +169,7 @@ def validate(colltune, log, topology, settings, verbose):
         cal = os.path.join(tmp, "cal.json")
         run([colltune, "calibrate", "--topology", topology, "-o", cal, fit] + settings)
         cmp = json.loads(run([colltune, "compare", "--json", "--topology", cal, held] + settings))
-        # Rows compare flags as spikes (out-of-place and in-place 1.5x apart: a disturbed sample,
-        # as calibrate judges it) are left out of every error, as compare leaves them out.
-        spikes = [(r["bytes"], r["measured_us"]) for r in cmp["rows"] if r.get("flag") == "spike"]
-        meas = measured(path, held_sizes, spikes)
+        meas, spikes = measured(cmp)
         before = errors(simulate(colltune, topology, settings, held_sizes), meas)
         sim = simulate(colltune, cal, settings, held_sizes)
         after = errors(sim, meas)
@@ -187,7 +186,7 @@ def validate(colltune, log, topology, settings, verbose):
             for s in sorted(meas):
                 print("  %12d %10.2f %10.2f %+6.1f%%" % (s, meas[s], sim[s], 100 * (sim[s] / meas[s] - 1)),
                       file=sys.stderr)
-    return fit_error, before, compared, after, gap, values, len(meas), len(spikes)
+    return fit_error, before, compared, after, gap, values, len(meas), spikes
 
 
 def regret(colltune, group, topology, runs):
