@@ -175,20 +175,17 @@ void scan_nccl_settings(const std::string& line, NcclTestsRun& run) {
 sim::NcclChannelEnv channel_env_of(const std::vector<std::string>& logged, const MeasurementHints& hints,
                                    const std::string& source) {
   sim::NcclChannelEnv env;
-  for (const std::string& setting : logged) {
-    try {
-      sim::set_nccl_channel_setting(env, setting);
-    } catch (const Error& e) {
-      throw Error(source + ": " + e.what());
+  const auto set_all = [&env](const std::vector<std::string>& settings, const std::string& where) {
+    for (const std::string& setting : settings) {
+      try {
+        sim::set_nccl_channel_setting(env, setting);
+      } catch (const Error& e) {
+        throw Error(where + ": " + e.what());
+      }
     }
-  }
-  for (const std::string& setting : hints.nccl_env) {
-    try {
-      sim::set_nccl_channel_setting(env, setting);
-    } catch (const Error& e) {
-      throw Error(std::string("--nccl-env: ") + e.what());
-    }
-  }
+  };
+  set_all(logged, source);
+  set_all(hints.nccl_env, "--nccl-env");
   return env;
 }
 

@@ -143,10 +143,11 @@ struct Predictor::Impl {
   sim::CostModel model;   // colltune's rows
   // One NCCL price path per (NCCL_ALGO, NCCL_PROTO, channel settings) the rows ran with; null where NCCL's model
   // does not describe the machine (why in nccl_error).
-  using PricerKey = std::tuple<std::string, std::string, std::string>;  // NCCL_ALGO, NCCL_PROTO, channels
+  using PricerKey = std::tuple<std::string, std::string, sim::NcclChannelEnv>;  // NCCL_ALGO, NCCL_PROTO, channels
   mutable std::map<PricerKey, std::unique_ptr<sim::NcclPricer>> pricers;
   mutable std::map<PricerKey, std::string> nccl_error;
-  using Key = std::tuple<int, int, std::string, std::string, std::string, std::size_t, std::size_t, std::size_t>;
+  using Key =
+      std::tuple<int, int, std::string, std::string, sim::NcclChannelEnv, std::size_t, std::size_t, std::size_t>;
   mutable std::map<Key, Resolved> cache;
   // Guards cache, pricers and nccl_error: the fit prices its rows on several threads. A row is
   // resolved once (under the lock); its pricing runs outside it.
@@ -159,7 +160,7 @@ struct Predictor::Impl {
                   static_cast<int>(row.collective),
                   row.algorithm,
                   row.protocol,
-                  sim::to_string(row.nccl_channels),
+                  row.nccl_channels,
                   row.bytes,
                   row.elem_size,
                   row.chunk_elems};
@@ -170,7 +171,7 @@ struct Predictor::Impl {
   }
 
   const sim::NcclPricer* pricer(const Measurement& row, std::string* why) const {
-    const PricerKey key{row.algorithm, row.protocol, sim::to_string(row.nccl_channels)};
+    const PricerKey key{row.algorithm, row.protocol, row.nccl_channels};
     auto it = pricers.find(key);
     if (it == pricers.end()) {
       sim::NcclOptions options;

@@ -15,6 +15,7 @@
 //     [algorithm][protocol] time table that NCCL hands a tuner plugin, its minimum, and the
 //     channel reduction for small messages.
 #include <array>
+#include <compare>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -56,7 +57,7 @@ struct NcclChannelEnv {
   int min_ctas = 0;
   int max_ctas = 0;
   bool empty() const { return min_nchannels == 0 && max_nchannels == 0 && min_ctas == 0 && max_ctas == 0; }
-  bool operator==(const NcclChannelEnv&) const = default;
+  auto operator<=>(const NcclChannelEnv&) const = default;  // ordered: a key of the calibrator's maps
 };
 // Whether NAME is one of the settings above.
 bool is_nccl_channel_setting(std::string_view name);
