@@ -4,6 +4,7 @@
 
 #include "colltune/collectives/registry.hpp"
 #include "colltune/common/parallel.hpp"
+#include "colltune/sim/priced_machine.hpp"
 
 namespace colltune::cli {
 
@@ -22,11 +23,11 @@ AllreduceBottlenecks::AllreduceBottlenecks(const topo::Topology& topology, const
   });
 }
 
-AllreduceBottlenecks::AllreduceBottlenecks(const topo::Topology& topology, const sim::NcclOptions& options)
-    : machines_(sim::whatif_machines(topology)) {
-  nccl_ = parallel_map(machines_.size(), [&](std::size_t i) {
-    return std::make_unique<sim::NcclModel>(machines_[i].topology, options);
-  });
+AllreduceBottlenecks::AllreduceBottlenecks(const topo::Topology& topology, const sim::NcclOptions& options,
+                                           sim::NcclColl coll)
+    : machines_(sim::whatif_machines(topology)), coll_(coll) {
+  nccl_ = parallel_map(machines_.size(),
+                       [&](std::size_t i) { return sim::make_nccl_pricer(machines_[i].topology, options); });
 }
 
 AllreduceBottlenecks::~AllreduceBottlenecks() = default;
@@ -37,7 +38,7 @@ sim::Bottleneck AllreduceBottlenecks::at(const std::string& algorithm, std::size
   // machine's schedule is seconds of the reference pricer on each. Index n is the machine itself.
   const std::size_t n = machines_.size();
   const auto price_on = [&](std::size_t i) {
-    if (!nccl_.empty()) return i < n ? nccl_[i]->choose(sim::NcclColl::allreduce, bytes).time_us : time_us;
+    if (!nccl_.empty()) return i < n ? nccl_[i]->price(coll_, bytes).time_us : time_us;
     const sim::CostModel& model = i < n ? *costs_[i] : *base_;
     return model.time_us(coll::find_algorithm(algorithm), request_(algorithm, bytes));
   };

@@ -416,8 +416,9 @@ void run_simulate(SimulateArgs args) {
     NcclSimulateOptions nccl = args.nccl;
     nccl.ranks = args.ranks;
     const NcclPredictor predictor(topology, nccl);
-    std::vector<Row> rows = nccl_rows(predictor, nccl_coll_of(collective_of(args)), sizes);
-    const AllreduceBottlenecks limits(topology, predictor.model().options());
+    const sim::NcclColl coll = nccl_coll_of(collective_of(args));
+    std::vector<Row> rows = nccl_rows(predictor, coll, sizes);
+    const AllreduceBottlenecks limits(topology, predictor.model().options(), coll);
     for (Row& row : rows) row.bottleneck = limits.at(row.algorithm, row.bytes, row.time_us);
     return print_rows(rows, args, topology, predictor.ranks(), &predictor.model(), one_size, files);
   }
