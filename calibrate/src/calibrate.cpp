@@ -548,6 +548,47 @@ void fit_separable(Fitting& f, CalibrationResult& result) {
   }
 }
 
+// Whether `p` is a link or reduction rate the fit moved while a rate the topology knows less
+// well (firmness) that the rows also depend on was not fitted: the fit may have blamed the
+// wrong one of two figures the rows tell apart only near the fitted values. On nccl-tests#290's
+// two H100 nodes (NVLS-Tree at 150-166 GB/s busbw) the NICs do not limit NVLS-Tree at the
+// topology's figures, so the first fit lowered NVLink to 157 GB/s and pressed the network
+// against its line rate (19% median error); with NVLink held the network fits at 11 GB/s
+// (10%), which the same nodes' Ring run confirms.
+std::optional<int> weaker_unfitted_rate(const Fitting& f, int p, const std::vector<int>& first_free) {
+  if (firmness(p) < 1) return std::nullopt;
+  for (int q : first_free)
+    if (firmness(q) >= 0 && firmness(q) < firmness(p) && std::find(f.free.begin(), f.free.end(), q) == f.free.end())
+      return q;
+  return std::nullopt;
+}
+
+// Where the fit moved a firmer rate and left a weaker one unfitted (weaker_unfitted_rate), fits
+// again with the firmer one held at the topology's value and the weaker one free, and keeps that
+// fit where it fits the rows at least as well (the robust loss at the first fit's scale): of two
+// explanations the rows allow, the one that keeps what the topology knows better.
+void prefer_the_firmer_held(Fitting& f, const Fitting& first, CalibrationResult& result, std::size_t lines_before_fit) {
+  for (const int p : std::vector<int>(f.free)) {
+    const std::optional<int> q = weaker_unfitted_rate(f, p, first.free);
+    if (!q) continue;
+    Fitting alt = first;
+    alt.free.erase(std::find(alt.free.begin(), alt.free.end(), p));
+    CalibrationResult alt_result;
+    fit_separable(alt, alt_result);
+    if (std::find(alt.free.begin(), alt.free.end(), *q) == alt.free.end()) continue;
+    if (huber_loss(alt.state.r, f.state.sigma) > huber_loss(f.state.r, f.state.sigma)) continue;
+    result.held.resize(lines_before_fit);
+    result.held.push_back(
+        held_line(alt, p, "fit as well with it at the topology's value and " + name_of(*q) + " fitted"));
+    for (auto& line : alt_result.held) result.held.push_back(std::move(line));
+    result.bounded = std::move(alt_result.bounded);
+    f.free = std::move(alt.free);
+    f.start = alt.start;
+    f.state = std::move(alt.state);
+    return;
+  }
+}
+
 // Rows beyond kOutlierSigmas robust standard deviations weighed little already; they are
 // reported as outliers and left out, and the rest fitted once more.
 void refit_without_outliers(Fitting& f, std::vector<FitRow>& rows) {
@@ -650,7 +691,10 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
   Fitting f{predictor, upper, result.before, fit_rows, {}, start, {}};
   f.free = free_parameters(Fit(predictor, fit_rows, start, candidates, upper), candidates, result);
   check_sizes(fit_rows, f.free);
+  const Fitting first = f;
+  const std::size_t lines_before_fit = result.held.size();
   fit_separable(f, result);
+  prefer_the_firmer_held(f, first, result, lines_before_fit);
   refit_without_outliers(f, rows);
   record_values(f, result);
   record_rows(predictor, rows, result);
