@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "colltune/common/finite.hpp"
@@ -172,14 +173,30 @@ topo::Topology apply_calibration(const topo::Topology& topology, int nranks, con
   topo::Topology t = topology;
   const LevelPairs pairs = level_pairs(t, nranks);
   // Intra-host links: those inside a host, and those the routes between host-mates take (a
-  // machine whose ranks meet in a switch outside any host, like the flat preset).
-  std::vector<bool> is_intra(t.num_links(), false);
+  // machine whose ranks meet in a switch outside any host, like the flat preset). Their
+  // latencies move together, so that the routes keep their links (a route is the quickest
+  // path). Their bandwidths: those of a kind the routes between host-mates use (NVLink on a
+  // DGX); a link inside a host of another kind lies on the way to the NICs (a DGX's PCIe
+  // between GPU and NIC), on the route between hosts, whose figure the predictor prices it in,
+  // so its bandwidth moves with the network's. Scaled with NVLink instead, an NVLink fitted
+  // slower than the NICs put a PCIe hop below the NIC on every route between hosts, and the
+  // written file priced 8 GiB 25% slower than the fit had.
+  std::vector<bool> is_intra(t.num_links(), false), is_intra_bw(t.num_links(), false);
   for (std::size_t i = 0; i < t.num_links(); ++i) is_intra[i] = inside_a_host(t, i);
-  if (pairs.intra)
+  if (pairs.intra) {
+    std::set<topo::LinkKind> kinds;
     for (const auto& [a, b] : {*pairs.intra, std::make_pair(pairs.intra->second, pairs.intra->first)})
-      for (std::size_t i : t.route(a, b).links) is_intra[i] = true;
+      for (std::size_t i : t.route(a, b).links) {
+        is_intra[i] = is_intra_bw[i] = true;
+        kinds.insert(t.link(i).kind);
+      }
+    for (std::size_t i = 0; i < t.num_links(); ++i)
+      is_intra_bw[i] = is_intra_bw[i] || (is_intra[i] && kinds.count(t.link(i).kind) > 0);
+  }
   const auto intra = [&](std::size_t i) { return is_intra[i]; };
   const auto inter = [&](std::size_t i) { return !is_intra[i]; };
+  const auto intra_bw = [&](std::size_t i) { return is_intra_bw[i]; };
+  const auto inter_bw = [&](std::size_t i) { return !is_intra_bw[i]; };
   // No link is written faster than its declared rate times the level's fitted/declared ratio
   // (at most its line rate: the fit is bounded there). Where a level's route is limited by the
   // other level's links (intra-host links fitted slower than the NICs, on the way to them),
@@ -195,14 +212,14 @@ topo::Topology apply_calibration(const topo::Topology& topology, int nranks, con
   for (int round = 0; round < kFigureIterations; ++round) {
     CalibValues d = values_of(t, nranks);
     if (pairs.intra) {
-      if (d.intra_gbps > 0) scale_links(t, intra, v.intra_gbps / d.intra_gbps, 1.0);
-      cap(intra, v.intra_gbps, declared.intra_gbps);
+      if (d.intra_gbps > 0) scale_links(t, intra_bw, v.intra_gbps / d.intra_gbps, 1.0);
+      cap(intra_bw, v.intra_gbps, declared.intra_gbps);
       fit_latency(t, *pairs.intra, v.alpha_intra_us, intra);
     }
     if (pairs.inter) {
       d = values_of(t, nranks);
-      if (d.inter_gbps > 0) scale_links(t, inter, v.inter_gbps / d.inter_gbps, 1.0);
-      cap(inter, v.inter_gbps, declared.inter_gbps);
+      if (d.inter_gbps > 0) scale_links(t, inter_bw, v.inter_gbps / d.inter_gbps, 1.0);
+      cap(inter_bw, v.inter_gbps, declared.inter_gbps);
       fit_latency(t, *pairs.inter, v.alpha_inter_us, inter);
     }
     if (!pairs.intra && !pairs.inter) break;  // one rank: no route to fit
