@@ -13,6 +13,13 @@ namespace {
 double us_per_byte(double gbps) { return gbps > 0 && std::isfinite(gbps) ? 1e-3 / gbps : 0.0; }
 double gbps_of(double us_per_byte) { return us_per_byte > 0 ? 1e-3 / us_per_byte : 0.0; }
 
+// The fastest link's time per byte of a machine's levels (0: no link priced).
+double fastest_us_per_byte(const coll::LevelCosts& l) {
+  const double intra = l.beta_intra_us_per_byte, inter = l.beta_inter_us_per_byte;
+  if (intra > 0 && inter > 0) return std::min(intra, inter);
+  return std::max(intra, inter);
+}
+
 }  // namespace
 
 ProtocolCost protocol_cost(const NcclModel& nccl, NcclColl coll, NcclAlgo algo, NcclProto proto,
@@ -46,6 +53,13 @@ coll::LevelCosts bandwidth_levels(const coll::LevelCosts& machine, const Protoco
   l.beta_intra_us_per_byte /= cost.efficiency * cost.intra_fraction;
   l.beta_inter_us_per_byte /= cost.efficiency;
   l.beta_host_us_per_byte /= cost.efficiency;
+  // NCCL's kernels reduce the bytes as they stream them (recvReduceSend: load what arrived, add
+  // the local input, store to the next peer, in one pass; src/device/prims_simple.h), so a
+  // reduction costs only what it takes beyond the transfer it rides on. The schedules charge it
+  // after each transfer; here at most the fastest link's time per byte is hidden (exact where
+  // the reduction rides on that link, conservative where it rides on a slower one).
+  const double fastest = fastest_us_per_byte(l);
+  l.gamma_us_per_byte = std::max(0.0, l.gamma_us_per_byte - fastest);
   return l;
 }
 

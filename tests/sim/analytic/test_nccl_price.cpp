@@ -42,6 +42,26 @@ TEST(NcclPrice, TheRolesStayApart) {
   }
 }
 
+// NCCL's kernels reduce what arrives as they forward it (one pass), so a reduction faster than
+// the link costs nothing beyond the transfer, and a slower one only its excess. One DGX H100,
+// Ring at 8 GiB: every rank sends 2(n-1)/n of the buffer over its NVLink (450 GB/s per
+// direction on the topology as given) and reduces (n-1)/n of it.
+TEST(NcclPrice, ReductionsRideOnTheTransfer) {
+  topo::Topology t = topo::load_topology("dgx-h100");
+  NcclOptions o;
+  o.algo_env = "Ring";
+  const std::size_t bytes = std::size_t{1} << 33;
+  const double n = 8, link_gbps = 450;
+  const double wire_us = 2 * (n - 1) / n * static_cast<double>(bytes) / (link_gbps * 1e3);
+  const NcclPrice fast = pricer(t, o).price(AR, bytes);
+  ASSERT_EQ(fast.schedule, "nccl_ring");
+  EXPECT_NEAR(fast.time_us / wire_us, 1.0, 0.005);  // the GPU reduces at 1117 GB/s: hidden
+  const double slow_gbps = 100;
+  for (int r = 0; r < t.num_ranks(); ++r) t.set_reduce_gbps(t.device_of_rank(r), slow_gbps);
+  const double excess_us = (n - 1) / n * static_cast<double>(bytes) * (1 / slow_gbps - 1 / link_gbps) / 1e3;
+  EXPECT_NEAR(pricer(t, o).price(AR, bytes).time_us / (wire_us + excess_us), 1.0, 0.005);
+}
+
 // NCCL's channel settings change which links the rings run on, not NCCL's pick: with
 // NCCL_MAX_NCHANNELS=4 two DGX H100s run their Ring on the first 4 search channels (4 of the 8
 // NICs), about half the bandwidth; NCCL_MIN_CTAS=24 runs every channel three times, the same

@@ -46,7 +46,9 @@ struct ProtocolEfficiency {
 //    level, never below 0), and NCCL's base latency once per call (kernel launch and setup);
 //  - bandwidth: the colltune schedule priced with no latency (every transfer, port share,
 //    NIC share and reduction of the schedule), its bandwidths divided by the protocol's payload
-//    efficiency; NVLS's and NVLS-Tree's transfers inside a host also by the fraction of the
+//    efficiency, its reductions charged only beyond the fastest link's time per byte (NCCL's
+//    kernels reduce the bytes as they forward them, one pass, where the schedule charges a
+//    reduction after its transfer); NVLS's and NVLS-Tree's transfers inside a host also by the fraction of the
 //    NVLink NCCL's model grants NVLS (NcclModel::nvls_link_fraction: the multimem loads and
 //    stores do not run at a copy's rate), their schedules in NCCL's chunks
 //    (NcclModel::nvls_chunk_bytes).
@@ -66,7 +68,8 @@ ProtocolCost protocol_cost(const NcclModel& nccl, NcclColl coll, NcclAlgo algo, 
 // The latency part on a machine (its alpha_intra_us, alpha_inter_us).
 double latency_us(const ProtocolCost& cost, const coll::LevelCosts& machine);
 // The machine for the bandwidth part: no latencies, every bandwidth (links, host NICs) divided
-// by the protocol's efficiency, the bandwidth inside a host also by intra_fraction.
+// by the protocol's efficiency, the bandwidth inside a host also by intra_fraction, the
+// reduction's time per byte less the fastest link's (never below 0).
 coll::LevelCosts bandwidth_levels(const coll::LevelCosts& machine, const ProtocolCost& cost);
 
 // The figures of a machine that calibration fits (calibrate/), as the pricer applies them to
