@@ -71,6 +71,7 @@ void run_calibrate(const MeasurementArgs& a, const std::string& out, const std::
   a.json.finish(a.json.requested() ? tuner::calibration_json(result) : "", files);
   if (!a.json.text_wanted()) return;
   std::cout << tuner::calibration_text(result);
+  if (!out.empty()) std::cout << tuner::written_check_text(tuner::check_written(topology, result, measurements));
   if (!out.empty())
     std::cout << "wrote " << out << " (use it as --topology " << out << ")\n";
   else
