@@ -20,6 +20,7 @@ using ojson = nlohmann::ordered_json;
 // 2: "measured_links", the machine as measured (NCCL's model reads it: sim/calibration.hpp).
 constexpr int kCalibrationFormatVersion = 2;
 constexpr int kFigureIterations = 8;  // fixed-point rounds of apply_calibration
+constexpr double kWrittenExactly = 1e-6;  // a mismatch this small: the figures are written as fitted
 
 bool inside_a_host(const topo::Topology& t, std::size_t link) {
   const int from = t.device(t.link_source(link)).host;
@@ -168,35 +169,77 @@ nlohmann::ordered_json row_json(const RowFit& f) {
   return j;
 }
 
-topo::Topology apply_calibration(const topo::Topology& topology, int nranks, const CalibValues& v,
-                                 double* max_mismatch) {
-  topo::Topology t = topology;
-  const LevelPairs pairs = level_pairs(t, nranks);
-  // Intra-host links: those inside a host, and those the routes between host-mates take (a
-  // machine whose ranks meet in a switch outside any host, like the flat preset). Their
-  // latencies move together, so that the routes keep their links (a route is the quickest
-  // path). Their bandwidths: those of a kind the routes between host-mates use (NVLink on a
-  // DGX); a link inside a host of another kind lies on the way to the NICs (a DGX's PCIe
-  // between GPU and NIC), on the route between hosts, whose figure the predictor prices it in,
-  // so its bandwidth moves with the network's. Scaled with NVLink instead, an NVLink fitted
-  // slower than the NICs put a PCIe hop below the NIC on every route between hosts, and the
-  // written file priced 8 GiB 25% slower than the fit had.
-  std::vector<bool> is_intra(t.num_links(), false), is_intra_bw(t.num_links(), false);
-  for (std::size_t i = 0; i < t.num_links(); ++i) is_intra[i] = inside_a_host(t, i);
-  if (pairs.intra) {
-    std::set<topo::LinkKind> kinds;
-    for (const auto& [a, b] : {*pairs.intra, std::make_pair(pairs.intra->second, pairs.intra->first)})
-      for (std::size_t i : t.route(a, b).links) {
-        is_intra[i] = is_intra_bw[i] = true;
-        kinds.insert(t.link(i).kind);
-      }
-    for (std::size_t i = 0; i < t.num_links(); ++i)
-      is_intra_bw[i] = is_intra_bw[i] || (is_intra[i] && kinds.count(t.link(i).kind) > 0);
+namespace {
+
+// Which links the written file scales with the intra-host figures (the others with the
+// inter-host ones).
+// Bandwidth: the links the routes between host-mates take (a machine whose ranks meet in a
+// switch outside any host, like the flat preset, included), and every link inside a host of a
+// kind those routes use (NVLink on a DGX). A link inside a host of another kind lies on the way
+// to the NICs (a DGX's PCIe between GPU and NIC), on the route between hosts, whose figure the
+// predictor prices it in, so its bandwidth moves with the network's. Scaled with NVLink
+// instead, an NVLink fitted slower than the NICs put a PCIe hop below the NIC on every route
+// between hosts, and the written file priced 8 GiB 25% slower than the fit had.
+// Latency: a route is the quickest path, so the written latencies must keep the routes on
+// their links. Two ways, the written file takes the one whose figures miss least:
+//  - split: the routes between host-mates and the links inside a host that no rank's route to
+//    another host takes (a DGX H100's PCIe between its switches and the CPUs) move with the
+//    intra figure, the links on the way to the NICs with the inter one, so each level carries
+//    its own latency (nccl-tests#309's four nodes: 9.3 us inside a host, 4 between hosts). It
+//    fails where a path between host-mates runs only over links on the way to the NICs (two
+//    GPUs of a DGX A100 behind one PCIe switch): a larger intra latency moves that route off
+//    NVLink;
+//  - together: every link inside a host moves with the intra figure, which keeps every route
+//    inside a host, and carries the intra scale onto the way to the NICs.
+struct LinkPicks {
+  std::vector<bool> intra_latency, intra_bandwidth;
+};
+
+LinkPicks link_picks(const topo::Topology& t, const LevelPairs& pairs, int nranks, bool split) {
+  LinkPicks picks{std::vector<bool>(t.num_links(), false), std::vector<bool>(t.num_links(), false)};
+  for (std::size_t i = 0; i < t.num_links(); ++i) picks.intra_latency[i] = inside_a_host(t, i);
+  if (split && pairs.inter) {
+    // Every rank's routes to and from a rank on another host.
+    for (int r = 0; r < nranks; ++r) {
+      const int other =
+          t.host_of_rank(r) == t.host_of_rank(pairs.inter->second) ? pairs.inter->first : pairs.inter->second;
+      for (const auto& [a, b] : {std::make_pair(r, other), std::make_pair(other, r)})
+        for (std::size_t i : t.route(a, b).links) picks.intra_latency[i] = false;
+    }
   }
-  const auto intra = [&](std::size_t i) { return is_intra[i]; };
-  const auto inter = [&](std::size_t i) { return !is_intra[i]; };
-  const auto intra_bw = [&](std::size_t i) { return is_intra_bw[i]; };
-  const auto inter_bw = [&](std::size_t i) { return !is_intra_bw[i]; };
+  if (!pairs.intra) return picks;
+  std::set<topo::LinkKind> kinds;
+  for (const auto& [a, b] : {*pairs.intra, std::make_pair(pairs.intra->second, pairs.intra->first)})
+    for (std::size_t i : t.route(a, b).links) {
+      picks.intra_latency[i] = picks.intra_bandwidth[i] = true;
+      kinds.insert(t.link(i).kind);
+    }
+  for (std::size_t i = 0; i < t.num_links(); ++i)
+    picks.intra_bandwidth[i] = picks.intra_bandwidth[i] || (inside_a_host(t, i) && kinds.count(t.link(i).kind) > 0);
+  return picks;
+}
+
+// The largest relative difference between `v` and the figures `t` derives, on the levels the
+// machine has.
+double mismatch_of(const topo::Topology& t, int nranks, const LevelPairs& pairs, const CalibValues& v) {
+  const CalibValues d = values_of(t, nranks);
+  double worst = rel_diff(d.reduce_gbps, v.reduce_gbps);
+  if (pairs.intra)
+    worst = std::max({worst, rel_diff(d.intra_gbps, v.intra_gbps),
+                      std::abs(d.alpha_intra_us - v.alpha_intra_us) / std::max(v.alpha_intra_us, 1e-3)});
+  if (pairs.inter)
+    worst = std::max({worst, rel_diff(d.inter_gbps, v.inter_gbps),
+                      std::abs(d.alpha_inter_us - v.alpha_inter_us) / std::max(v.alpha_inter_us, 1e-3)});
+  return worst;
+}
+
+topo::Topology write_figures(const topo::Topology& topology, int nranks, const LevelPairs& pairs,
+                             const LinkPicks& picks, const CalibValues& v) {
+  topo::Topology t = topology;
+  const auto intra = [&](std::size_t i) { return static_cast<bool>(picks.intra_latency[i]); };
+  const auto inter = [&](std::size_t i) { return !picks.intra_latency[i]; };
+  const auto intra_bw = [&](std::size_t i) { return static_cast<bool>(picks.intra_bandwidth[i]); };
+  const auto inter_bw = [&](std::size_t i) { return !picks.intra_bandwidth[i]; };
   // No link is written faster than its declared rate times the level's fitted/declared ratio
   // (at most its line rate: the fit is bounded there). Where a level's route is limited by the
   // other level's links (intra-host links fitted slower than the NICs, on the way to them),
@@ -225,18 +268,36 @@ topo::Topology apply_calibration(const topo::Topology& topology, int nranks, con
     if (!pairs.intra && !pairs.inter) break;  // one rank: no route to fit
   }
   for (int r = 0; r < nranks; ++r) t.set_reduce_gbps(t.device_of_rank(r), v.reduce_gbps);
-  if (max_mismatch) {
-    const CalibValues d = values_of(t, nranks);
-    double worst = rel_diff(d.reduce_gbps, v.reduce_gbps);
-    if (pairs.intra)
-      worst = std::max({worst, rel_diff(d.intra_gbps, v.intra_gbps), std::abs(d.alpha_intra_us - v.alpha_intra_us) /
-                                                                         std::max(v.alpha_intra_us, 1e-3)});
-    if (pairs.inter)
-      worst = std::max({worst, rel_diff(d.inter_gbps, v.inter_gbps), std::abs(d.alpha_inter_us - v.alpha_inter_us) /
-                                                                         std::max(v.alpha_inter_us, 1e-3)});
-    *max_mismatch = worst;
-  }
   return t;
+}
+
+// Whether `written` routes the levels' pairs over the links `topology` does.
+bool keeps_routes(const topo::Topology& topology, const topo::Topology& written, const LevelPairs& pairs) {
+  for (const auto& pair : {pairs.intra, pairs.inter}) {
+    if (!pair) continue;
+    for (const auto& [a, b] : {*pair, std::make_pair(pair->second, pair->first)})
+      if (written.route(a, b).links != topology.route(a, b).links) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+topo::Topology apply_calibration(const topo::Topology& topology, int nranks, const CalibValues& v,
+                                 double* max_mismatch) {
+  const LevelPairs pairs = level_pairs(topology, nranks);
+  topo::Topology written = write_figures(topology, nranks, pairs, link_picks(topology, pairs, nranks, true), v);
+  double miss = mismatch_of(written, nranks, pairs, v);
+  if (miss > kWrittenExactly || !keeps_routes(topology, written, pairs)) {
+    topo::Topology together = write_figures(topology, nranks, pairs, link_picks(topology, pairs, nranks, false), v);
+    const double together_miss = mismatch_of(together, nranks, pairs, v);
+    if (!keeps_routes(topology, written, pairs) || together_miss < miss) {
+      written = std::move(together);
+      miss = together_miss;
+    }
+  }
+  if (max_mismatch) *max_mismatch = miss;
+  return written;
 }
 
 std::string calibrated_topology_json(const topo::Topology& topology, const CalibrationResult& result) {

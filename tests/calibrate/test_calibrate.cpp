@@ -475,6 +475,24 @@ TEST(CalibratedTopology, TheWayToTheNicMovesWithTheNetwork) {
   }
 }
 
+TEST(CalibratedTopology, EachLevelCarriesItsOwnLatency) {
+  // Three times the latency inside a host, the network's as declared: a DGX H100's PCIe on the
+  // way to the NICs keeps the network's latency (scaled with NVLink's it would carry 3 x 2 us
+  // onto the 4 us route between hosts), the PCIe between its switches and the CPUs takes the
+  // intra scale (so no route between host-mates leaves NVLink), and every route keeps its links.
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  CalibValues v = values_of(t, t.num_ranks());
+  v.alpha_intra_us *= 3;
+  double mismatch = 1;
+  const topo::Topology c = apply_calibration(t, t.num_ranks(), v, &mismatch);
+  EXPECT_LT(mismatch, 1e-6);
+  const CalibValues d = values_of(c, c.num_ranks());
+  EXPECT_NEAR(d.alpha_intra_us / v.alpha_intra_us, 1, 1e-6);
+  EXPECT_NEAR(d.alpha_inter_us / v.alpha_inter_us, 1, 1e-6);
+  for (const auto& [a, b] : {std::pair{0, 1}, std::pair{0, 8}, std::pair{8, 0}, std::pair{3, 12}})
+    EXPECT_EQ(c.route(a, b).links, t.route(a, b).links) << a << "->" << b;
+}
+
 TEST(CalibratedTopology, TheWrittenCheckNamesWhatTheFileCannotCarry) {
   // One host: every fitted figure is written as fitted, and nothing is said.
   const topo::Topology one = topo::load_topology("dgx-h100");

@@ -181,10 +181,12 @@ struct CalibrationResult {
 CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet& measurements,
                             const CalibrateOptions& options = {});
 
-// A copy of the topology whose derived figures are `values`: links inside hosts scaled in
-// bandwidth and latency to the intra figures, links between hosts to the inter ones, every
-// rank device reducing at reduce_gbps. `max_mismatch` (if given) receives the largest relative
-// difference between `values` and the copy's derived figures.
+// A copy of the topology whose derived figures are `values`: links inside hosts scaled to the
+// intra figures (in bandwidth those of a kind the routes between host-mates use; in latency
+// those on no rank's route to another host, or where that would move a route, every one),
+// the others to the inter ones, every rank device reducing at reduce_gbps; every level's routes
+// keep their links (calibrate_output.cpp, link_picks). `max_mismatch` (if given) receives the
+// largest relative difference between `values` and the copy's derived figures.
 topo::Topology apply_calibration(const topo::Topology& topology, int nranks, const CalibValues& values,
                                  double* max_mismatch = nullptr);
 
