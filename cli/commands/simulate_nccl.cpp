@@ -123,6 +123,40 @@ NcclPredictor::NcclPredictor(const topo::Topology& topology, const NcclSimulateO
   if (!anything_runs(model())) explain_nothing_runs(topology, options, model().options(), model());
 }
 
+void add_nccl_setting_options(CLI::App& command, NcclSimulateOptions& options) {
+  command.add_option("--nccl-algo", options.algo_env,
+                     "NCCL_ALGO your jobs run with (NCCL's pick is made under it), e.g. Ring, ^NVLS");
+  command.add_option("--nccl-proto", options.proto_env, "NCCL_PROTO your jobs run with, e.g. ^LL128");
+  command.add_option("--nccl-env", options.channel_env,
+                     "NCCL's channel settings your jobs run with, NAME=COUNT (NCCL_MIN_NCHANNELS, "
+                     "NCCL_MAX_NCHANNELS, NCCL_MIN_CTAS, NCCL_MAX_CTAS); repeatable");
+}
+
+bool has_nccl_settings(const NcclSimulateOptions& o) {
+  return !o.algo_env.empty() || !o.proto_env.empty() || !o.channel_env.empty();
+}
+
+sim::NcclOptions nccl_settings(const topo::Topology& topology, const NcclSimulateOptions& options) {
+  if (!has_nccl_settings(options)) return {};
+  if (topology.num_ranks() > 0 && topology.device(topology.device_of_rank(0)).compute_capability == 0)
+    throw Error(std::string(!options.algo_env.empty()    ? "--nccl-algo"
+                            : !options.proto_env.empty() ? "--nccl-proto"
+                                                         : "--nccl-env") +
+                ": NCCL's model does not describe " + topology.name +
+                " (its GPUs give no compute capability), so NCCL's settings have nothing to apply to");
+  const NcclPredictor checked(topology, options);  // the names, and that NCCL still runs something
+  return checked.model().options();
+}
+
+sim::NcclOptions nccl_settings(const NcclSimulateOptions& options) {
+  sim::NcclOptions m;
+  m.algo_env = options.algo_env;
+  m.proto_env = options.proto_env;
+  for (const std::string& setting : options.channel_env)
+    parsed("--nccl-env", [&] { sim::set_nccl_channel_setting(m.channel_env, setting); });
+  return m;
+}
+
 std::string describe(const sim::NcclModel& model) {
   const sim::NcclOptions& o = model.options();
   std::string text = "NCCL " + model.constants().version.to_string() + "'s own choice per size";

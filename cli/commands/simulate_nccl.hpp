@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/nccl_price.hpp"
 #include "colltune/topology/topology.hpp"
@@ -43,5 +45,17 @@ class NcclPredictor {
 
 // "NCCL 2.28's choice, NCCL_ALGO=..., NCCL_PROTO=..." for the table's header.
 std::string describe(const sim::NcclModel& model);
+
+// The user's NCCL settings where step, tune and sweep price NCCL's pick: --nccl-algo,
+// --nccl-proto, --nccl-env (NCCL_ALGO, NCCL_PROTO, the channel counts), as simulate takes them.
+void add_nccl_setting_options(CLI::App& command, NcclSimulateOptions& options);
+// Whether any of them was given.
+bool has_nccl_settings(const NcclSimulateOptions& options);
+// The settings as NCCL's model takes them, checked on `topology` as simulate checks them (one
+// error line: an unknown name, a setting under which NCCL would run nothing); none given: {}.
+sim::NcclOptions nccl_settings(const topo::Topology& topology, const NcclSimulateOptions& options);
+// The same, for commands of several machines (sweep): the channel settings checked here, the
+// NCCL_ALGO and NCCL_PROTO grammar on the first machine priced.
+sim::NcclOptions nccl_settings(const NcclSimulateOptions& options);
 
 }  // namespace colltune::cli

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "colltune/common/finite.hpp"
 #include "colltune/common/error.hpp"
+#include "colltune/common/finite.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/bottleneck.hpp"
 #include "colltune/sim/compute_source.hpp"
@@ -23,10 +23,11 @@
 #include "colltune/topology/topology.hpp"
 #include "colltune/tuner/runtime_model.hpp"
 #include "commands.hpp"
+#include "commands/simulate_nccl.hpp"
+#include "commands/step_whatif.hpp"
 #include "options/compute_option.hpp"
 #include "options/cost_option.hpp"
 #include "options/options.hpp"
-#include "commands/step_whatif.hpp"
 
 namespace colltune::cli {
 namespace {
@@ -48,6 +49,7 @@ struct StepArgs {
   std::string runtime;             // --runtime: priced as tune prices it (empty: the plain step model)
   ComputeArgs compute;             // --precision, --measured-throughput
   bool hierarchical = false;       // --hierarchical: Horovod's flag (with --runtime horovod)
+  NcclSimulateOptions nccl;        // --nccl-algo, --nccl-proto, --nccl-env: the user's NCCL settings
   WhatIfArgs whatif;  // --batches/--uneven, --fail (step_whatif.hpp)
   JsonOutput json;
   bool stragglers() const { return !slow.empty() || !jitter.empty() || steps > 0; }
@@ -121,6 +123,18 @@ nlohmann::ordered_json bottleneck_json(const sim::Bottleneck& b) {
           {"step_ms", ms(b.time_us)},     {"twice_as_fast_ms", ms(b.faster_us)}, {"whatifs", whatifs}};
 }
 
+// The user's NCCL settings, "NCCL_ALGO=Ring", "NCCL_MAX_NCHANNELS=4"; empty without any.
+std::vector<std::string> nccl_setting_lines(const StepArgs& a) {
+  return tuner::nccl_setting_lines(nccl_settings(a.nccl));
+}
+
+std::string runtime_text(const StepArgs& a) {
+  if (a.runtime.empty()) return "";
+  std::string text = " (runtime " + a.runtime;
+  for (const std::string& s : nccl_setting_lines(a)) text += ", " + s;
+  return text + ")";
+}
+
 void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorkload& l, const sim::StepConfig& c,
                    const sim::StepSimulator& s, const topo::Topology& t, const sim::StepResult& r,
                    const sim::Bottleneck& limit) {
@@ -130,9 +144,8 @@ void print_summary(std::ostream& out, const StepArgs& a, const sim::LoadedWorklo
       << format_bytes(w.total_bytes()) << ")\n"
       << "topology            " << a.topology << " (" << ranks << " ranks)\n"
       << "config              fusion " << format_bytes(c.fusion_threshold_bytes) << ", cycle "
-      << format_time_us(c.cycle_time_us) << ", fp16 compression " << (c.fp16_compress ? "on" : "off")
-      << ", algorithm " << a.algorithm << (a.runtime.empty() ? "" : " (runtime " + a.runtime + ")") << ", engine "
-      << a.engine << "\n"
+      << format_time_us(c.cycle_time_us) << ", fp16 compression " << (c.fp16_compress ? "on" : "off") << ", algorithm "
+      << a.algorithm << runtime_text(a) << ", engine " << a.engine << "\n"
       << "gpu, network        " << topo::gpu_of(t).name << ", " << topo::to_string(t.transport) << " (negotiation "
       << format_time_us(s.negotiation_us()) << " per cycle)\n"
       << "compute from        " << l.compute << "\n"
@@ -201,7 +214,7 @@ sim::StepConfig runtime_config(const tuner::RuntimeModel& runtime, const sim::St
 // (the runtime's pricing with --runtime; sim/bottleneck.hpp).
 sim::Bottleneck bottleneck_of(const StepArgs& a, const topo::Topology& topology, const sim::Workload& workload,
                               const sim::StepConfig& plain, const sim::StepCosts& given,
-                              const sim::StepSimulator& simulator, sim::Engine engine) {
+                              const sim::StepSimulator& simulator, sim::Engine engine, const sim::NcclOptions& nccl) {
   std::optional<tuner::RuntimeSpec> spec;
   if (!a.runtime.empty()) spec = tuner::parse_runtime_spec(a.runtime);
   const auto price = [&](const topo::Topology& t, const sim::Workload& w, const sim::StepCosts& c, double cycle) {
@@ -209,7 +222,7 @@ sim::Bottleneck bottleneck_of(const StepArgs& a, const topo::Topology& topology,
     sim::StepConfig config = plain;
     config.cycle_time_us *= cycle;
     if (!spec) return s.run(w, config, engine).step_time_us;
-    const tuner::RuntimeModel runtime(t, *spec, tuner::RuntimeOptions{true, c, tuner::kDefaultNcclMargin});
+    const tuner::RuntimeModel runtime(t, *spec, tuner::RuntimeOptions{true, c, tuner::kDefaultNcclMargin, nccl});
     return s.run(w, runtime_config(runtime, config, a.hierarchical), engine).step_time_us;
   };
   return sim::step_bottleneck(topology, workload, given, simulator.costs(), price, spec.has_value());
@@ -239,7 +252,7 @@ void print_allreduce(std::ostream& out, const StepArgs& a, const tuner::RuntimeM
 // --algo nccl alone is also Horovod's; --runtime ps keeps ring for the allreduce beside it. A
 // --fail re-prices on a smaller machine, which the runtime's price hook cannot: there the
 // default stays colltune's ring.
-StepArgs resolved(StepArgs a, const topo::Topology& topology) {
+StepArgs resolved(StepArgs a, const topo::Topology& topology, const sim::NcclOptions& nccl) {
   if (a.algorithm == tuner::kNcclChoice && a.runtime.empty() && a.whatif.fail_wanted())
     throw Error("--algo nccl with --fail: failures re-price the step with colltune's step model only (give a colltune "
                 "--algo, e.g. ring)");
@@ -247,16 +260,36 @@ StepArgs resolved(StepArgs a, const topo::Topology& topology) {
     a.runtime = "horovod";
   if (!a.algorithm.empty()) return a;
   const tuner::RuntimeSpec spec = tuner::parse_runtime_spec(a.runtime.empty() ? "horovod" : a.runtime);
-  a.algorithm = a.runtime.empty() || spec.runtime == coll::Runtime::ps ? "ring"
-                                                                       : tuner::RuntimeModel(topology, spec).baseline().algorithm;
+  a.algorithm =
+      a.runtime.empty() || spec.runtime == coll::Runtime::ps
+          ? "ring"
+          : tuner::RuntimeModel(topology, spec, tuner::RuntimeOptions{true, {}, tuner::kDefaultNcclMargin, nccl})
+                .baseline()
+                .algorithm;
   return a;
+}
+
+// The user's NCCL settings apply where NCCL runs the allreduce: NCCL's choice under Horovod (no
+// --algo, --algo nccl, --runtime horovod).
+void check_nccl_settings_apply(const StepArgs& a) {
+  if (!has_nccl_settings(a.nccl)) return;
+  const std::string given = !a.nccl.algo_env.empty()    ? "--nccl-algo " + a.nccl.algo_env
+                            : !a.nccl.proto_env.empty() ? "--nccl-proto " + a.nccl.proto_env
+                                                        : "--nccl-env " + a.nccl.channel_env.front();
+  if (a.runtime.empty())
+    throw Error(given + ": NCCL does not run colltune's --algo " + a.algorithm +
+                "; the settings apply to NCCL's choice (no --algo, or --algo nccl)");
+  if (tuner::parse_runtime_spec(a.runtime).runtime == coll::Runtime::ps)
+    throw Error(given + ": --runtime " + a.runtime + " runs no NCCL allreduce");
 }
 
 void run_step(const StepArgs& given) {
   OutputFiles files;
   given.json.declare(files);
   const topo::Topology topology = topo::load_topology(given.topology);
-  const StepArgs a = resolved(given, topology);
+  const sim::NcclOptions nccl = nccl_settings(topology, given.nccl);
+  const StepArgs a = resolved(given, topology, nccl);
+  check_nccl_settings_apply(a);
   sim::StepConfig config;
   config.fusion_threshold_bytes = parse_size(a.fusion_threshold, "--fusion-threshold", BareNumber::refused);
   config.cycle_time_us = sim::parse_cycle_time_us(a.cycle_time, "--cycle-time");
@@ -284,18 +317,20 @@ void run_step(const StepArgs& given) {
     if (a.whatif.fail_wanted())
       throw Error("--fail with --runtime " + spec + ": failures re-price the step with colltune's step model only "
                   "(drop --runtime)");
-    runtime.emplace(topology, tuner::parse_runtime_spec(spec), tuner::RuntimeOptions{true, costs, tuner::kDefaultNcclMargin});
+    runtime.emplace(topology, tuner::parse_runtime_spec(spec),
+                    tuner::RuntimeOptions{true, costs, tuner::kDefaultNcclMargin, nccl});
     if (runtime->ps()) allreduce = simulator.run(workload, config, engine);
     config = runtime_config(*runtime, config, a.hierarchical);
   }
   const sim::StepResult result = simulator.run(workload, config, engine);
-  const sim::Bottleneck bottleneck = bottleneck_of(a, topology, workload, plain, costs, simulator, engine);
+  const sim::Bottleneck bottleneck = bottleneck_of(a, topology, workload, plain, costs, simulator, engine, nccl);
   std::optional<sim::StragglerResult> stragglers;
   if (a.stragglers())
     stragglers = sim::simulate_stragglers(simulator, workload, config, engine, straggler_options(a, topology));
   const WhatIfResult whatif = run_whatif(a.whatif, a.model, topology, costs, simulator, workload, config, engine,
                                          straggler_options(a, topology).rank_factor, a.seed);
   nlohmann::ordered_json json = to_json(a, loaded, config, simulator, topology, result);
+  if (has_nccl_settings(a.nccl)) json["nccl_settings"] = nccl_setting_lines(a);
   json["bottleneck"] = bottleneck_json(bottleneck);
   if (stragglers) json["stragglers"] = stragglers_json(*stragglers);
   if (runtime) json["runtime"] = tuner::to_string(runtime->spec());
@@ -335,6 +370,7 @@ void add_step_command(CLI::App& app) {
                                              "[,colocated][,agg_gbps=X] also shows the --algo allreduce's step");
   sub->add_flag("--hierarchical", args->hierarchical,
                 "with --runtime horovod: HOROVOD_HIERARCHICAL_ALLREDUCE=1 (tune's hierarchical knob)");
+  add_nccl_setting_options(*sub, args->nccl);
   sub->add_option("--engine", args->engine, "analytic (cost model) or event (discrete-event simulator)")
       ->capture_default_str();
   sub->add_option("--slow", args->slow, "a slow rank or host: WHO:FACTORx, e.g. 3:1.5x or node2:1.2x (repeatable)");

@@ -13,6 +13,7 @@
 #include "colltune/tuner/size_sweep.hpp"
 #include "colltune/tuner/sweep.hpp"
 #include "commands.hpp"
+#include "commands/simulate_nccl.hpp"
 #include "options/compute_option.hpp"
 #include "options/cost_option.hpp"
 #include "options/options.hpp"
@@ -30,6 +31,7 @@ struct SweepArgs {
   std::string runtime;  // empty: horovod
   std::string bytes;    // --bytes: a message-size sweep instead of a training step
   std::string algo;     // --bytes only: nccl (default) or a registry allreduce
+  NcclSimulateOptions nccl;  // --nccl-algo, --nccl-proto, --nccl-env: the user's NCCL settings
   std::string out;
   JsonOutput json;
 };
@@ -77,6 +79,10 @@ void run_size_sweep_command(const SweepArgs& a) {
   for (const std::string& v : a.vary) spec.axes.push_back(tuner::parse_sweep_axis(v));
   spec.sizes = fp32_sizes(a.bytes, "--bytes");
   if (!a.algo.empty()) spec.algorithm = a.algo;
+  if (has_nccl_settings(a.nccl) && spec.algorithm != "nccl")
+    throw Error("--nccl-algo/--nccl-proto/--nccl-env: NCCL's settings apply to --algo nccl, not colltune's " +
+                spec.algorithm);
+  spec.nccl = nccl_settings(a.nccl);
   OutputFiles files;
   declare_outputs(a, files);
   const tuner::SizeSweepResult result = tuner::run_size_sweep(spec);
@@ -108,6 +114,7 @@ void run_sweep_command(const SweepArgs& a) {
   spec.costs = step_costs(a.costs);
   spec.compute = compute_request(a.compute, "h100");  // each point takes its topology's GPU
   spec.runtime = tuner::parse_runtime_spec(a.runtime.empty() ? "horovod" : a.runtime);
+  spec.nccl = nccl_settings(a.nccl);
   OutputFiles files;
   declare_outputs(a, files);
   const tuner::SweepResult result =
@@ -137,6 +144,7 @@ void add_sweep_command(CLI::App& app) {
                                         "once or twice")
       ->required();
   cmd->add_option("--fix", args->fixes, "pin a tuner knob at every point (as tune --fix)");
+  add_nccl_setting_options(*cmd, args->nccl);
   add_step_cost_option(*cmd, args->costs);
   add_compute_options(*cmd, args->compute);
   cmd->add_option("--runtime", args->runtime, "horovod (default) | nccl | colltune | ps:servers=S[,colocated][,agg_gbps=X]: what each point is tuned for, as "

@@ -12,8 +12,8 @@
 #include <optional>
 
 #include "colltune/common/error.hpp"
-#include "colltune/common/parse.hpp"
 #include "colltune/common/limits.hpp"
+#include "colltune/common/parse.hpp"
 #include "colltune/common/units.hpp"
 #include "colltune/sim/compute_source.hpp"
 #include "colltune/sim/cost_model.hpp"
@@ -25,6 +25,7 @@
 #include "colltune/tuner/measured.hpp"
 #include "colltune/tuner/tuner.hpp"
 #include "commands.hpp"
+#include "commands/simulate_nccl.hpp"
 #include "options/compute_option.hpp"
 #include "options/cost_option.hpp"
 #include "options/options.hpp"
@@ -50,6 +51,7 @@ struct TuneArgs {
   ComputeArgs compute;             // --precision, --measured-throughput
   double max_fp16_error = tuner::kDefaultMaxFp16Error;
   std::string nccl_margin = "5%";  // --nccl-margin
+  NcclSimulateOptions nccl;        // --nccl-algo, --nccl-proto, --nccl-env: the user's NCCL settings
   JsonOutput json;
 };
 
@@ -185,9 +187,9 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
   if (a.objective == "measured")
     objective = make_measured(a, topology, workload);
   else
-    objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective),
-                                                            tuner::parse_runtime_spec(a.runtime), step_costs(a.costs),
-                                                            nccl_margin(a.nccl_margin));
+    objective = std::make_unique<tuner::SimulatedObjective>(
+        topology, workload, sim::parse_engine(a.objective), tuner::parse_runtime_spec(a.runtime), step_costs(a.costs),
+        nccl_margin(a.nccl_margin), nccl_settings(topology, a.nccl));
   const bool leader = tuner::mpi_world_rank() == 0;
   OutputFiles outputs;  // the leader's: --out's files and --json FILE, checked before the search
   if (leader) {
@@ -214,6 +216,12 @@ void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::T
 void run_tune(const TuneArgs& a) {
   const tuner::TuneOptions options = tune_options(a);
   const topo::Topology topology = topo::load_topology(a.topology);
+  if (has_nccl_settings(a.nccl) &&
+      (a.objective == "measured" || tuner::parse_runtime_spec(a.runtime).runtime == coll::Runtime::ps))
+    throw Error(std::string(a.objective == "measured" ? "--objective measured runs colltune's executors"
+                                                      : "--runtime " + a.runtime + " runs no NCCL allreduce") +
+                ": NCCL's settings (--nccl-algo, --nccl-proto, --nccl-env) do not apply");
+  nccl_settings(topology, a.nccl);  // a bad setting is an error before any work
   // A profile's layers are timed on the topology's GPU, as `colltune step` times them.
   const sim::LoadedWorkload workload =
       sim::load_workload(a.model, compute_request(a.compute, topo::gpu_of(topology).name));
@@ -263,6 +271,7 @@ void add_tune_command(CLI::App& app) {
                   "on a calibrated topology, override NCCL's own algorithm/protocol pick (plugin rows) where another "
                   "is predicted faster by more than this")
       ->capture_default_str();
+  add_nccl_setting_options(*cmd, args->nccl);
   add_step_cost_option(*cmd, args->costs);
   add_json_option(*cmd, args->json, "The summary");
   cmd->callback([args] { run_tune(*args); });

@@ -118,6 +118,32 @@ TEST(Runtime, BaselineIsHorovodDefaultsWithNcclsOwnChoice) {
   }
 }
 
+// The user's NCCL settings (tune --nccl-algo Ring): NCCL picks under them, every buffer of the
+// baseline is priced as the NCCL price path prices that pick, and the tuned table offers only
+// the cells they leave NCCL (a plugin cannot turn on a cell NCCL_ALGO turned off).
+TEST(Runtime, TheUsersNcclSettingsReachThePickAndTheTable) {
+  sim::NcclOptions ring;
+  ring.algo_env = "Ring";
+  const RuntimeModel m(dgx2(), Runtime::horovod, RuntimeOptions{true, {}, kDefaultNcclMargin, ring});
+  EXPECT_EQ(m.nccl_settings(), std::vector<std::string>{"NCCL_ALGO=Ring"});
+  const auto nccl = sim::make_nccl_pricer(dgx2(), ring);
+  const auto workload = sim::load_workload("resnet50");
+  const auto step = sim::StepSimulator(dgx2()).run(workload, m.step_config(m.baseline()));
+  ASSERT_FALSE(step.buffers.empty());
+  for (const auto& buf : step.buffers)
+    EXPECT_EQ(buf.algorithm, "nccl " + nccl->price(sim::NcclColl::allreduce, buf.bytes).label());
+  SimulatedObjective objective(dgx2(), workload, sim::Engine::analytic, Runtime::horovod, {}, kDefaultNcclMargin, ring);
+  TuneOptions options;
+  options.fixes = {"algorithm=ring"};
+  const TuneResult r = tune(dgx2(), workload, objective, options);
+  EXPECT_EQ(r.nccl_settings, std::vector<std::string>{"NCCL_ALGO=Ring"});
+  ASSERT_FALSE(r.nccl_table.empty());
+  for (const SizeRange& row : r.nccl_table) EXPECT_EQ(row.nccl_algorithm, "ring") << row.max_bytes;
+  // dbtree is NCCL's Tree in the table, which NCCL_ALGO=Ring leaves NCCL no cell of.
+  options.fixes = {"algorithm=dbtree"};
+  EXPECT_THROW(tune(dgx2(), workload, objective, options), Error);
+}
+
 TEST(Runtime, WhereNcclsModelDoesNotFitTheBaselineIsTheRingAndSaysWhy) {
   const topo::Topology flat = topo::load_topology("flat:ranks=8");
   const RuntimeModel m(flat, Runtime::horovod);

@@ -77,7 +77,7 @@ std::string label_of(const NcclChoice& c) {
 }  // namespace
 
 HorovodHierarchical::HorovodHierarchical(const topo::Topology& topology, const StepCosts& given,
-                                         double pageable_copy_efficiency) {
+                                         double pageable_copy_efficiency, const NcclOptions& nccl) {
   const StepCosts costs = costs_on(topology, given);  // a calibrated machine's efficiencies are its own
   const RankLayout layout = topology.rank_layout();
   hosts_ = layout.nhosts();
@@ -85,7 +85,7 @@ HorovodHierarchical::HorovodHierarchical(const topo::Topology& topology, const S
   if (!layout.is_uniform())
     throw Error("hosts hold different numbers of GPUs (Horovod's non-homogeneous hierarchical path is not modelled)");
   local_ = layout.max_ranks_per_host();
-  NcclOptions one_host;
+  NcclOptions one_host = nccl;
   one_host.nranks = local_;
   local_nccl_ = make_nccl_pricer(topology, one_host, costs);
 

@@ -25,13 +25,16 @@ SizeRange cell_row(const sim::NcclPrice& p, std::size_t bytes) {
   return r;
 }
 
-// The fastest cell of `algos` x every protocol at `bytes` that a colltune schedule prices;
-// time +infinity where there is none.
+// The fastest cell of `algos` x every protocol at `bytes` that NCCL can run (its model's
+// table has it: NCCL_ALGO and NCCL_PROTO leave it on, and the machine has it; a tuner plugin
+// cannot turn on a cell NCCL left off) and a colltune schedule prices; time +infinity where
+// there is none.
 SizeRange fastest_cell(const sim::NcclPricer& pricer, const std::vector<sim::NcclAlgo>& algos, std::size_t bytes) {
   SizeRange best;
   best.time_us = kInf;
   for (sim::NcclAlgo a : algos)
     for (sim::NcclProto p : sim::kNcclProtos) {
+      if (!(pricer.model().bandwidth(kAllreduce, a, p) > 0) || pricer.model().unavailable(kAllreduce, a)) continue;
       const sim::NcclPrice price = pricer.price(kAllreduce, a, p, bytes);
       if (price.schedule.empty() || !sim::clearly_faster(price.time_us, best.time_us)) continue;
       best = cell_row(price, bytes);

@@ -9,9 +9,12 @@ namespace colltune::tuner {
 
 SimulatedObjective::SimulatedObjective(const topo::Topology& topology, const sim::Workload& workload,
                                        sim::Engine engine, const RuntimeSpec& runtime, const sim::StepCosts& costs,
-                                       double nccl_margin)
-    : given_costs_(costs), runtime_(topology, runtime, RuntimeOptions{true, costs, nccl_margin}),
-      simulator_(topology, costs), workload_(workload), engine_(engine) {}
+                                       double nccl_margin, const sim::NcclOptions& nccl)
+    : given_costs_(costs),
+      runtime_(topology, runtime, RuntimeOptions{true, costs, nccl_margin, nccl}),
+      simulator_(topology, costs),
+      workload_(workload),
+      engine_(engine) {}
 
 std::string SimulatedObjective::name() const { return engine_ == sim::Engine::analytic ? "analytic" : "event"; }
 

@@ -61,7 +61,11 @@ std::string to_string(const RuntimeSpec& spec) {
 }
 
 RuntimeModel::RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, const RuntimeOptions& options)
-    : runtime_(runtime.runtime), spec_(runtime), cost_(topology), nccl_margin_(options.nccl_margin) {
+    : runtime_(runtime.runtime),
+      spec_(runtime),
+      cost_(topology),
+      nccl_margin_(options.nccl_margin),
+      nccl_(options.nccl) {
   if (!(options.nccl_margin >= 0 && options.nccl_margin < 1))
     throw Error("--nccl-margin " + gbps_text(options.nccl_margin) + ": expected a fraction in [0, 1), e.g. 5%");
   calibration_ = sim::calibration_facts(topology);
@@ -75,7 +79,7 @@ RuntimeModel::RuntimeModel(const topo::Topology& topology, const RuntimeSpec& ru
     return;
   }
   try {
-    pricer_ = sim::make_nccl_pricer(topology, {}, options.costs);
+    pricer_ = sim::make_nccl_pricer(topology, options.nccl, options.costs);
   } catch (const Error& e) {
     fallback_ = std::string("NCCL's model does not fit this topology (") + e.what() + ")";
   }
@@ -85,7 +89,7 @@ RuntimeModel::RuntimeModel(const topo::Topology& topology, const RuntimeSpec& ru
     return;
   }
   try {
-    horovod_hierarchical_.emplace(topology, options.costs);
+    horovod_hierarchical_.emplace(topology, options.costs, sim::kPageableCopyEfficiency, options.nccl);
   } catch (const Error& e) {
     hierarchical_fallback_ = std::string("hierarchical priced as colltune's schedule: ") + e.what();
   }
@@ -148,8 +152,26 @@ Candidate RuntimeModel::baseline() const {
 std::string RuntimeModel::baseline_description() const {
   if (ps_) return "parameter servers (" + servers_description() + ") with 128 MiB buckets and a 1 ms cycle";
   const std::string horovod = "Horovod defaults (128 MiB fusion, 1 ms cycle, no compression, not hierarchical)";
-  if (pricer_) return horovod + " with NCCL's own algorithm and protocol choice (NCCL's model), priced by colltune";
+  std::string under;
+  for (const std::string& s : nccl_settings()) under += (under.empty() ? " under " : ", ") + s;
+  if (pricer_)
+    return horovod + " with NCCL's own algorithm and protocol choice (NCCL's model" + under + "), priced by colltune";
   return horovod + " over colltune's ring; " + fallback_;
+}
+
+std::vector<std::string> RuntimeModel::nccl_settings() const { return nccl_setting_lines(nccl_); }
+
+std::vector<std::string> nccl_setting_lines(const sim::NcclOptions& nccl) {
+  std::vector<std::string> out;
+  if (!nccl.algo_env.empty()) out.push_back("NCCL_ALGO=" + nccl.algo_env);
+  if (!nccl.proto_env.empty()) out.push_back("NCCL_PROTO=" + nccl.proto_env);
+  const std::string channels = sim::to_string(nccl.channel_env);
+  for (std::size_t start = 0; start < channels.size();) {
+    const std::size_t comma = channels.find(", ", start);
+    out.push_back(channels.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    start = comma == std::string::npos ? channels.size() : comma + 2;
+  }
+  return out;
 }
 
 std::string RuntimeModel::servers_description() const {

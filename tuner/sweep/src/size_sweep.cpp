@@ -71,7 +71,7 @@ std::vector<SizeSweepCell> price_sizes(const SizeSweepSpec& spec, const topo::To
   if (spec.algorithm == "nccl") {
     // NCCL's pick by NCCL's model, priced by its colltune schedule on the (calibrated) machine:
     // the one NCCL price path simulate, step and tune take (sim::make_nccl_pricer).
-    const std::unique_ptr<sim::NcclPricer> pricer = sim::make_nccl_pricer(topology);
+    const std::unique_ptr<sim::NcclPricer> pricer = sim::make_nccl_pricer(topology, spec.nccl);
     for (std::size_t bytes : spec.sizes) {
       const sim::NcclPrice p = pricer->price(sim::NcclColl::allreduce, bytes, kElem);
       cells.push_back({bytes, p.time_us, busbw(bytes, p.time_us, ranks),

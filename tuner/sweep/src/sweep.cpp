@@ -226,12 +226,14 @@ SweepResult run_sweep(const SweepSpec& spec,
   options.threads = std::max<std::size_t>(1, std::thread::hardware_concurrency() / workers);  // the rest per grid
   const auto tune_point = [&](std::size_t i) {
     const sim::Workload& workload = workloads[i].workload;
-    SimulatedObjective objective(topologies[i], workload, sim::Engine::analytic, runtimes[i], spec.costs);
+    SimulatedObjective objective(topologies[i], workload, sim::Engine::analytic, runtimes[i], spec.costs,
+                                 kDefaultNcclMargin, spec.nccl);
     const TuneResult t = tune(topologies[i], workload, objective, options);
     const auto price = [&](const topo::Topology& m, const sim::Workload& w, const sim::StepCosts& c, double cycle) {
       Candidate candidate = t.best.candidate;
       candidate.cycle_time_us *= cycle;
-      return SimulatedObjective(m, w, sim::Engine::analytic, runtimes[i], c).evaluate(candidate);
+      return SimulatedObjective(m, w, sim::Engine::analytic, runtimes[i], c, kDefaultNcclMargin, spec.nccl)
+          .evaluate(candidate);
     };
     return SweepPoint{combos[i],
                       sweep_topology_spec(spec.topology, spec.axes, combos[i]),

@@ -29,6 +29,7 @@
 #include <memory>
 #include <string>
 
+#include "colltune/sim/nccl_model.hpp"
 #include "colltune/sim/step_costs.hpp"
 #include "colltune/topology/topology.hpp"
 
@@ -61,8 +62,10 @@ class HorovodHierarchical {
   // Throws colltune::Error when the machine does not fit: one host, hosts with different GPU
   // counts (Horovod's non-homogeneous path is not modelled), or NCCL's model does not describe
   // one host (GPUs without a compute capability).
+  // `nccl`: the user's NCCL settings, under which NCCL picks its reduce-scatter and allgather
+  // inside a host.
   HorovodHierarchical(const topo::Topology& topology, const StepCosts& costs = {},
-                      double pageable_copy_efficiency = kPageableCopyEfficiency);
+                      double pageable_copy_efficiency = kPageableCopyEfficiency, const NcclOptions& nccl = {});
   ~HorovodHierarchical();
   HorovodHierarchical(HorovodHierarchical&&) noexcept;
 

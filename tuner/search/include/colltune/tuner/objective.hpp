@@ -41,10 +41,10 @@ class SimulatedObjective : public Objective {
  public:
   // `topology` and `workload` must outlive the objective. `costs` are the step model's named
   // costs (step_costs.hpp; `tune --cost` sets them as `step --cost` does).
-  // `nccl_margin`: tune --nccl-margin (RuntimeOptions).
+  // `nccl_margin`: tune --nccl-margin; `nccl`: the user's NCCL settings (RuntimeOptions).
   SimulatedObjective(const topo::Topology& topology, const sim::Workload& workload, sim::Engine engine,
                      const RuntimeSpec& runtime = coll::Runtime::horovod, const sim::StepCosts& costs = {},
-                     double nccl_margin = kDefaultNcclMargin);
+                     double nccl_margin = kDefaultNcclMargin, const sim::NcclOptions& nccl = {});
   std::string name() const override;
   double evaluate(const Candidate& candidate) override;
   const RuntimeModel* runtime_model() const override { return &runtime_; }

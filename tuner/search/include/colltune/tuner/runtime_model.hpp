@@ -66,12 +66,18 @@ std::string to_string(const RuntimeSpec& spec);
 // by more than this fraction.
 inline constexpr double kDefaultNcclMargin = 0.05;
 
+// NCCL settings as environment lines: "NCCL_ALGO=Ring", "NCCL_MAX_NCHANNELS=4"; empty without any.
+std::vector<std::string> nccl_setting_lines(const sim::NcclOptions& nccl);
+
 struct RuntimeOptions {
   // false leaves NCCL's model out (the measured objective runs colltune's executors and cannot
   // run NCCL's choice).
   bool nccl_model = true;
   sim::StepCosts costs;  // the step model's costs: NCCL is priced on the machine they describe
   double nccl_margin = kDefaultNcclMargin;
+  // The user's NCCL settings (NCCL_ALGO, NCCL_PROTO, channel counts): NCCL picks under them, and
+  // the NCCL tables offer only the cells they leave NCCL.
+  sim::NcclOptions nccl;
 };
 
 class RuntimeModel {
@@ -81,7 +87,7 @@ class RuntimeModel {
   // topology's calibration does not fit it.
   RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, const RuntimeOptions& options);
   RuntimeModel(const topo::Topology& topology, const RuntimeSpec& runtime, bool nccl_model = true)
-      : RuntimeModel(topology, runtime, RuntimeOptions{nccl_model, {}, kDefaultNcclMargin}) {}
+      : RuntimeModel(topology, runtime, RuntimeOptions{nccl_model, {}, kDefaultNcclMargin, {}}) {}
 
   coll::Runtime runtime() const { return runtime_; }
   const RuntimeSpec& spec() const { return spec_; }
@@ -99,6 +105,9 @@ class RuntimeModel {
   std::string why_no_nccl_rows(const Candidate& candidate) const;
   // Why it does not ("" when it does).
   const std::string& fallback() const { return fallback_; }
+  // The user's NCCL settings NCCL picks under (RuntimeOptions::nccl), as environment lines
+  // ("NCCL_ALGO=Ring", "NCCL_MAX_NCHANNELS=4"); empty without any.
+  std::vector<std::string> nccl_settings() const;
   // Horovod's hierarchical path is priced phase by phase (sim::HorovodHierarchical); where it is
   // not, why ("" when it is, or when the runtime is not horovod).
   const std::string& hierarchical_fallback() const { return hierarchical_fallback_; }
@@ -140,6 +149,7 @@ class RuntimeModel {
   std::unique_ptr<sim::NcclPricer> pricer_;
   sim::CalibrationFacts calibration_;
   double nccl_margin_ = kDefaultNcclMargin;
+  sim::NcclOptions nccl_;  // RuntimeOptions::nccl
   std::string fallback_;
   std::optional<sim::HorovodHierarchical> horovod_hierarchical_;
   std::string hierarchical_fallback_;

@@ -16,6 +16,7 @@ struct SizeSweepSpec {
   std::vector<SweepAxis> axes;   // one or two topology parameters
   std::vector<std::size_t> sizes;  // bytes per rank, fp32 payloads
   std::string algorithm = "nccl";  // "nccl" or a registry allreduce id
+  sim::NcclOptions nccl;           // "nccl": the user's NCCL settings (as simulate --nccl-algo ...)
 };
 
 struct SizeSweepCell {

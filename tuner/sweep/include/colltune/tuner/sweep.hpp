@@ -36,6 +36,7 @@ struct SweepSpec {
   RuntimeSpec runtime = coll::Runtime::horovod;  // as tune --runtime; an axis `runtime` overrides it
   TuneOptions tune;             // the search at each point (progress is ignored)
   sim::StepCosts costs;         // the step model's costs at every point (as tune --cost)
+  sim::NcclOptions nccl;        // the user's NCCL settings at every point (as tune --nccl-algo ...)
   // --precision and --measured-throughput at every point; `gpu` is ignored (each point's
   // topology gives its own).
   sim::ComputeRequest compute;
