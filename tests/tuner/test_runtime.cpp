@@ -139,9 +139,15 @@ TEST(Runtime, TheUsersNcclSettingsReachThePickAndTheTable) {
   EXPECT_EQ(r.nccl_settings, std::vector<std::string>{"NCCL_ALGO=Ring"});
   ASSERT_FALSE(r.nccl_table.empty());
   for (const SizeRange& row : r.nccl_table) EXPECT_EQ(row.nccl_algorithm, "ring") << row.max_bytes;
-  // dbtree is NCCL's Tree in the table, which NCCL_ALGO=Ring leaves NCCL no cell of.
+  // dbtree is NCCL's Tree in the table, which NCCL_ALGO=Ring leaves NCCL no cell of; the error
+  // says so.
   options.fixes = {"algorithm=dbtree"};
-  EXPECT_THROW(tune(dgx2(), workload, objective, options), Error);
+  try {
+    tune(dgx2(), workload, objective, options);
+    ADD_FAILURE() << "dbtree ran under NCCL_ALGO=Ring";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL cannot run dbtree (Tree)"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Runtime, WhereNcclsModelDoesNotFitTheBaselineIsTheRingAndSaysWhy) {

@@ -169,6 +169,20 @@ void add_report_material(const topo::Topology& topology, const sim::Workload& wo
   r.heatmap = make_heatmap(analytic, r.best.candidate);
 }
 
+// Why `infeasible` does not run, where a simulated objective can say it ("": it cannot): the
+// error its step raises, e.g. "NCCL cannot run dbtree (Tree) for an allreduce of 1 KiB here"
+// under a user's NCCL_ALGO=Ring.
+std::string why_not(const Objective& objective, const Evaluation& infeasible) {
+  const auto* simulated = dynamic_cast<const SimulatedObjective*>(&objective);
+  if (!simulated) return "";
+  try {
+    simulated->step(infeasible.candidate);
+  } catch (const Error& e) {
+    return std::string(" (") + e.what() + ")";
+  }
+  return "";
+}
+
 }  // namespace
 
 SearchSpace make_space(const RuntimeModel& runtime, const std::vector<std::string>& fixes) {
@@ -217,7 +231,8 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
                                      [&](const Evaluation& e) { return e.candidate == baseline; });
   r.baseline = searched != r.history.end() ? *searched : Evaluation{baseline, objective.evaluate(baseline)};
   r.best = choose_best(r.history);
-  if (!r.best.feasible()) throw Error("no configuration in the search space can run on this topology");
+  if (!r.best.feasible())
+    throw Error("no configuration in the search space can run on this topology" + why_not(objective, r.best));
   r.top = fastest_distinct(r.history, options.top_n);
   r.best_fp16_off_us = best_time_with_fp16(r.history, false);
   r.best_fp16_on_us = best_time_with_fp16(r.history, true);

@@ -112,7 +112,9 @@ std::string fmt(const char* format, double v) {
 std::string title(const SizeSweepResult& r) {
   std::string varied;
   for (const SweepAxis& a : r.spec.axes) varied += (varied.empty() ? "" : " and ") + a.key;
-  return "allreduce (" + r.spec.algorithm + ") on " + r.spec.topology + ", varying " + varied;
+  std::string algorithm = r.spec.algorithm;
+  for (const std::string& s : nccl_setting_lines(r.spec.nccl)) algorithm += ", " + s;  // the user's NCCL settings
+  return "allreduce (" + algorithm + ") on " + r.spec.topology + ", varying " + varied;
 }
 
 std::string size_label(double x) { return format_bytes(static_cast<std::size_t>(x)); }
