@@ -169,6 +169,20 @@ nlohmann::ordered_json row_json(const RowFit& f) {
   return j;
 }
 
+std::vector<WrittenFigure> written_figures(const topo::Topology& written, int nranks, const CalibValues& v) {
+  const LevelPairs pairs = level_pairs(written, nranks);
+  const CalibValues d = values_of(written, nranks);
+  const auto latency = [&](int p) {
+    return WrittenFigure{p, d.at(p), std::abs(d.at(p) - v.at(p)) / std::max(v.at(p), 1e-3)};
+  };
+  const auto rate = [&](int p) { return WrittenFigure{p, d.at(p), rel_diff(d.at(p), v.at(p))}; };
+  std::vector<WrittenFigure> out;
+  if (pairs.intra) out.insert(out.end(), {latency(0), rate(1)});
+  if (pairs.inter) out.insert(out.end(), {latency(2), rate(3)});
+  out.push_back(rate(4));
+  return out;
+}
+
 namespace {
 
 // Which links the written file scales with the intra-host figures (the others with the
@@ -181,7 +195,7 @@ namespace {
 // instead, an NVLink fitted slower than the NICs put a PCIe hop below the NIC on every route
 // between hosts, and the written file priced 8 GiB 25% slower than the fit had.
 // Latency: a route is the quickest path, so the written latencies must keep the routes on
-// their links. Two ways, the written file takes the one whose figures miss least:
+// their links. Two ways: the first where it keeps every route and misses no more than the other:
 //  - split: the routes between host-mates and the links inside a host that no rank's route to
 //    another host takes (a DGX H100's PCIe between its switches and the CPUs) move with the
 //    intra figure, the links on the way to the NICs with the inter one, so each level carries
@@ -219,17 +233,10 @@ LinkPicks link_picks(const topo::Topology& t, const LevelPairs& pairs, int nrank
   return picks;
 }
 
-// The largest relative difference between `v` and the figures `t` derives, on the levels the
-// machine has.
-double mismatch_of(const topo::Topology& t, int nranks, const LevelPairs& pairs, const CalibValues& v) {
-  const CalibValues d = values_of(t, nranks);
-  double worst = rel_diff(d.reduce_gbps, v.reduce_gbps);
-  if (pairs.intra)
-    worst = std::max({worst, rel_diff(d.intra_gbps, v.intra_gbps),
-                      std::abs(d.alpha_intra_us - v.alpha_intra_us) / std::max(v.alpha_intra_us, 1e-3)});
-  if (pairs.inter)
-    worst = std::max({worst, rel_diff(d.inter_gbps, v.inter_gbps),
-                      std::abs(d.alpha_inter_us - v.alpha_inter_us) / std::max(v.alpha_inter_us, 1e-3)});
+// The largest difference of written_figures.
+double mismatch_of(const topo::Topology& t, int nranks, const CalibValues& v) {
+  double worst = 0;
+  for (const WrittenFigure& f : written_figures(t, nranks, v)) worst = std::max(worst, f.difference);
   return worst;
 }
 
@@ -287,11 +294,12 @@ topo::Topology apply_calibration(const topo::Topology& topology, int nranks, con
                                  double* max_mismatch) {
   const LevelPairs pairs = level_pairs(topology, nranks);
   topo::Topology written = write_figures(topology, nranks, pairs, link_picks(topology, pairs, nranks, true), v);
-  double miss = mismatch_of(written, nranks, pairs, v);
-  if (miss > kWrittenExactly || !keeps_routes(topology, written, pairs)) {
+  double miss = mismatch_of(written, nranks, v);
+  const bool split_keeps_routes = keeps_routes(topology, written, pairs);
+  if (miss > kWrittenExactly || !split_keeps_routes) {
     topo::Topology together = write_figures(topology, nranks, pairs, link_picks(topology, pairs, nranks, false), v);
-    const double together_miss = mismatch_of(together, nranks, pairs, v);
-    if (!keeps_routes(topology, written, pairs) || together_miss < miss) {
+    const double together_miss = mismatch_of(together, nranks, v);
+    if (!split_keeps_routes || together_miss < miss) {
       written = std::move(together);
       miss = together_miss;
     }

@@ -1,8 +1,8 @@
 // The calibrated file against the fit (compare.hpp): the figures the written links derive and
 // the fitted rows priced on the file as `compare` and `simulate` price them.
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "colltune/calibrate/compare.hpp"
 #include "colltune/topology/json_io.hpp"
@@ -12,39 +12,27 @@ namespace {
 
 constexpr double kShownMiss = 0.01;  // a written figure this far from the fitted one is named
 
-// "alpha_inter_us 26.55 written for 4 fitted" where the written figure misses the fitted one.
-void note_miss(std::vector<std::string>& out, const std::string& name, double written, double fitted) {
-  if (!(std::abs(written - fitted) > kShownMiss * std::max(std::abs(fitted), 1e-9))) return;
-  char line[160];
-  std::snprintf(line, sizeof line, "%s %.4g written for %.4g fitted", name.c_str(), written, fitted);
-  out.emplace_back(line);
-}
-
 }  // namespace
 
-WrittenCheck check_written(const topo::Topology& topology, const CalibrationResult& result,
+WrittenCheck check_written(const std::string& written_json, const CalibrationResult& result,
                            const MeasurementSet& measurements) {
   WrittenCheck w;
-  const topo::Topology written =
-      topo::topology_from_json(calibrated_topology_json(topology, result), "the calibrated file");
-  const CalibValues d = values_of(written, result.nranks);
+  const topo::Topology written = topo::topology_from_json(written_json, "the calibrated file");
   const auto& names = calibration_parameter_names();
-  // The levels the file has routes for (rank 0 and a host-mate; rank 0 and another host), as
-  // apply_calibration writes them; the efficiencies are written as fitted.
-  bool intra = false, inter = false;
-  for (int r = 1; r < result.nranks; ++r) (written.host_of_rank(r) == written.host_of_rank(0) ? intra : inter) = true;
-  std::vector<int> written_figures{4};  // reduce_gbps
-  if (intra) written_figures.insert(written_figures.end(), {0, 1});
-  if (inter) written_figures.insert(written_figures.end(), {2, 3});
-  std::sort(written_figures.begin(), written_figures.end());
-  for (int p : written_figures) note_miss(w.misses, names[static_cast<std::size_t>(p)], d.at(p), result.after.at(p));
+  for (const WrittenFigure& f : written_figures(written, result.nranks, result.after)) {
+    if (!(f.difference > kShownMiss)) continue;
+    char line[160];
+    std::snprintf(line, sizeof line, "%s %.4g written for %.4g fitted",
+                  names[static_cast<std::size_t>(f.parameter)].c_str(), f.derived, result.after.at(f.parameter));
+    w.misses.emplace_back(line);
+  }
   if (w.misses.empty()) return w;
-  std::vector<std::string> fitted;
+  std::set<std::string> fitted;
   for (const RowFit& r : result.rows)
-    if (r.flag.empty()) fitted.push_back(r.source);
+    if (r.flag.empty()) fitted.insert(r.source);
   std::vector<double> errors;
   for (const RowFit& r : compare_measurements(written, measurements).rows)
-    if (std::find(fitted.begin(), fitted.end(), r.source) != fitted.end()) errors.push_back(std::abs(r.rel_error));
+    if (fitted.count(r.source) > 0) errors.push_back(std::abs(r.rel_error));
   w.fitted_rows = summarize_errors(errors);
   return w;
 }

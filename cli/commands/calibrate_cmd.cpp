@@ -67,11 +67,12 @@ void run_calibrate(const MeasurementArgs& a, const std::string& out, const std::
   options.holdout_half = holdout;
   const CalibrationResult result = tuner::calibrate(topology, measurements, options);
   // Everything is computed before anything is written: a failed fit leaves no file.
-  if (!out.empty()) files.stage(out, tuner::calibrated_topology_json(topology, result));
+  const std::string written = out.empty() ? "" : tuner::calibrated_topology_json(topology, result);
+  if (!out.empty()) files.stage(out, written);
   a.json.finish(a.json.requested() ? tuner::calibration_json(result) : "", files);
   if (!a.json.text_wanted()) return;
   std::cout << tuner::calibration_text(result);
-  if (!out.empty()) std::cout << tuner::written_check_text(tuner::check_written(topology, result, measurements));
+  if (!out.empty()) std::cout << tuner::written_check_text(tuner::check_written(written, result, measurements));
   if (!out.empty())
     std::cout << "wrote " << out << " (use it as --topology " << out << ")\n";
   else

@@ -23,17 +23,26 @@ auto parsed(const std::string& option, Parse parse) {
   }
 }
 
-sim::NcclOptions model_options(const NcclSimulateOptions& o) {
+}  // namespace
+
+sim::NcclOptions nccl_settings(const NcclSimulateOptions& options) {
   sim::NcclOptions m;
+  m.algo_env = options.algo_env;
+  m.proto_env = options.proto_env;
+  for (const std::string& setting : options.channel_env)
+    parsed("--nccl-env", [&] { sim::set_nccl_channel_setting(m.channel_env, setting); });
+  return m;
+}
+
+namespace {
+
+sim::NcclOptions model_options(const NcclSimulateOptions& o) {
+  sim::NcclOptions m = nccl_settings(o);  // NCCL_ALGO, NCCL_PROTO, the channel settings
   if (!o.version.empty()) m.version = parsed("--nccl-version", [&] { return sim::NcclVersion::parse(o.version); });
   if (!o.cpu.empty()) m.cpu = parsed("--cpu", [&] { return sim::parse_nccl_cpu(o.cpu); });
   m.nranks = o.ranks;
   m.collnet = o.collnet;
-  m.algo_env = o.algo_env;
-  m.proto_env = o.proto_env;
   m.compute_capability = o.compute_capability;
-  for (const std::string& setting : o.channel_env)
-    parsed("--nccl-env", [&] { sim::set_nccl_channel_setting(m.channel_env, setting); });
   return m;
 }
 
@@ -136,25 +145,19 @@ bool has_nccl_settings(const NcclSimulateOptions& o) {
   return !o.algo_env.empty() || !o.proto_env.empty() || !o.channel_env.empty();
 }
 
+std::pair<std::string, std::string> first_nccl_setting(const NcclSimulateOptions& o) {
+  if (!o.algo_env.empty()) return {"--nccl-algo", o.algo_env};
+  if (!o.proto_env.empty()) return {"--nccl-proto", o.proto_env};
+  return {"--nccl-env", o.channel_env.empty() ? "" : o.channel_env.front()};
+}
+
 sim::NcclOptions nccl_settings(const topo::Topology& topology, const NcclSimulateOptions& options) {
   if (!has_nccl_settings(options)) return {};
   if (topology.num_ranks() > 0 && topology.device(topology.device_of_rank(0)).compute_capability == 0)
-    throw Error(std::string(!options.algo_env.empty()    ? "--nccl-algo"
-                            : !options.proto_env.empty() ? "--nccl-proto"
-                                                         : "--nccl-env") +
-                ": NCCL's model does not describe " + topology.name +
+    throw Error(first_nccl_setting(options).first + ": NCCL's model does not describe " + topology.name +
                 " (its GPUs give no compute capability), so NCCL's settings have nothing to apply to");
   const NcclPredictor checked(topology, options);  // the names, and that NCCL still runs something
   return checked.model().options();
-}
-
-sim::NcclOptions nccl_settings(const NcclSimulateOptions& options) {
-  sim::NcclOptions m;
-  m.algo_env = options.algo_env;
-  m.proto_env = options.proto_env;
-  for (const std::string& setting : options.channel_env)
-    parsed("--nccl-env", [&] { sim::set_nccl_channel_setting(m.channel_env, setting); });
-  return m;
 }
 
 std::string describe(const sim::NcclModel& model) {

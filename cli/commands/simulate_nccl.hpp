@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -51,6 +52,8 @@ std::string describe(const sim::NcclModel& model);
 void add_nccl_setting_options(CLI::App& command, NcclSimulateOptions& options);
 // Whether any of them was given.
 bool has_nccl_settings(const NcclSimulateOptions& options);
+// The first one given, for an error line: {"--nccl-algo", "Ring"}.
+std::pair<std::string, std::string> first_nccl_setting(const NcclSimulateOptions& options);
 // The settings as NCCL's model takes them, checked on `topology` as simulate checks them (one
 // error line: an unknown name, a setting under which NCCL would run nothing); none given: {}.
 sim::NcclOptions nccl_settings(const topo::Topology& topology, const NcclSimulateOptions& options);

@@ -273,9 +273,8 @@ StepArgs resolved(StepArgs a, const topo::Topology& topology, const sim::NcclOpt
 // --algo, --algo nccl, --runtime horovod).
 void check_nccl_settings_apply(const StepArgs& a) {
   if (!has_nccl_settings(a.nccl)) return;
-  const std::string given = !a.nccl.algo_env.empty()    ? "--nccl-algo " + a.nccl.algo_env
-                            : !a.nccl.proto_env.empty() ? "--nccl-proto " + a.nccl.proto_env
-                                                        : "--nccl-env " + a.nccl.channel_env.front();
+  const auto [option, value] = first_nccl_setting(a.nccl);
+  const std::string given = option + " " + value;
   if (a.runtime.empty())
     throw Error(given + ": NCCL does not run colltune's --algo " + a.algorithm +
                 "; the settings apply to NCCL's choice (no --algo, or --algo nccl)");

@@ -180,16 +180,17 @@ tuner::TuneOptions tune_options(const TuneArgs& a) {
   return options;
 }
 
+// `nccl`: the user's NCCL settings, checked on `topology` (nccl_settings).
 void tune_and_write(const TuneArgs& a, tuner::TuneOptions options, const topo::Topology& topology,
-                    const sim::LoadedWorkload& loaded) {
+                    const sim::LoadedWorkload& loaded, const sim::NcclOptions& nccl = {}) {
   const sim::Workload& workload = loaded.workload;
   std::unique_ptr<tuner::Objective> objective;
   if (a.objective == "measured")
     objective = make_measured(a, topology, workload);
   else
-    objective = std::make_unique<tuner::SimulatedObjective>(
-        topology, workload, sim::parse_engine(a.objective), tuner::parse_runtime_spec(a.runtime), step_costs(a.costs),
-        nccl_margin(a.nccl_margin), nccl_settings(topology, a.nccl));
+    objective = std::make_unique<tuner::SimulatedObjective>(topology, workload, sim::parse_engine(a.objective),
+                                                            tuner::parse_runtime_spec(a.runtime), step_costs(a.costs),
+                                                            nccl_margin(a.nccl_margin), nccl);
   const bool leader = tuner::mpi_world_rank() == 0;
   OutputFiles outputs;  // the leader's: --out's files and --json FILE, checked before the search
   if (leader) {
@@ -221,11 +222,11 @@ void run_tune(const TuneArgs& a) {
     throw Error(std::string(a.objective == "measured" ? "--objective measured runs colltune's executors"
                                                       : "--runtime " + a.runtime + " runs no NCCL allreduce") +
                 ": NCCL's settings (--nccl-algo, --nccl-proto, --nccl-env) do not apply");
-  nccl_settings(topology, a.nccl);  // a bad setting is an error before any work
+  const sim::NcclOptions nccl = nccl_settings(topology, a.nccl);  // a bad setting: an error before any work
   // A profile's layers are timed on the topology's GPU, as `colltune step` times them.
   const sim::LoadedWorkload workload =
       sim::load_workload(a.model, compute_request(a.compute, topo::gpu_of(topology).name));
-  if (a.objective != "measured") return tune_and_write(a, options, topology, workload);
+  if (a.objective != "measured") return tune_and_write(a, options, topology, workload, nccl);
 #ifdef COLLTUNE_HAVE_MPI
   // An error while MPI is up ends the job with MPI_Abort (MpiSession), before main() could print
   // it: print it here first.

@@ -453,24 +453,36 @@ TEST(CalibratedTopology, DerivesTheFittedFigures) {
   }
 }
 
+// `spec`'s own figures with `change` applied, written by apply_calibration: the machine before and
+// after, the figures asked for and those the written machine derives, and the mismatch reported.
+struct WrittenFigures {
+  topo::Topology before, after;
+  CalibValues asked, derived;
+  double mismatch = 1;
+};
+template <class Change>
+WrittenFigures write_changed(const std::string& spec, Change change) {
+  WrittenFigures w{topo::load_topology(spec), {}, {}, {}, 1};
+  w.asked = values_of(w.before, w.before.num_ranks());
+  change(w.asked);
+  w.after = apply_calibration(w.before, w.before.num_ranks(), w.asked, &w.mismatch);
+  w.derived = values_of(w.after, w.after.num_ranks());
+  return w;
+}
+
 TEST(CalibratedTopology, TheWayToTheNicMovesWithTheNetwork) {
   // NVLink fitted slower, the network as declared (the OCI A100 log's whole-log fit: NVLink 189
   // of 247 GB/s): a DGX A100's PCIe between GPU and NIC lies on the route between hosts, not on
   // the route between host-mates, so it keeps pace with the network's figure, not NVLink's; had
   // it been scaled with NVLink, 31.5 GB/s x 0.6 would sit below the 25 GB/s NIC on every route
   // between hosts and the file would price the network 24% slower than the fit.
-  const topo::Topology t = topo::load_topology("dgx-a100:nodes=2");
-  CalibValues v = values_of(t, t.num_ranks());
-  v.intra_gbps *= 0.6;
-  double mismatch = 1;
-  const topo::Topology c = apply_calibration(t, t.num_ranks(), v, &mismatch);
-  EXPECT_LT(mismatch, 1e-6);
-  const CalibValues d = values_of(c, c.num_ranks());
-  EXPECT_NEAR(d.intra_gbps / v.intra_gbps, 1, 1e-6);
-  EXPECT_NEAR(d.inter_gbps / v.inter_gbps, 1, 1e-6);
-  for (std::size_t i = 0; i < c.num_links(); ++i) {
-    if (c.link(i).kind == topo::LinkKind::pcie) {
-      EXPECT_EQ(c.link(i).bandwidth_gbps, t.link(i).bandwidth_gbps) << i;
+  const WrittenFigures w = write_changed("dgx-a100:nodes=2", [](CalibValues& v) { v.intra_gbps *= 0.6; });
+  EXPECT_LT(w.mismatch, 1e-6);
+  EXPECT_NEAR(w.derived.intra_gbps / w.asked.intra_gbps, 1, 1e-6);
+  EXPECT_NEAR(w.derived.inter_gbps / w.asked.inter_gbps, 1, 1e-6);
+  for (std::size_t i = 0; i < w.after.num_links(); ++i) {
+    if (w.after.link(i).kind == topo::LinkKind::pcie) {
+      EXPECT_EQ(w.after.link(i).bandwidth_gbps, w.before.link(i).bandwidth_gbps) << i;
     }
   }
 }
@@ -480,17 +492,12 @@ TEST(CalibratedTopology, EachLevelCarriesItsOwnLatency) {
   // way to the NICs keeps the network's latency (scaled with NVLink's it would carry 3 x 2 us
   // onto the 4 us route between hosts), the PCIe between its switches and the CPUs takes the
   // intra scale (so no route between host-mates leaves NVLink), and every route keeps its links.
-  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
-  CalibValues v = values_of(t, t.num_ranks());
-  v.alpha_intra_us *= 3;
-  double mismatch = 1;
-  const topo::Topology c = apply_calibration(t, t.num_ranks(), v, &mismatch);
-  EXPECT_LT(mismatch, 1e-6);
-  const CalibValues d = values_of(c, c.num_ranks());
-  EXPECT_NEAR(d.alpha_intra_us / v.alpha_intra_us, 1, 1e-6);
-  EXPECT_NEAR(d.alpha_inter_us / v.alpha_inter_us, 1, 1e-6);
+  const WrittenFigures w = write_changed("dgx-h100:nodes=2", [](CalibValues& v) { v.alpha_intra_us *= 3; });
+  EXPECT_LT(w.mismatch, 1e-6);
+  EXPECT_NEAR(w.derived.alpha_intra_us / w.asked.alpha_intra_us, 1, 1e-6);
+  EXPECT_NEAR(w.derived.alpha_inter_us / w.asked.alpha_inter_us, 1, 1e-6);
   for (const auto& [a, b] : {std::pair{0, 1}, std::pair{0, 8}, std::pair{8, 0}, std::pair{3, 12}})
-    EXPECT_EQ(c.route(a, b).links, t.route(a, b).links) << a << "->" << b;
+    EXPECT_EQ(w.after.route(a, b).links, w.before.route(a, b).links) << a << "->" << b;
 }
 
 TEST(CalibratedTopology, TheWrittenCheckNamesWhatTheFileCannotCarry) {
@@ -499,13 +506,14 @@ TEST(CalibratedTopology, TheWrittenCheckNamesWhatTheFileCannotCarry) {
   MeasurementHints ring;
   ring.nccl_algo = "Ring";
   const MeasurementSet one_log = read_measurements(kLogs + "together-h100-1node-allreduce-ring.txt", ring);
-  EXPECT_TRUE(check_written(one, calibrate(one, one_log), one_log).misses.empty());
+  const CalibrationResult one_fit = calibrate(one, one_log);
+  EXPECT_TRUE(check_written(calibrated_topology_json(one, one_fit), one_fit, one_log).misses.empty());
   // Four hosts whose fit puts 9.3 us inside a host: the PCIe on the way to the NICs takes that
   // scale, so the file carries more between hosts than was fitted, and its errors are compare's.
   const topo::Topology four = topo::load_topology("dgx-h100:nodes=4");
   const MeasurementSet four_log = read_measurements(kLogs + "nccl-tests-309-h100-4node-ib-allreduce-default.txt");
   const CalibrationResult r = calibrate(four, four_log);
-  const WrittenCheck w = check_written(four, r, four_log);
+  const WrittenCheck w = check_written(calibrated_topology_json(four, r), r, four_log);
   ASSERT_EQ(w.misses.size(), 1u);
   EXPECT_EQ(w.misses[0].rfind("alpha_inter_us ", 0), 0u) << w.misses[0];
   EXPECT_GT(w.fitted_rows.max_abs, r.max_abs_error);
@@ -517,17 +525,17 @@ TEST(CalibratedTopology, NoLinkIsWrittenBeyondItsLineRate) {
   // NVLink fitted far slower than the NICs at their line rate (nccl-tests#319's Ring run: 39 and
   // 50 GB/s): the NICs stay at their line rate, the way to them (PCIe) keeps its own, and both
   // figures are written as fitted.
-  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
-  CalibValues v = values_of(t, t.num_ranks());
-  v.intra_gbps = 39;
-  v.inter_gbps = 50;
-  double mismatch = 1;
-  const topo::Topology c = apply_calibration(t, t.num_ranks(), v, &mismatch);
-  for (std::size_t i = 0; i < c.num_links(); ++i)
-    EXPECT_LE(c.link(i).bandwidth_gbps, t.link(i).bandwidth_gbps * (50.0 / values_of(t, t.num_ranks()).inter_gbps) + 1e-9)
+  CalibValues declared;
+  const WrittenFigures w = write_changed("dgx-h100:nodes=2", [&](CalibValues& v) {
+    declared = v;
+    v.intra_gbps = 39;
+    v.inter_gbps = 50;
+  });
+  for (std::size_t i = 0; i < w.after.num_links(); ++i)
+    EXPECT_LE(w.after.link(i).bandwidth_gbps, w.before.link(i).bandwidth_gbps * (50.0 / declared.inter_gbps) + 1e-9)
         << i;
-  EXPECT_NO_THROW(c.validate());
-  EXPECT_LT(mismatch, 1e-6);
+  EXPECT_NO_THROW(w.after.validate());
+  EXPECT_LT(w.mismatch, 1e-6);
 }
 
 TEST(CalibratedTopology, TheJsonRoundTripsWithItsCalibration) {

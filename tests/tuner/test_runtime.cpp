@@ -125,7 +125,7 @@ TEST(Runtime, TheUsersNcclSettingsReachThePickAndTheTable) {
   sim::NcclOptions ring;
   ring.algo_env = "Ring";
   const RuntimeModel m(dgx2(), Runtime::horovod, RuntimeOptions{true, {}, kDefaultNcclMargin, ring});
-  EXPECT_EQ(m.nccl_settings(), std::vector<std::string>{"NCCL_ALGO=Ring"});
+  EXPECT_EQ(nccl_setting_lines(m.nccl_options()), std::vector<std::string>{"NCCL_ALGO=Ring"});
   const auto nccl = sim::make_nccl_pricer(dgx2(), ring);
   const auto workload = sim::load_workload("resnet50");
   const auto step = sim::StepSimulator(dgx2()).run(workload, m.step_config(m.baseline()));
@@ -136,7 +136,7 @@ TEST(Runtime, TheUsersNcclSettingsReachThePickAndTheTable) {
   TuneOptions options;
   options.fixes = {"algorithm=ring"};
   const TuneResult r = tune(dgx2(), workload, objective, options);
-  EXPECT_EQ(r.nccl_settings, std::vector<std::string>{"NCCL_ALGO=Ring"});
+  EXPECT_EQ(nccl_setting_lines(r.nccl), std::vector<std::string>{"NCCL_ALGO=Ring"});
   ASSERT_FALSE(r.nccl_table.empty());
   for (const SizeRange& row : r.nccl_table) EXPECT_EQ(row.nccl_algorithm, "ring") << row.max_bytes;
   // dbtree is NCCL's Tree in the table, which NCCL_ALGO=Ring leaves NCCL no cell of; the error

@@ -282,15 +282,21 @@ void set_nccl_channel_setting(NcclChannelEnv& env, std::string_view assignment) 
     env.max_ctas = value;
 }
 
-std::string to_string(const NcclChannelEnv& env) {
-  std::string out;
+std::vector<std::string> setting_lines(const NcclChannelEnv& env) {
+  std::vector<std::string> out;
   const auto add = [&](const char* name, int v) {
-    if (v > 0) out += (out.empty() ? "" : ", ") + std::string(name) + "=" + std::to_string(v);
+    if (v > 0) out.push_back(std::string(name) + "=" + std::to_string(v));
   };
   add("NCCL_MIN_NCHANNELS", env.min_nchannels);
   add("NCCL_MAX_NCHANNELS", env.max_nchannels);
   add("NCCL_MIN_CTAS", env.min_ctas);
   add("NCCL_MAX_CTAS", env.max_ctas);
+  return out;
+}
+
+std::string to_string(const NcclChannelEnv& env) {
+  std::string out;
+  for (const std::string& line : setting_lines(env)) out += (out.empty() ? "" : ", ") + line;
   return out;
 }
 

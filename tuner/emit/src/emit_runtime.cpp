@@ -183,19 +183,17 @@ std::string emit_nccl_env(const TuneResult& r, const NcclEnvPaths& paths) {
         << " = NCCL_BUFFSIZE / 8 (one NCCL step; an approximation, not verified against NCCL).\n"
         << "NCCL_BUFFSIZE=" << r.best.candidate.chunk_bytes * 8 << "\n";
   }
-  if (!r.nccl_settings.empty()) {
+  if (const std::vector<std::string> settings = nccl_setting_lines(r.nccl); !settings.empty()) {
     // tune --nccl-algo/--nccl-proto/--nccl-env: NCCL picked under them, and the table offers only
     // cells they leave NCCL, so the prediction holds with them set.
     out << "# Your NCCL settings, under which NCCL's pick and the table were predicted:\n";
-    for (const std::string& s : r.nccl_settings) {
+    for (const std::string& s : settings) {
       const std::size_t eq = s.find('=');
       out << s.substr(0, eq + 1) << shell_word(s.substr(eq + 1)) << "\n";
     }
   }
-  bool channels = false;
-  for (const std::string& s : r.nccl_settings)
-    channels = channels || s.find("_NCHANNELS=") != std::string::npos || s.find("_CTAS=") != std::string::npos;
-  if (!channels) out << "# Channels are left to NCCL: NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS are not set.\n";
+  if (r.nccl.channel_env.empty())
+    out << "# Channels are left to NCCL: NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS are not set.\n";
   return out.str();
 }
 

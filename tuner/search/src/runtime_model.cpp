@@ -153,24 +153,17 @@ std::string RuntimeModel::baseline_description() const {
   if (ps_) return "parameter servers (" + servers_description() + ") with 128 MiB buckets and a 1 ms cycle";
   const std::string horovod = "Horovod defaults (128 MiB fusion, 1 ms cycle, no compression, not hierarchical)";
   std::string under;
-  for (const std::string& s : nccl_settings()) under += (under.empty() ? " under " : ", ") + s;
+  for (const std::string& s : nccl_setting_lines(nccl_)) under += (under.empty() ? " under " : ", ") + s;
   if (pricer_)
     return horovod + " with NCCL's own algorithm and protocol choice (NCCL's model" + under + "), priced by colltune";
   return horovod + " over colltune's ring; " + fallback_;
 }
 
-std::vector<std::string> RuntimeModel::nccl_settings() const { return nccl_setting_lines(nccl_); }
-
 std::vector<std::string> nccl_setting_lines(const sim::NcclOptions& nccl) {
   std::vector<std::string> out;
   if (!nccl.algo_env.empty()) out.push_back("NCCL_ALGO=" + nccl.algo_env);
   if (!nccl.proto_env.empty()) out.push_back("NCCL_PROTO=" + nccl.proto_env);
-  const std::string channels = sim::to_string(nccl.channel_env);
-  for (std::size_t start = 0; start < channels.size();) {
-    const std::size_t comma = channels.find(", ", start);
-    out.push_back(channels.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    start = comma == std::string::npos ? channels.size() : comma + 2;
-  }
+  for (std::string& line : sim::setting_lines(nccl.channel_env)) out.push_back(std::move(line));
   return out;
 }
 

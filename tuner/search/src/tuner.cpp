@@ -252,7 +252,7 @@ TuneResult tune(const topo::Topology& topology, const sim::Workload& workload, O
     r.allreduce_step_us = allreduce.evaluate(RuntimeModel(topology, coll::Runtime::horovod).baseline());
   }
   r.nccl_priced = runtime.nccl_priced();
-  r.nccl_settings = runtime.nccl_settings();
+  r.nccl = runtime.nccl_options();
   if (const auto* simulated = dynamic_cast<const SimulatedObjective*>(&objective)) r.step_costs = simulated->costs();
   r.strategy = options.strategy;
   r.seed = options.seed;

@@ -190,6 +190,16 @@ CalibrationResult calibrate(const topo::Topology& topology, const MeasurementSet
 topo::Topology apply_calibration(const topo::Topology& topology, int nranks, const CalibValues& values,
                                  double* max_mismatch = nullptr);
 
+// Per figure apply_calibration writes (the latency and bandwidth of each level `written` has,
+// the reduction rate): the figure `written` derives and its relative difference from `fitted`
+// (a latency's against at least 1e-3 us).
+struct WrittenFigure {
+  int parameter = 0;  // index as CalibValues::at
+  double derived = 0;
+  double difference = 0;
+};
+std::vector<WrittenFigure> written_figures(const topo::Topology& written, int nranks, const CalibValues& fitted);
+
 // The calibrated topology JSON: `topology` with apply_calibration(), and a "calibration" object
 // holding the format version, the fitted values, held parameters, source files, and per-row
 // residuals (docs/calibration.md).

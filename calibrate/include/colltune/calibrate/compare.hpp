@@ -44,7 +44,8 @@ struct WrittenCheck {
   std::vector<std::string> misses;  // "alpha_inter_us 26.55 written for 4 fitted"
   ErrorSummary fitted_rows;         // on the written file; 0 rows where nothing missed
 };
-WrittenCheck check_written(const topo::Topology& topology, const CalibrationResult& result,
+// `written_json`: the calibrated file as calibrate writes it (calibrated_topology_json).
+WrittenCheck check_written(const std::string& written_json, const CalibrationResult& result,
                            const MeasurementSet& measurements);
 // One line naming the misses and the file's errors; empty where nothing missed.
 std::string written_check_text(const WrittenCheck& w);

@@ -64,7 +64,9 @@ bool is_nccl_channel_setting(std::string_view name);
 // Sets one from "NAME=VALUE" (VALUE a channel count, 1..1024); throws colltune::Error naming the
 // setting for another name or a value that is not one.
 void set_nccl_channel_setting(NcclChannelEnv& env, std::string_view assignment);
-// "NCCL_MIN_CTAS=24, NCCL_MAX_NCHANNELS=8" (the set ones, in NcclChannelEnv's order); "" if none.
+// "NCCL_MIN_CTAS=24", "NCCL_MAX_NCHANNELS=8": the set ones, in NcclChannelEnv's order.
+std::vector<std::string> setting_lines(const NcclChannelEnv& env);
+// The same joined by ", "; "" if none.
 std::string to_string(const NcclChannelEnv& env);
 
 struct NcclOptions {

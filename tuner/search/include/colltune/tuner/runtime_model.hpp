@@ -105,9 +105,8 @@ class RuntimeModel {
   std::string why_no_nccl_rows(const Candidate& candidate) const;
   // Why it does not ("" when it does).
   const std::string& fallback() const { return fallback_; }
-  // The user's NCCL settings NCCL picks under (RuntimeOptions::nccl), as environment lines
-  // ("NCCL_ALGO=Ring", "NCCL_MAX_NCHANNELS=4"); empty without any.
-  std::vector<std::string> nccl_settings() const;
+  // The user's NCCL settings NCCL picks under (RuntimeOptions::nccl).
+  const sim::NcclOptions& nccl_options() const { return nccl_; }
   // Horovod's hierarchical path is priced phase by phase (sim::HorovodHierarchical); where it is
   // not, why ("" when it is, or when the runtime is not horovod).
   const std::string& hierarchical_fallback() const { return hierarchical_fallback_; }

@@ -64,7 +64,7 @@ struct TuneResult {
   // model. 0 for the other runtimes.
   double allreduce_step_us = 0;
   bool nccl_priced = false;          // NCCL's allreduces priced by NCCL's model
-  std::vector<std::string> nccl_settings;  // the user's NCCL settings NCCL picked under (RuntimeModel)
+  sim::NcclOptions nccl;             // the user's NCCL settings NCCL picked under (RuntimeModel)
   // The step model's costs the search priced with, derived ones resolved (a simulated
   // objective; nullopt for a measured one, whose steps are real).
   std::optional<sim::StepCosts> step_costs;
