@@ -20,10 +20,12 @@ namespace {
 
 constexpr double kTolerancePoints = 5;
 // Rows the model misses by more than the tolerance, with the miss docs/step-model.md states
-// (predicted - published, points) and explains: ResNet-101's step is bound by compute there, its
-// allreduces hidden under the backward pass, while the published figures lose about 10 % at every
-// scale; a loss that grows with compute is what the model has no sourced figure for.
-const std::map<std::pair<std::string, int>, double> kKnownMisses = {{{"resnet101", 32}, 5.8}};
+// (predicted - published, points) and explains: ResNet-101's and Inception V3's steps are bound by
+// compute there, their allreduces hidden under the backward pass, while the published figures
+// lose about 10 % at every scale; a loss that grows with compute is what the model has no
+// sourced figure for.
+const std::map<std::pair<std::string, int>, double> kKnownMisses = {{{"resnet101", 32}, 5.8},
+                                                                    {{"inception-v3", 32}, 6.6}};
 
 // The 2017 cluster: `servers` servers of 4 P100 on PCIe, one 25 Gbit/s RoCE NIC each.
 std::string cluster(int servers) {
@@ -65,7 +67,7 @@ std::vector<Published> published() {
 
 TEST(PublishedScaling, HorovodReadmeWithinFivePoints) {
   const std::vector<Published> rows = published();
-  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows.size(), 6u);
   std::map<std::pair<std::string, int>, double> predicted;
   for (const Published& p : rows) {
     const double e = predicted_efficiency(p.model, p.servers);

@@ -24,6 +24,8 @@ struct ProfileEntry {
 
 const std::vector<ProfileEntry>& profile_table() {
   using namespace detail;
+  // One profile a line (two for the longer ones): a table to read down.
+  // clang-format off
   static const std::vector<ProfileEntry> table{
       {{"resnet50", "ResNet-50, 25.6 M parameters, 224x224 images"}, 0, [](int, BertHead) { return build_resnet(50); }},
       {{"resnet101", "ResNet-101, 44.5 M parameters, 224x224 images"}, 0,
@@ -31,6 +33,8 @@ const std::vector<ProfileEntry>& profile_table() {
       {{"resnet152", "ResNet-152, 60.2 M parameters, 224x224 images"}, 0,
        [](int, BertHead) { return build_resnet(152); }},
       {{"vgg16", "VGG-16, 138.4 M parameters, 224x224 images"}, 0, [](int, BertHead) { return build_vgg16(); }},
+      {{"inception-v3", "Inception-v3, 23.8 M parameters, 299x299 images"}, 0,
+       [](int, BertHead) { return build_inception_v3(); }},
       {{"bert-base", "BERT-base pretraining, 110.1 M parameters, seq 128"}, 128,
        [](int seq, BertHead head) { return build_bert({"bert-base", 768, 12, 3072}, seq, head); }, true},
       {{"bert-large", "BERT-large pretraining, 336.2 M parameters, seq 128"}, 128,
@@ -44,6 +48,7 @@ const std::vector<ProfileEntry>& profile_table() {
       {{"gpt2-xl", "GPT-2 XL, 1557.6 M parameters, seq 1024"}, 1024,
        [](int seq, BertHead) { return build_gpt2({"gpt2-xl", 1600, 48}, seq); }},
   };
+  // clang-format on
   return table;
 }
 

@@ -8,6 +8,9 @@ namespace colltune::sim::detail {
 ModelArch build_resnet(int depth);
 // torchvision VGG-16 (no batch norm); 224x224 input.
 ModelArch build_vgg16();
+// torchvision Inception-v3 without its auxiliary classifier (aux_logits=False; the published
+// single-GPU rows are tf_cnn_benchmarks' inception3, which has none); 299x299 input.
+ModelArch build_inception_v3();
 
 enum class BertHead { pretraining, squad };
 

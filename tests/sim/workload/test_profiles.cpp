@@ -23,9 +23,10 @@ class ProfileParams : public ::testing::TestWithParam<Expected> {};
 INSTANTIATE_TEST_SUITE_P(Published, ProfileParams,
                          ::testing::Values(Expected{"resnet50", 25'557'032}, Expected{"resnet101", 44'549'160},
                                            Expected{"resnet152", 60'192'808}, Expected{"vgg16", 138'357'544},
-                                           Expected{"bert-base", 110'106'428}, Expected{"bert-large", 336'226'108},
-                                           Expected{"gpt2", 124'439'808}, Expected{"gpt2-medium", 354'823'168},
-                                           Expected{"gpt2-large", 774'030'080}, Expected{"gpt2-xl", 1'557'611'200}),
+                                           Expected{"inception-v3", 23'834'568}, Expected{"bert-base", 110'106'428},
+                                           Expected{"bert-large", 336'226'108}, Expected{"gpt2", 124'439'808},
+                                           Expected{"gpt2-medium", 354'823'168}, Expected{"gpt2-large", 774'030'080},
+                                           Expected{"gpt2-xl", 1'557'611'200}),
                          [](const auto& test) {
                            std::string n = test.param.name;
                            for (char& c : n) c = (c == '-') ? '_' : c;
@@ -80,6 +81,9 @@ TEST(Profiles, ForwardFlopsMatchPublishedMultiplyAdds) {
   // ResNet-50: 4.09 GMACs, VGG-16: 15.47 GMACs per 224x224 image (2 FLOPs per MAC).
   EXPECT_NEAR(model_architecture("resnet50").forward_flops_per_sample() / 2e9, 4.09, 0.04);
   EXPECT_NEAR(model_architecture("vgg16").forward_flops_per_sample() / 2e9, 15.47, 0.05);
+  // Inception-v3: 5.71 GMACs per 299x299 image (torchvision's figure, without the auxiliary
+  // classifier, which runs only in training mode and is not in this profile).
+  EXPECT_NEAR(model_architecture("inception-v3").forward_flops_per_sample() / 2e9, 5.71, 0.06);
   // GPT-2 XL: ~2 * params FLOPs per token plus attention products and the LM head.
   const ModelArch gpt = model_architecture("gpt2-xl");
   const double per_token = gpt.forward_flops_per_sample() / 1024;
