@@ -92,10 +92,23 @@ double route_rate(const topo::Topology& t, const topo::Path& p, topo::LinkKind k
   return rate;
 }
 
+// The narrowest link of `kind` anywhere on the machine (0 when it has none).
+double narrowest_of_kind(const topo::Topology& t, topo::LinkKind kind) {
+  double rate = std::numeric_limits<double>::infinity();
+  for (std::size_t l = 0; l < t.num_links(); ++l)
+    if (t.link(l).kind == kind) rate = std::min(rate, t.link(l).bandwidth_gbps);
+  return std::isfinite(rate) ? rate : 0;
+}
+
+// A link class off the route the predictions lean on (NVLink on a machine of several hosts) is
+// named with its narrowest link's rate, so that the text and the JSON say what would be doubled.
 WhatIf link_whatif(const topo::Topology& t, topo::LinkKind kind) {
   WhatIf w{std::string(topo::to_string(kind)), "", 0, 0};
   w.label = describe_link(t, kind, &w.rate_gbps);
-  if (w.label.empty()) w.label = class_name(t, kind, 0) + " (off the route between hosts)";
+  if (w.label.empty()) {
+    w.rate_gbps = narrowest_of_kind(t, kind);
+    w.label = class_name(t, kind, w.rate_gbps) + ", " + gbps(w.rate_gbps) + ", off the route between hosts";
+  }
   return w;
 }
 

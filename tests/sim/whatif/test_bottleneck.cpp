@@ -35,6 +35,22 @@ TEST(Bottleneck, NamesTheLinkWhereItSits) {
   EXPECT_EQ(describe_link(topo::load_topology("dgx-h100"), topo::LinkKind::net), "");  // one host: no network on the route
 }
 
+TEST(Bottleneck, ALinkClassOffTheRouteBetweenHostsHasItsRate) {
+  // On two DGX H100s the route between hosts has no NVLink; a price that only NVLink moves
+  // still names it with its rate (the text and the JSON's rate_gbps), not a rate of 0.
+  const topo::Topology t = topo::load_topology("dgx-h100:nodes=2");
+  const TopologyPrice nvlink_bound = [](const topo::Topology& m) {
+    double slowest = 1e300;
+    for (std::size_t l = 0; l < m.num_links(); ++l)
+      if (m.link(l).kind == topo::LinkKind::nvlink) slowest = std::min(slowest, m.link(l).bandwidth_gbps);
+    return 1e6 / slowest;
+  };
+  const Bottleneck b = find_bottleneck(t, nvlink_bound);
+  EXPECT_EQ(b.resource, "nvlink") << b.line();
+  EXPECT_DOUBLE_EQ(b.rate_gbps, 450);
+  EXPECT_EQ(b.description, "NVLink, 450 GB/s, off the route between hosts");
+}
+
 TEST(Bottleneck, LargeMessagesAreBandwidthSmallOnesLatency) {
   const topo::Topology hdr = topo::load_topology("dgx-a100:nodes=2");
   const Bottleneck big = find_bottleneck(hdr, ring(std::size_t{256} << 20));
