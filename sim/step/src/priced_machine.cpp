@@ -5,10 +5,15 @@
 #include <cstddef>
 
 #include "colltune/sim/calibration.hpp"
+#include "colltune/topology/hardware.hpp"
 
 namespace colltune::sim {
 
 StepCosts costs_on(const topo::Topology& topology, StepCosts costs) {
+  if (costs.nvlink_efficiency < 0) {
+    const auto stated = topo::stated_nvlink_efficiency(topo::gpu_of(topology));
+    costs.nvlink_efficiency = stated ? stated->fraction : kDefaultNvlinkEfficiency;
+  }
   if (topology.calibration.empty()) return costs;
   for (double StepCosts::*e : {&StepCosts::nvlink_efficiency, &StepCosts::pcie_efficiency, &StepCosts::ib_efficiency,
                                &StepCosts::roce_efficiency, &StepCosts::tcp_efficiency})

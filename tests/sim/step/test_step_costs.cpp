@@ -152,6 +152,29 @@ TEST(StepCosts, NvlinkAndPcieEfficienciesScaleTheirLinks) {
   EXPECT_GT(run(t, w, c).step_time_us, run(t, w, no_costs()).step_time_us);
 }
 
+TEST(StepCosts, NvlinkEfficiencyIsWhatNcclsMaintainersStateForTheGpu) {
+  // A100: 230 of 300 GB/s (nccl-tests#149); H100 and H200: 370 of 450 (nccl-tests#212); a GPU
+  // with no stated figure takes H100's; a figure the user gives wins.
+  EXPECT_DOUBLE_EQ(StepSimulator(topo::load_topology("dgx-a100")).costs().nvlink_efficiency, 230.0 / 300.0);
+  EXPECT_DOUBLE_EQ(StepSimulator(topo::load_topology("fat-tree:nodes=2,gpu=a100-40gb")).costs().nvlink_efficiency,
+                   230.0 / 300.0);
+  EXPECT_DOUBLE_EQ(StepSimulator(topo::load_topology("dgx-h100")).costs().nvlink_efficiency, 370.0 / 450.0);
+  EXPECT_DOUBLE_EQ(StepSimulator(topo::load_topology("fat-tree:nodes=2,gpu=h200")).costs().nvlink_efficiency,
+                   370.0 / 450.0);
+  EXPECT_DOUBLE_EQ(StepSimulator(topo::load_topology("dgx1-v100")).costs().nvlink_efficiency, kDefaultNvlinkEfficiency);
+  StepCosts given;
+  given.nvlink_efficiency = 0.9;
+  EXPECT_DOUBLE_EQ(StepSimulator(topo::load_topology("dgx-a100"), given).costs().nvlink_efficiency, 0.9);
+  // The A100's figure prices its NVLink: a ring inside one host at 230 GB/s a GPU, not 247.
+  const topo::Topology a100 = topo::load_topology("dgx-a100");
+  const Workload w = tensors(1, 64 * 1024 * 1024);
+  StepCosts off = no_costs();
+  off.nvlink_efficiency = -1;  // derived
+  StepCosts stated = no_costs();
+  stated.nvlink_efficiency = 230.0 / 300.0;
+  EXPECT_DOUBLE_EQ(run(a100, w, off).step_time_us, run(a100, w, stated).step_time_us);
+}
+
 TEST(StepCosts, DefaultsAreResolvedAndPositive) {
   const topo::Topology t = topo::load_topology("fat-tree:nodes=2,gpus=4,nics=1,gpu=p100,transport=tcp");
   const StepSimulator sim(t);

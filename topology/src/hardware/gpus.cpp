@@ -165,6 +165,18 @@ const GpuSpec& gpu_of(const Topology& topology) {
   return cc > 0 ? gpu_of_compute_capability(cc) : find_gpu("h100");
 }
 
+std::optional<StatedNvlinkEfficiency> stated_nvlink_efficiency(const GpuSpec& gpu) {
+  // On A100 each NVLink's 25 GB/s line rate "converts to ~20GB/s effective bandwidth with a 128B
+  // payload size" (SMs are limited to 128-byte payloads), 240 GB/s over 12 links, "but some
+  // other bottlenecks on the GPUs limits it to ~230GB/s". On H100: "With the protocol overhead
+  // (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s" of 450.
+  static constexpr std::string_view kA100 = "https://github.com/NVIDIA/nccl-tests/issues/149";
+  static constexpr std::string_view kH100 = "https://github.com/NVIDIA/nccl-tests/issues/212";
+  if (gpu.name == "a100" || gpu.name == "a100-40gb") return StatedNvlinkEfficiency{230.0 / 300.0, kA100};
+  if (gpu.name == "h100" || gpu.name == "h200") return StatedNvlinkEfficiency{370.0 / 450.0, kH100};
+  return std::nullopt;
+}
+
 double nvlink_link_gbps(int compute_capability) {
   const GpuSpec& own = gpu_of_compute_capability(compute_capability);
   if (own.nvlink.links > 0) return own.nvlink.link_gbps;

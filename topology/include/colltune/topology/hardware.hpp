@@ -12,6 +12,7 @@
 //  - CPUs: memory bandwidth, socket links (links.cpp).
 // Bandwidths are per direction, GB/s = 1e9 B/s; throughput is TFLOP/s, dense (the data
 // sheets' "with sparsity" figures halved).
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,15 @@ const GpuSpec* gpu_of_board(std::string_view board);
 // capability, else h100 (a topology without GPUs, e.g. `flat`: the default the step model has
 // always assumed).
 const GpuSpec& gpu_of(const Topology& topology);
+
+// The fraction of the NVLink line rate NCCL's collectives reach on a GPU, as NCCL's maintainers
+// state it, and where they do: A100 230 of 300 GB/s (nccl-tests#149), H100 and H200 370 of 450
+// (nccl-tests#212). nullopt for a GPU of which they state none.
+struct StatedNvlinkEfficiency {
+  double fraction = 0;
+  std::string_view source;  // URL
+};
+std::optional<StatedNvlinkEfficiency> stated_nvlink_efficiency(const GpuSpec& gpu);
 // Per-link NVLink rate of a GPU of this compute capability. A GPU without NVLink that a
 // topology nevertheless links by NVLink (a hand-written file) counts at the rate of the
 // newest older row that has NVLink.

@@ -16,7 +16,9 @@
 
 namespace colltune::sim {
 
-// The costs as they apply on `topology`: on a calibrated one the link efficiencies are 1.
+// The costs as they apply on `topology`: a derived NVLink efficiency resolved from its GPU
+// (topo::stated_nvlink_efficiency, else kDefaultNvlinkEfficiency); on a calibrated one the link
+// efficiencies are 1.
 StepCosts costs_on(const topo::Topology& topology, StepCosts costs);
 // A copy of `topology` with each link class's bandwidth scaled by its efficiency in
 // costs_on(topology, costs).

@@ -17,6 +17,9 @@ namespace colltune::sim {
 // element-wise work of a layer through the norms' bytes (docs/step-model.md).
 inline constexpr double kStreamingCopyFraction = 0.8;
 
+// The NVLink efficiency of a GPU for which none is stated: H100's (370 of 450 GB/s).
+inline constexpr double kDefaultNvlinkEfficiency = 370.0 / 450.0;
+
 struct StepCosts {
   // Rate at which Horovod copies a tensor into the fusion buffer (and out after), GB/s of tensor
   // bytes. < 0: derived from the GPU (memory bandwidth x kStreamingCopyFraction / 2: each byte
@@ -32,8 +35,9 @@ struct StepCosts {
   // Backward compute that overlaps communication runs this many times slower (1 = no effect).
   double interference = 1.10;
   // Fraction of the link bandwidth a collective achieves, per link class; `net` links take
-  // the topology's transport (ib, roce, tcp).
-  double nvlink_efficiency = 370.0 / 450.0;
+  // the topology's transport (ib, roce, tcp). nvlink_efficiency < 0: derived from the GPU (the
+  // figure NCCL's maintainers state for it, else kDefaultNvlinkEfficiency; costs_on resolves it).
+  double nvlink_efficiency = -1;
   double pcie_efficiency = 0.91;
   double ib_efficiency = 24.0 / 25.0;
   double roce_efficiency = 190.0 / 200.0;
