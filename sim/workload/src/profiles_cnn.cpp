@@ -3,6 +3,7 @@
 // with a real model's parameter list.
 #include <array>
 #include <string>
+#include <utility>
 
 #include "colltune/common/error.hpp"
 #include "profiles_detail.hpp"
@@ -214,14 +215,22 @@ FeatureMap inception_e(CnnBuilder& b, const std::string& n, const FeatureMap& in
   return b.concat(n + ".cat", {320 + 2 * 384 + 2 * 384 + 192, in.height, in.width});
 }
 
+// A convolutional profile's architecture before its layers: 64 images per GPU by default, as
+// the published benchmarks of these models run them.
+ModelArch cnn_arch(std::string name, std::string description) {
+  ModelArch arch;
+  arch.name = std::move(name);
+  arch.description = std::move(description);
+  arch.default_batch = 64;
+  return arch;
+}
+
 }  // namespace
 
 ModelArch build_resnet(int depth) {
   const std::array<int, 4> blocks = resnet_blocks(depth);
-  ModelArch arch;
-  arch.name = "resnet" + std::to_string(depth);
-  arch.description = "ResNet-" + std::to_string(depth) + " (torchvision v1.5), 224x224 images";
-  arch.default_batch = 64;
+  ModelArch arch = cnn_arch("resnet" + std::to_string(depth),
+                            "ResNet-" + std::to_string(depth) + " (torchvision v1.5), 224x224 images");
   CnnBuilder b(arch);
   FeatureMap x = b.conv("conv1", {3, 224, 224}, {64, 7, 2, 3, false});
   b.batch_norm("bn1", x);
@@ -240,10 +249,7 @@ ModelArch build_resnet(int depth) {
 }
 
 ModelArch build_vgg16() {
-  ModelArch arch;
-  arch.name = "vgg16";
-  arch.description = "VGG-16 (torchvision, no batch norm), 224x224 images";
-  arch.default_batch = 64;
+  ModelArch arch = cnn_arch("vgg16", "VGG-16 (torchvision, no batch norm), 224x224 images");
   CnnBuilder b(arch);
   // Channel widths of the 13 3x3 convolutions; 0 marks a 2x2 max pool (torchvision "D").
   constexpr std::array<std::size_t, 18> config{64, 64, 0, 128, 128, 0, 256, 256, 256, 0,
@@ -267,10 +273,8 @@ ModelArch build_vgg16() {
 }
 
 ModelArch build_inception_v3() {
-  ModelArch arch;
-  arch.name = "inception-v3";
-  arch.description = "Inception-v3 (torchvision, without the auxiliary classifier), 299x299 images";
-  arch.default_batch = 64;
+  ModelArch arch =
+      cnn_arch("inception-v3", "Inception-v3 (torchvision, without the auxiliary classifier), 299x299 images");
   CnnBuilder b(arch);
   FeatureMap x = basic_conv(b, "Conv2d_1a_3x3", {3, 299, 299}, {32, 3, 2});  // 149x149
   x = basic_conv(b, "Conv2d_2a_3x3", x, {32, 3});                            // 147x147
