@@ -325,8 +325,16 @@ std::string calibrated_topology_json(const topo::Topology& topology, const Calib
   return topo::to_json(t);
 }
 
-std::string calibration_json(const CalibrationResult& result) {
-  return finite::json_text(result_json(result), 2, "calibrate --json") + "\n";
+std::string calibration_json(const CalibrationResult& result, const WrittenCheck* written) {
+  ojson j = result_json(result);
+  if (written) {
+    j["written"] = {{"misses", written->misses}};
+    if (!written->misses.empty())
+      j["written"]["fitted_rows_on_file"] = {{"rows", written->fitted_rows.rows},
+                                             {"median_abs_error", written->fitted_rows.median_abs},
+                                             {"max_abs_error", written->fitted_rows.max_abs}};
+  }
+  return finite::json_text(j, 2, "calibrate --json") + "\n";
 }
 
 std::string calibration_text(const CalibrationResult& r) {

@@ -3,6 +3,7 @@
 // Both read colltune bench --json reports and nccl-tests logs (docs/calibration.md).
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,14 +68,17 @@ void run_calibrate(const MeasurementArgs& a, const std::string& out, const std::
   options.holdout_half = holdout;
   const CalibrationResult result = tuner::calibrate(topology, measurements, options);
   // Everything is computed before anything is written: a failed fit leaves no file.
-  const std::string written = out.empty() ? "" : tuner::calibrated_topology_json(topology, result);
-  if (!out.empty()) files.stage(out, written);
-  a.json.finish(a.json.requested() ? tuner::calibration_json(result) : "", files);
+  std::optional<tuner::WrittenCheck> check;  // the file against the fit, for the JSON and the text alike
+  if (!out.empty()) {
+    const std::string written = tuner::calibrated_topology_json(topology, result);
+    files.stage(out, written);
+    check = tuner::check_written(written, result, measurements);
+  }
+  a.json.finish(a.json.requested() ? tuner::calibration_json(result, check ? &*check : nullptr) : "", files);
   if (!a.json.text_wanted()) return;
   std::cout << tuner::calibration_text(result);
-  if (!out.empty()) std::cout << tuner::written_check_text(tuner::check_written(written, result, measurements));
-  if (!out.empty())
-    std::cout << "wrote " << out << " (use it as --topology " << out << ")\n";
+  if (check)
+    std::cout << tuner::written_check_text(*check) << "wrote " << out << " (use it as --topology " << out << ")\n";
   else
     std::cout << "no file written: -o FILE writes the calibrated topology\n";
 }

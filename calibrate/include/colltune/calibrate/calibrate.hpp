@@ -205,8 +205,18 @@ std::vector<WrittenFigure> written_figures(const topo::Topology& written, int nr
 // residuals (docs/calibration.md).
 std::string calibrated_topology_json(const topo::Topology& topology, const CalibrationResult& result);
 
-// The calibration report as text (one screen) and as JSON.
+// The calibrated file against the fit (check_written, compare.hpp): the link and reduction
+// figures its links derive that miss the fitted ones by more than 1% (written_figures_mismatch's
+// figures, named), and where any does, the fitted rows' error on the file as `compare` prices
+// them, which is what the user's next command prints, not the fit's own.
+struct WrittenCheck {
+  std::vector<std::string> misses;  // "alpha_inter_us 26.55 written for 4 fitted"
+  ErrorSummary fitted_rows;         // on the written file; 0 rows where nothing missed
+};
+
+// The calibration report as text (one screen) and as JSON; with `written` (calibrate -o), the
+// JSON carries it as "written": {"misses", and where any, "fitted_rows_on_file"}.
 std::string calibration_text(const CalibrationResult& result);
-std::string calibration_json(const CalibrationResult& result);
+std::string calibration_json(const CalibrationResult& result, const WrittenCheck* written = nullptr);
 
 }  // namespace colltune::tuner

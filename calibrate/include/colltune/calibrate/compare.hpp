@@ -36,14 +36,7 @@ std::string comparison_json(const Comparison& c);
 // the table.
 std::string comparison_html(const Comparison& c);
 
-// The calibrated file against the fit: the link and reduction figures its links derive that
-// miss the fitted ones by more than 1% (written_figures_mismatch's figures, named), and where
-// any does, the fitted rows' error on the file as `compare` prices them, which is what the
-// user's next command prints, not the fit's own.
-struct WrittenCheck {
-  std::vector<std::string> misses;  // "alpha_inter_us 26.55 written for 4 fitted"
-  ErrorSummary fitted_rows;         // on the written file; 0 rows where nothing missed
-};
+// The calibrated file against the fit (WrittenCheck, calibrate.hpp).
 // `written_json`: the calibrated file as calibrate writes it (calibrated_topology_json).
 WrittenCheck check_written(const std::string& written_json, const CalibrationResult& result,
                            const MeasurementSet& measurements);
