@@ -116,11 +116,7 @@ std::string gain_text(double from_us, double to_us) {
   return " (twice as fast: " + format_time_us(from_us) + " -> " + format_time_us(to_us) + ")";
 }
 
-bool has_links(const topo::Topology& t, topo::LinkKind kind) {
-  for (std::size_t l = 0; l < t.num_links(); ++l)
-    if (t.link(l).kind == kind) return true;
-  return false;
-}
+bool has_links(const topo::Topology& t, topo::LinkKind kind) { return narrowest_of_kind(t, kind) > 0; }
 
 std::string reduction_label(const topo::Topology& t) {
   const double rate = t.num_ranks() > 0 ? t.reduce_gbps_of(t.device_of_rank(0)) : 0;
