@@ -208,6 +208,23 @@ TEST(Emit, NcclEnvWithoutThePluginSaysWhyAndKeepsTheGlobalSetting) {
   EXPECT_EQ(env.at("NCCL_PROTO"), "Simple");
 }
 
+// One algorithm in every row, but rows at some sizes only (an `auto` table that overrides NCCL
+// where it gains): NCCL_ALGO would force it at the other sizes too, so it is not offered.
+TEST(Emit, NcclEnvOffersNoGlobalSettingForRowsWithGaps) {
+  TuneResult r = one_algorithm();
+  r.nccl_table.erase(r.nccl_table.begin());
+  ASSERT_FALSE(r.nccl_table.empty());
+  for (const NcclEnvPaths& paths : {kFound, kNotFound}) {
+    const std::string text = emit_nccl_env(r, paths);
+    EXPECT_EQ(text.find("NCCL_ALGO="), std::string::npos) << text;
+    EXPECT_EQ(text.find("NCCL_PROTO="), std::string::npos) << text;
+    EXPECT_NE(text.find("# NCCL keeps its own choice at the sizes without a row: no NCCL_ALGO / NCCL_PROTO gives this "
+                        "table without the plugin.\n"),
+              std::string::npos)
+        << text;
+  }
+}
+
 TEST(Emit, NcclEnvPathsSurviveTheShell) {
   const NcclEnvPaths odd{"/tmp/a b/it's $HOME/nccl_tuner.conf",
                          {"/opt/col tune/lib/libcolltune-nccl-tuner.so", "installed with colltune in\n/opt"}};

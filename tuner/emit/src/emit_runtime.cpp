@@ -146,6 +146,17 @@ std::string emit_horovod_env(const TuneResult& r) {
 
 namespace {
 
+// Whether the rows run from 0 bytes to the table's end without a gap (a gap is NCCL's own choice).
+bool covers_every_size(const std::vector<SizeRange>& rows) {
+  std::size_t next = 0;
+  for (const SizeRange& row : rows) {
+    if (row.min_bytes != next) return false;
+    if (row.max_bytes >= kTableMaxBytes) return true;
+    next = row.max_bytes + 1;
+  }
+  return false;
+}
+
 // NCCL_ALGO / NCCL_PROTO when one value holds at every size: what the plugin does, for jobs
 // without it (then for every collective), commented when the plugin is loaded.
 void global_nccl_lines(std::ostream& out, const TuneResult& r, bool plugin) {
@@ -156,6 +167,11 @@ void global_nccl_lines(std::ostream& out, const TuneResult& r, bool plugin) {
   }
   if (r.nccl_table.empty()) {
     out << "# No tuner rows: " << why_no_rows(r) << ". NCCL_ALGO / NCCL_PROTO are left to NCCL.\n";
+    return;
+  }
+  if (!covers_every_size(r.nccl_table)) {
+    out << "# NCCL keeps its own choice at the sizes without a row: no NCCL_ALGO / NCCL_PROTO gives this table "
+           "without the plugin.\n";
     return;
   }
   const char* prefix = plugin ? "# " : "";
