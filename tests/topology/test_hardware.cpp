@@ -70,6 +70,21 @@ TEST(Hardware, TheTableIsInComputeCapabilityOrder) {
   }
 }
 
+// The NVLink efficiencies NCCL's maintainers state (the step model's default where one exists):
+// each with its source, a fraction, and only for GPUs that have NVLink.
+TEST(Hardware, StatedNvlinkEfficienciesAreSourced) {
+  std::vector<std::string> stated;
+  for (const GpuSpec& g : gpu_table())
+    if (const auto e = stated_nvlink_efficiency(g)) {
+      stated.push_back(g.name);
+      EXPECT_TRUE(sourced(std::string(e->source))) << g.name;
+      EXPECT_GT(e->fraction, 0) << g.name;
+      EXPECT_LE(e->fraction, 1) << g.name;
+      EXPECT_GT(g.nvlink.links, 0) << g.name;
+    }
+  EXPECT_EQ(stated, (std::vector<std::string>{"a100", "a100-40gb", "h100", "h200"}));
+}
+
 TEST(Hardware, LinkNicAndCpuRowsAreSourced) {
   for (const NvlinkGeneration& g : nvlink_generations()) EXPECT_TRUE(sourced(g.source)) << g.generation;
   for (const PcieGeneration& g : pcie_generations()) EXPECT_TRUE(sourced(g.source)) << g.generation;

@@ -261,13 +261,13 @@ std::string RuntimeModel::why_no_nccl_rows(const Candidate& c) const {
   if (!calibration_.calibrated)
     return "NCCL's choice is predicted best on an uncalibrated machine: colltune overrides NCCL only where a "
            "calibration measured the machine (colltune calibrate ... -o cal.json, then tune --topology cal.json)";
-  char margin[32];
-  std::snprintf(margin, sizeof margin, "%g%%", 100 * nccl_margin_);
   // The tuned configuration keeps NCCL's choice because the step is not faster with an
   // override, which says nothing about single sizes: the file must not claim more.
   if (c.algorithm == kNcclChoice)
     return "the tuned configuration keeps NCCL's own algorithm and protocol choice (no per-size override predicts a "
            "faster step)";
+  char margin[32];
+  std::snprintf(margin, sizeof margin, "%g%%", 100 * nccl_margin_);
   return std::string("no size where another algorithm and protocol beats NCCL's pick by more than ") + margin;
 }
 
